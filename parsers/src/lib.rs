@@ -1,0 +1,3 @@
+pub mod num;
+pub mod prefix;
+pub mod stamp;

@@ -1,0 +1,182 @@
+//! Number parsing for log values.
+//!
+//! Engines print floats with `:.1f`, `:.2f` or `:.4f`, percents with a `%` sign and, in vLLM
+//! capacity lines, integers with thousands separators. The fast path reads the digits into an
+//! integer mantissa `m` and a decimal scale `k` and returns `m / 10^k`: both operands are exact
+//! in an `f64` (m < 2^53, k ≤ 22), so one IEEE division gives the correctly rounded value, the
+//! same as a full decimal parser. The same trick turns a percent into an exact fraction
+//! (`21.4%` → `m / 10^(k+2)` = `0.214`, not `0.21399999999999997`). Anything unusual
+//! (exponents, `nan`, `inf`) falls back to the standard library parser.
+
+const POW10: [f64; 23] = [
+    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
+    1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+];
+
+/// A decimal as printed: integer mantissa and number of fraction digits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Decimal {
+    neg: bool,
+    mantissa: u64,
+    scale: u32,
+}
+
+/// Reads `[-+]?digits[.digits]`, allowing `,` thousands separators in the integer part only
+/// when `allow_sep` is set. Returns `None` if the text is anything else.
+fn decimal(s: &[u8], allow_sep: bool) -> Option<Decimal> {
+    let (neg, mut i) = match s.first() {
+        Some(b'-') => (true, 1),
+        Some(b'+') => (false, 1),
+        _ => (false, 0),
+    };
+    let mut mantissa: u64 = 0;
+    let mut digits = 0u32;
+    let mut int_digits = 0u32;
+    while i < s.len() {
+        let c = s[i];
+        if c.is_ascii_digit() {
+            mantissa = mantissa.checked_mul(10)?.checked_add(u64::from(c - b'0'))?;
+            digits += 1;
+            int_digits += 1;
+        } else if c == b',' && allow_sep && int_digits > 0 {
+            // a separator must be followed by exactly three digits
+            let grp = s.get(i + 1..i + 4)?;
+            if !grp.iter().all(u8::is_ascii_digit) || s.get(i + 4).is_some_and(u8::is_ascii_digit) {
+                return None;
+            }
+        } else {
+            break;
+        }
+        i += 1;
+    }
+    let mut scale = 0u32;
+    if i < s.len() && s[i] == b'.' {
+        i += 1;
+        while i < s.len() && s[i].is_ascii_digit() {
+            mantissa = mantissa.checked_mul(10)?.checked_add(u64::from(s[i] - b'0'))?;
+            digits += 1;
+            scale += 1;
+            i += 1;
+        }
+    }
+    if digits == 0 || i != s.len() || mantissa >= (1u64 << 53) {
+        return None;
+    }
+    Some(Decimal { neg, mantissa, scale })
+}
+
+fn to_f64(d: Decimal, extra_scale: u32) -> Option<f64> {
+    let k = (d.scale + extra_scale) as usize;
+    let v = d.mantissa as f64 / *POW10.get(k)?;
+    Some(if d.neg { -v } else { v })
+}
+
+fn slow_float(s: &str) -> Option<f64> {
+    match s {
+        "nan" | "NaN" | "NAN" => Some(f64::NAN),
+        "inf" | "+inf" | "Infinity" | "+Inf" | "+Infinity" => Some(f64::INFINITY),
+        "-inf" | "-Infinity" | "-Inf" => Some(f64::NEG_INFINITY),
+        _ => {
+            if s.bytes().any(|c| c.is_ascii_alphabetic() && c != b'e' && c != b'E') {
+                return None;
+            }
+            s.parse::<f64>().ok()
+        }
+    }
+}
+
+/// Parses a float such as `1863.65`, `0.12`, `-3`, `1e6`, `nan`.
+pub fn float(s: &str) -> Option<f64> {
+    match decimal(s.as_bytes(), false) {
+        Some(d) => to_f64(d, 0),
+        None => slow_float(s),
+    }
+}
+
+/// Parses a percent (`21.4%` or `21.4`) into a fraction (`0.214`), exactly rounded.
+pub fn percent_as_fraction(s: &str) -> Option<f64> {
+    let s = s.strip_suffix('%').unwrap_or(s);
+    match decimal(s.as_bytes(), false) {
+        Some(d) => to_f64(d, 2),
+        None => slow_float(s).map(|v| v / 100.0),
+    }
+}
+
+/// Parses an unsigned integer, allowing thousands separators (`1,048,576`).
+pub fn uint(s: &str) -> Option<u64> {
+    let d = decimal(s.as_bytes(), true)?;
+    if d.neg || d.scale != 0 {
+        return None;
+    }
+    Some(d.mantissa)
+}
+
+/// Parses a float that may carry thousands separators (`131,072`, `8.00`).
+pub fn float_sep(s: &str) -> Option<f64> {
+    match decimal(s.as_bytes(), true) {
+        Some(d) => to_f64(d, 0),
+        None => slow_float(s),
+    }
+}
+
+/// Python booleans as printed by f-strings.
+pub fn pybool(s: &str) -> Option<bool> {
+    match s {
+        "True" | "true" => Some(true),
+        "False" | "false" => Some(false),
+        _ => None,
+    }
+}
+
+/// Splits a value such as `1820.4 tokens/s`, `12 reqs`, `21.4%` into its number text and unit.
+pub fn split_unit(s: &str) -> (&str, &str) {
+    match s.find(' ') {
+        Some(i) => (&s[..i], s[i + 1..].trim_start()),
+        None => (s, ""),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exact_decimals() {
+        assert_eq!(float("1863.65"), Some(1863.65));
+        assert_eq!(float("0.12"), Some(0.12));
+        assert_eq!(float("-3"), Some(-3.0));
+        assert_eq!(float("0.4718"), Some(0.4718));
+        assert_eq!(float("2.345678e+06"), Some(2_345_678.0));
+        assert!(float("nan").unwrap().is_nan());
+        assert_eq!(float("inf"), Some(f64::INFINITY));
+        assert_eq!(float(""), None);
+        assert_eq!(float("."), None);
+        assert_eq!(float("1.2.3"), None);
+        assert_eq!(float("True"), None);
+    }
+
+    #[test]
+    fn percents_are_exact_fractions() {
+        assert_eq!(percent_as_fraction("21.4%"), Some(0.214));
+        assert_eq!(percent_as_fraction("63.7"), Some(0.637));
+        assert_eq!(percent_as_fraction("97.41%"), Some(0.9741));
+        assert_eq!(percent_as_fraction("0.0%"), Some(0.0));
+        assert!(percent_as_fraction("nan%").unwrap().is_nan());
+    }
+
+    #[test]
+    fn separators() {
+        assert_eq!(uint("1,048,576"), Some(1_048_576));
+        assert_eq!(uint("131072"), Some(131_072));
+        assert_eq!(uint("1,04"), None);
+        assert_eq!(uint("1,0485"), None);
+        assert_eq!(uint("-1"), None);
+        assert_eq!(float_sep("131,072"), Some(131_072.0));
+    }
+
+    #[test]
+    fn units() {
+        assert_eq!(split_unit("1820.4 tokens/s"), ("1820.4", "tokens/s"));
+        assert_eq!(split_unit("12"), ("12", ""));
+    }
+}

@@ -1,0 +1,416 @@
+//! Line normalisation and the prefixes engines, loggers and wrappers put before a message.
+//!
+//! What reaches us is rarely the engine's line alone: `\r\n` endings, ANSI colour codes (as
+//! real escapes, or half-stripped by a copy-paste as `[1;36m`, `^[[1;36m`, `#033[1;36m`),
+//! docker `2026-05-12T07:51:36.069569496Z ` stamps, compose `service  | ` wrappers, vLLM's
+//! `(APIServer pid=1) ` process tags, and sometimes two SGLang prefixes in a row. This module
+//! removes all of it and returns the stamp, the rank tags and the message, borrowing the line
+//! whenever no byte had to change.
+
+use crate::stamp::{days_from_civil, valid_date, Stamp};
+use memchr::memchr2_iter;
+use nom::bytes::complete::{tag, take_while1, take_while_m_n};
+use nom::character::complete::char;
+use nom::combinator::opt;
+use nom::{IResult, Parser};
+
+type Res<'a, O> = IResult<&'a str, O, ()>;
+
+/// Length of an ANSI colour sequence whose `[` is at `i`, counting what comes before the `[`
+/// (`ESC`, `^[`, `#033`, `\033`, `\x1b`, `\u001b`). Returns `(start, end)`.
+fn ansi_at(s: &[u8], i: usize) -> Option<(usize, usize)> {
+    let mut j = i + 1;
+    let params = j;
+    while j < s.len() && (s[j].is_ascii_digit() || s[j] == b';') {
+        j += 1;
+    }
+    let fin = *s.get(j)?;
+    let before = &s[..i];
+    let esc_start = if before.last() == Some(&0x1b) {
+        Some(i - 1)
+    } else {
+        [&b"^["[..], b"#033", b"\\033", b"\\x1b", b"\\u001b", b"\\e"]
+            .iter()
+            .find(|p| before.ends_with(p))
+            .map(|p| i - p.len())
+    };
+    match esc_start {
+        // a real (or spelled-out) escape: any CSI final letter (`m`, `K`, …)
+        Some(start) if fin.is_ascii_alphabetic() => Some((start, j + 1)),
+        // a bare `[1;36m`, the escape byte already lost: digits required, `m` required
+        None if fin == b'm' && j > params => Some((i, j + 1)),
+        _ => None,
+    }
+}
+
+/// Turns raw line bytes into text: drops a trailing `\r`, removes ANSI colour codes, and
+/// replaces invalid UTF-8. Borrows `line` when nothing changes; otherwise writes to `scratch`.
+pub fn normalize<'a>(line: &'a [u8], scratch: &'a mut String) -> &'a str {
+    let mut line = line;
+    while let Some((b'\r', rest)) = line.split_last() {
+        line = rest;
+    }
+    let mut cleaned: Option<Vec<u8>> = None;
+    let mut copied_to = 0;
+    for i in memchr2_iter(b'[', 0x1b, line) {
+        if line[i] != b'[' || i < copied_to {
+            continue;
+        }
+        if let Some((start, end)) = ansi_at(line, i) {
+            let buf = cleaned.get_or_insert_with(|| Vec::with_capacity(line.len()));
+            buf.extend_from_slice(&line[copied_to..start.max(copied_to)]);
+            copied_to = end;
+        }
+    }
+    match cleaned {
+        None => match std::str::from_utf8(line) {
+            Ok(s) => s,
+            Err(_) => {
+                scratch.clear();
+                scratch.push_str(&String::from_utf8_lossy(line));
+                scratch.as_str()
+            }
+        },
+        Some(mut buf) => {
+            buf.extend_from_slice(&line[copied_to..]);
+            scratch.clear();
+            match String::from_utf8(buf) {
+                Ok(s) => *scratch = s,
+                Err(e) => scratch.push_str(&String::from_utf8_lossy(e.as_bytes())),
+            }
+            scratch.as_str()
+        }
+    }
+}
+
+/// Rank tags of the SGLang scheduler prefix (`DP0 PP0 ATTN_CP0 MOE_DP0 TP0 EP0`, any order),
+/// and vLLM's engine index (`Engine 001:`), kept as `dp`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Ranks {
+    pub dp: Option<u32>,
+    pub tp: Option<u32>,
+    pub pp: Option<u32>,
+    pub ep: Option<u32>,
+    pub attn_cp: Option<u32>,
+    pub moe_dp: Option<u32>,
+}
+
+impl Ranks {
+    fn set(&mut self, name: &str, n: u32) {
+        match name {
+            "DP" => self.dp = Some(n),
+            "TP" => self.tp = Some(n),
+            "PP" => self.pp = Some(n),
+            "EP" => self.ep = Some(n),
+            "ATTN_CP" => self.attn_cp = Some(n),
+            "MOE_DP" => self.moe_dp = Some(n),
+            _ => {} // ranks we do not model (DCP, PCP, …) are still accepted
+        }
+    }
+}
+
+/// Which logger wrote the line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Style {
+    /// No logger prefix (SGLang before 0.2.14, `print` output, continuation lines).
+    #[default]
+    Bare,
+    /// SGLang `[date time RANKS] `, `[gpu=0] ` or `[gpu_id=0] `.
+    Sglang,
+    /// vLLM `LEVEL MM-DD HH:MM:SS [file.py:NNN] `.
+    Vllm,
+}
+
+/// A vLLM log level (SGLang does not print one).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Level {
+    Debug,
+    Info,
+    Warning,
+    Error,
+    Critical,
+}
+
+/// What came before the message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Prefix<'a> {
+    pub style: Style,
+    pub stamp: Stamp,
+    pub ranks: Ranks,
+    pub level: Option<Level>,
+    /// vLLM process tag, e.g. `APIServer` or `EngineCore_DP0`.
+    pub process: Option<&'a str>,
+}
+
+fn digits<'a>(n: usize) -> impl Parser<&'a str, Output = u32, Error = ()> {
+    take_while_m_n(n, n, |c: char| c.is_ascii_digit()).map(|d: &str| {
+        d.bytes().fold(0u32, |a, b| a * 10 + u32::from(b - b'0'))
+    })
+}
+
+/// `HH:MM:SS` with optional `.mmm` (or more fraction digits, truncated to ms).
+fn time_of_day(i: &str) -> Res<'_, u32> {
+    let (i, (h, _, m, _, s)) = (digits(2), char(':'), digits(2), char(':'), digits(2)).parse(i)?;
+    let (i, frac) = opt((char('.'), take_while1(|c: char| c.is_ascii_digit()))).parse(i)?;
+    if h > 23 || m > 59 || s > 60 {
+        return Err(nom::Err::Error(()));
+    }
+    let ms = frac.map_or(0, |(_, f): (char, &str)| {
+        let f = &f.as_bytes()[..f.len().min(3)];
+        let v = f.iter().fold(0u32, |a, b| a * 10 + u32::from(b - b'0'));
+        v * 10u32.pow(3 - f.len() as u32)
+    });
+    Ok((i, (h * 3600 + m * 60 + s.min(59)) * 1000 + ms))
+}
+
+/// `YYYY-MM-DD` as days since the epoch.
+fn date(i: &str) -> Res<'_, i32> {
+    let (i, (y, _, m, _, d)) = (digits(4), char('-'), digits(2), char('-'), digits(2)).parse(i)?;
+    if !valid_date(y as i32, m as u8, d as u8) {
+        return Err(nom::Err::Error(()));
+    }
+    Ok((i, days_from_civil(y as i32, m as u8, d as u8)))
+}
+
+/// Docker / k8s RFC3339 stamp: `2026-05-12T07:51:36.069569496Z ` (or `+02:00`).
+fn docker_stamp(i: &str) -> Res<'_, Stamp> {
+    let (i, (days, _, ms)) = (date, char('T'), time_of_day).parse(i)?;
+    let (i, _) = if let Some(r) = i.strip_prefix('Z') {
+        (r, ())
+    } else {
+        let (r, _) = (nom::character::complete::one_of("+-"), digits(2), char(':'), digits(2)).parse(i)?;
+        (r, ())
+    };
+    let (i, _) = char(' ').parse(i)?;
+    Ok((i, Stamp::Full { days, ms }))
+}
+
+/// docker compose `service-1  | `.
+fn compose_wrapper(i: &str) -> Res<'_, ()> {
+    let (i, _) = take_while1(|c: char| c.is_ascii_alphanumeric() || "_.-".contains(c)).parse(i)?;
+    let (i, _) = take_while1(|c: char| c == ' ').parse(i)?;
+    let (i, _) = tag("| ").parse(i)?;
+    Ok((i, ()))
+}
+
+/// SGLang `[2026-05-09 22:29:22.104 DP0 TP0] `, `[22:29:22 TP0] `, `[2025-07-06 10:00:06] `.
+fn sglang_prefix(i: &str) -> Res<'_, (Stamp, Ranks)> {
+    let (i, _) = char('[').parse(i)?;
+    let (i, day) = opt((date, char(' '))).parse(i)?;
+    let (i, ms) = time_of_day(i)?;
+    let stamp = match day {
+        Some((days, _)) => Stamp::Full { days, ms },
+        None => Stamp::TimeOnly { ms },
+    };
+    let mut ranks = Ranks::default();
+    let mut i = i;
+    while let Some(r) = i.strip_prefix(' ') {
+        let name_len = r.bytes().take_while(|c| c.is_ascii_uppercase() || *c == b'_').count();
+        let num_len = r[name_len..].bytes().take_while(u8::is_ascii_digit).count();
+        if name_len == 0 || num_len == 0 || num_len > 6 {
+            return Err(nom::Err::Error(()));
+        }
+        let n: u32 = r[name_len..name_len + num_len].parse().map_err(|_| nom::Err::Error(()))?;
+        ranks.set(&r[..name_len], n);
+        i = &r[name_len + num_len..];
+    }
+    let (i, _) = tag("]").parse(i)?;
+    let i = i.strip_prefix(' ').unwrap_or(i);
+    Ok((i, (stamp, ranks)))
+}
+
+/// SGLang 0.1.18–0.2.12 `[gpu_id=0] ` / `[gpu=0] `.
+fn sglang_gpu_tag(i: &str) -> Res<'_, u32> {
+    let (i, _) = char('[').parse(i)?;
+    let (i, _) = (tag("gpu"), opt(tag("_id")), char('=')).parse(i)?;
+    let (i, n) = take_while1(|c: char| c.is_ascii_digit()).parse(i)?;
+    let (i, _) = tag("] ").parse(i)?;
+    Ok((i, n.parse().map_err(|_| nom::Err::Error(()))?))
+}
+
+/// vLLM process tag `(APIServer pid=31337) ` / `(RayWorkerWrapper pid=12, ip=10.0.0.1) `.
+fn vllm_process(i: &str) -> Res<'_, &str> {
+    let (i, _) = char('(').parse(i)?;
+    let close = i.find(") ").ok_or(nom::Err::Error(()))?;
+    let inner = &i[..close];
+    let name_end = inner.find(" pid=").ok_or(nom::Err::Error(()))?;
+    Ok((&i[close + 2..], &inner[..name_end]))
+}
+
+fn level(i: &str) -> Res<'_, Level> {
+    let (rest, word) = take_while1(|c: char| c.is_ascii_uppercase()).parse(i)?;
+    let l = match word {
+        "INFO" => Level::Info,
+        "WARNING" | "WARN" => Level::Warning,
+        "ERROR" => Level::Error,
+        "DEBUG" => Level::Debug,
+        "CRITICAL" => Level::Critical,
+        _ => return Err(nom::Err::Error(())),
+    };
+    Ok((rest, l))
+}
+
+/// vLLM `INFO 05-27 09:10:11 [loggers.py:116] ` (brackets optional, path allowed).
+fn vllm_prefix(i: &str) -> Res<'_, (Level, Stamp)> {
+    let (i, (lvl, _, month, _, day, _, ms, _)) =
+        (level, char(' '), digits(2), char('-'), digits(2), char(' '), time_of_day, char(' ')).parse(i)?;
+    if !(1..=12).contains(&month) || !(1..=31).contains(&day) {
+        return Err(nom::Err::Error(()));
+    }
+    let (i, _) = opt(char('[')).parse(i)?;
+    let (i, _) = take_while1(|c: char| !matches!(c, ':' | ']' | ' ')).parse(i)?;
+    let (i, _) = (char(':'), take_while1(|c: char| c.is_ascii_digit()), char(']')).parse(i)?;
+    let i = i.strip_prefix(' ').unwrap_or(i);
+    Ok((i, (lvl, Stamp::MonthDay { month: month as u8, day: day as u8, ms })))
+}
+
+/// Splits a normalised line into its prefix and message.
+///
+/// Wrappers (docker stamp, compose service) come off first; their stamp is kept only when
+/// the engine prefix has none (SGLang before 0.2.14, uvicorn lines). Doubled SGLang prefixes
+/// resolve to the innermost one, which is the engine's own.
+pub fn split(line: &str) -> (Prefix<'_>, &str) {
+    let mut p = Prefix::default();
+    let mut rest = line;
+    let mut wrapper_stamp = Stamp::None;
+    for _ in 0..3 {
+        if let Ok((r, s)) = docker_stamp(rest) {
+            wrapper_stamp = s;
+            rest = r;
+        } else if let Ok((r, ())) = compose_wrapper(rest) {
+            rest = r;
+        } else {
+            break;
+        }
+    }
+    if rest.starts_with('[') {
+        while let Ok((r, (stamp, ranks))) = sglang_prefix(rest) {
+            p.style = Style::Sglang;
+            p.stamp = stamp;
+            p.ranks = ranks;
+            rest = r;
+        }
+        if let Ok((r, gpu)) = sglang_gpu_tag(rest) {
+            p.style = Style::Sglang;
+            p.ranks.tp.get_or_insert(gpu);
+            rest = r;
+        }
+    }
+    if p.style == Style::Bare {
+        let mut r = rest;
+        while let Ok((after, name)) = vllm_process(r) {
+            p.process = Some(name);
+            r = after;
+        }
+        if let Ok((after, (lvl, stamp))) = vllm_prefix(r) {
+            p.style = Style::Vllm;
+            p.level = Some(lvl);
+            p.stamp = stamp;
+            rest = after;
+        } else if p.process.is_some() {
+            rest = r;
+        } else if let Some((pre, msg)) = search_prefix(rest) {
+            // a prefix in the middle of the line (an unknown wrapper before it)
+            return (pre, msg);
+        }
+    }
+    if !p.stamp.is_some() {
+        p.stamp = wrapper_stamp;
+    }
+    (p, rest)
+}
+
+/// Looks for an engine prefix after an unknown wrapper: `[` starting an SGLang stamp, or a
+/// vLLM level word followed by `MM-DD`.
+fn search_prefix(line: &str) -> Option<(Prefix<'_>, &str)> {
+    let b = line.as_bytes();
+    let limit = b.len().min(160);
+    for i in 1..limit {
+        let c = b[i];
+        let after_space = b[i - 1] == b' ';
+        if c == b'[' && b.get(i + 1).is_some_and(u8::is_ascii_digit) {
+            let (p, msg) = split(&line[i..]);
+            if p.style != Style::Bare {
+                return Some((p, msg));
+            }
+        } else if after_space && matches!(c, b'I' | b'W' | b'E' | b'D' | b'C') {
+            if let Ok((msg, (lvl, stamp))) = vllm_prefix(&line[i..]) {
+                let p = Prefix { style: Style::Vllm, stamp, level: Some(lvl), ..Prefix::default() };
+                return Some((p, msg));
+            }
+        }
+    }
+    None
+}
+
+/// The stamp of a line, for the calendar pre-scan of a chunk.
+pub fn stamp_of(raw: &[u8], scratch: &mut String) -> Stamp {
+    let line = normalize(raw, scratch);
+    split(line).0.stamp
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn norm(s: &[u8]) -> String {
+        let mut scratch = String::new();
+        normalize(s, &mut scratch).to_string()
+    }
+
+    #[test]
+    fn ansi_spellings() {
+        let want = "(APIServer pid=1) INFO 05-12 07:51:39 [loggers.py:271] x";
+        for raw in [
+            &b"\x1b[1;36m(APIServer pid=1)\x1b[0;0m INFO 05-12 07:51:39 [loggers.py:271] x\r"[..],
+            b"[1;36m(APIServer pid=1)[0;0m INFO 05-12 07:51:39 [loggers.py:271] x",
+            b"^[[1;36m(APIServer pid=1)^[[0;0m INFO 05-12 07:51:39 [loggers.py:271] x",
+            b"#033[1;36m(APIServer pid=1)#033[0;0m INFO 05-12 07:51:39 [loggers.py:271] x",
+            b"\\033[1;36m(APIServer pid=1)\\033[0;0m INFO 05-12 07:51:39 [loggers.py:271] x",
+            b"(APIServer pid=1) \x1b[32mINFO\x1b[0m \x1b[90m05-12 07:51:39\x1b[0m [loggers.py:271] x",
+        ] {
+            assert_eq!(norm(raw), want, "{}", String::from_utf8_lossy(raw));
+        }
+        // things that look close but are not colour codes stay
+        assert_eq!(norm(b"[22:29:22 TP0] a [m] [12]"), "[22:29:22 TP0] a [m] [12]");
+    }
+
+    #[test]
+    fn invalid_utf8_is_replaced() {
+        assert_eq!(norm(b"ab\xffcd"), "ab\u{fffd}cd");
+    }
+
+    #[test]
+    fn prefixes() {
+        let (p, m) = split("[2026-05-09 22:29:22.104 DP1 PP0 ATTN_CP0 MOE_DP0 TP3 EP2] Decode batch");
+        assert_eq!(m, "Decode batch");
+        assert_eq!(p.style, Style::Sglang);
+        assert_eq!(p.ranks, Ranks { dp: Some(1), tp: Some(3), pp: Some(0), ep: Some(2), attn_cp: Some(0), moe_dp: Some(0) });
+        assert_eq!(p.stamp, Stamp::Full { days: days_from_civil(2026, 5, 9), ms: 80_962_104 });
+
+        let (p, m) = split("[22:29:22 TP0] Decode batch");
+        assert_eq!((p.stamp, p.ranks.tp, m), (Stamp::TimeOnly { ms: 80_962_000 }, Some(0), "Decode batch"));
+
+        let (p, m) = split("[gpu_id=2] Decode batch.");
+        assert_eq!((p.style, p.ranks.tp, m), (Style::Sglang, Some(2), "Decode batch."));
+
+        let (p, m) = split("2026-05-12T07:51:36.069569496Z sglang-1  | [2025-03-11 16:44:27] [2025-03-11 01:44:27 TP0] Decode batch");
+        assert_eq!((p.stamp, p.ranks.tp, m), (Stamp::Full { days: days_from_civil(2025, 3, 11), ms: 6_267_000 }, Some(0), "Decode batch"));
+
+        let (p, m) = split("(EngineCore_DP0 pid=31401) INFO 09-13 09:10:02 [kv_cache_utils.py:864] GPU KV cache size");
+        assert_eq!((p.style, p.process, p.level, m), (Style::Vllm, Some("EngineCore_DP0"), Some(Level::Info), "GPU KV cache size"));
+        assert_eq!(p.stamp, Stamp::MonthDay { month: 9, day: 13, ms: 33_002_000 });
+
+        let (p, m) = split("WARNING 06-01 09:10:12 scheduler.py:1077] Sequence group");
+        assert_eq!((p.level, m), (Some(Level::Warning), "Sequence group"));
+
+        let (p, m) = split("(APIServer pid=1) INFO:     172.17.0.1:53400 - \"POST\"");
+        assert_eq!((p.style, p.process, m), (Style::Bare, Some("APIServer"), "INFO:     172.17.0.1:53400 - \"POST\""));
+
+        let (p, m) = split("2026-05-12T07:51:36Z decode out of memory happened");
+        assert_eq!((p.stamp.is_some(), m), (true, "decode out of memory happened"));
+
+        let (p, m) = split("node3 pod-x: INFO 05-12 07:51:39 [loggers.py:271] Engine 000: x");
+        assert_eq!((p.style, m), (Style::Vllm, "Engine 000: x"));
+    }
+}

@@ -1,0 +1,209 @@
+//! Timestamps as engines print them, and the calendar that completes them.
+//!
+//! SGLang prints `YYYY-MM-DD HH:MM:SS(.mmm)` (0.3.4+) or only `HH:MM:SS` (0.2.14–0.3.3); vLLM
+//! prints `MM-DD HH:MM:SS` with no year in every version. A [`Stamp`] keeps what the line
+//! says; a [`Calendar`] fills in the missing year or date (from `--year`, else from the file's
+//! modification time) and advances it when the clock runs backwards across midnight or New
+//! Year. Times are naive local times: engines log without a zone.
+
+use std::fmt;
+
+/// Milliseconds in a day.
+pub const DAY_MS: u32 = 86_400_000;
+
+/// A timestamp as printed on a line, possibly without year or date.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Stamp {
+    /// The line carries no timestamp.
+    #[default]
+    None,
+    /// Full date and time (`2026-05-09 22:29:22.104`, or a docker RFC3339 stamp).
+    Full { days: i32, ms: u32 },
+    /// vLLM's `MM-DD HH:MM:SS`: no year.
+    MonthDay { month: u8, day: u8, ms: u32 },
+    /// SGLang 0.2.14–0.3.3 `HH:MM:SS`: no date.
+    TimeOnly { ms: u32 },
+}
+
+impl Stamp {
+    /// Whether the line carried any stamp.
+    pub fn is_some(&self) -> bool {
+        !matches!(self, Stamp::None)
+    }
+}
+
+/// A complete naive timestamp: milliseconds since 1970-01-01T00:00:00 (no zone).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Ts(pub i64);
+
+impl Ts {
+    /// Builds a timestamp from a date and a time of day.
+    pub fn from_parts(days: i32, ms: u32) -> Ts {
+        Ts(i64::from(days) * i64::from(DAY_MS) + i64::from(ms))
+    }
+    /// Seconds since the epoch as a float (for rates).
+    pub fn secs(self) -> f64 {
+        self.0 as f64 / 1000.0
+    }
+    /// Calendar parts `(year, month, day, ms_of_day)`.
+    pub fn parts(self) -> (i32, u8, u8, u32) {
+        let days = self.0.div_euclid(i64::from(DAY_MS)) as i32;
+        let ms = self.0.rem_euclid(i64::from(DAY_MS)) as u32;
+        let (y, m, d) = civil_from_days(days);
+        (y, m, d, ms)
+    }
+}
+
+impl fmt::Display for Ts {
+    /// ISO 8601 without zone; milliseconds only when non-zero: `2026-05-09T22:29:22.104`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (y, mo, d, ms) = self.parts();
+        let (h, mi, s, milli) = (ms / 3_600_000, ms / 60_000 % 60, ms / 1000 % 60, ms % 1000);
+        write!(f, "{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}")?;
+        if milli != 0 {
+            write!(f, ".{milli:03}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
+pub fn days_from_civil(y: i32, m: u8, d: u8) -> i32 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = if y >= 0 { y } else { y - 399 } / 400;
+    let yoe = y - era * 400;
+    let m = i32::from(m);
+    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + i32::from(d) - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// Inverse of [`days_from_civil`].
+pub fn civil_from_days(z: i32) -> (i32, u8, u8) {
+    let z = z + 719_468;
+    let era = if z >= 0 { z } else { z - 146_096 } / 146_097;
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u8;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u8;
+    (if m <= 2 { y + 1 } else { y }, m, d)
+}
+
+/// Whether `(y, m, d)` is a real date.
+pub fn valid_date(y: i32, m: u8, d: u8) -> bool {
+    if !(1..=12).contains(&m) || d == 0 {
+        return false;
+    }
+    let leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    let dim = [31, if leap { 29 } else { 28 }, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+    d <= dim[usize::from(m - 1)]
+}
+
+/// Completes partial stamps in file order.
+///
+/// The calendar starts from a base year (for vLLM's `MM-DD`) and a base date (for SGLang's
+/// time-only stamps). A `MM-DD` that falls more than six months before the previous one means
+/// New Year passed; a time of day more than twelve hours before the previous one means
+/// midnight passed. Small backward steps (several processes writing one file) are tolerated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Calendar {
+    year: i32,
+    date: i32,
+    prev_md: Option<(u8, u8)>,
+    prev_tod: Option<u32>,
+}
+
+impl Calendar {
+    /// A calendar for a file: `year` completes `MM-DD`, `date` (days since epoch) completes
+    /// time-only stamps.
+    pub fn new(year: i32, date: i32) -> Calendar {
+        Calendar { year, date, prev_md: None, prev_tod: None }
+    }
+
+    /// The year currently assumed for `MM-DD` stamps.
+    pub fn year(&self) -> i32 {
+        self.year
+    }
+
+    /// The date currently assumed for time-only stamps.
+    pub fn date(&self) -> i32 {
+        self.date
+    }
+
+    /// Completes `stamp`, advancing the calendar across New Year or midnight.
+    pub fn resolve(&mut self, stamp: Stamp) -> Option<Ts> {
+        match stamp {
+            Stamp::None => None,
+            Stamp::Full { days, ms } => {
+                // a full date re-anchors time-only stamps that may follow
+                self.date = days;
+                self.prev_tod = Some(ms);
+                Some(Ts::from_parts(days, ms))
+            }
+            Stamp::MonthDay { month, day, ms } => {
+                if let Some((pm, _)) = self.prev_md {
+                    if month + 6 <= pm {
+                        self.year += 1;
+                    }
+                }
+                self.prev_md = Some((month, day));
+                let (month, day) = if valid_date(self.year, month, day) {
+                    (month, day)
+                } else {
+                    (month, 28) // 02-29 in a year we guessed wrong: keep the order, not the day
+                };
+                Some(Ts::from_parts(days_from_civil(self.year, month, day), ms))
+            }
+            Stamp::TimeOnly { ms } => {
+                if let Some(p) = self.prev_tod {
+                    if ms + DAY_MS / 2 < p {
+                        self.date += 1;
+                    }
+                }
+                self.prev_tod = Some(ms);
+                Some(Ts::from_parts(self.date, ms))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn civil_round_trip() {
+        for z in [-800_000, -1, 0, 1, 19_000, 20_000, 2_000_000] {
+            let (y, m, d) = civil_from_days(z);
+            assert_eq!(days_from_civil(y, m, d), z);
+        }
+        assert_eq!(days_from_civil(1970, 1, 1), 0);
+        assert_eq!(days_from_civil(2026, 5, 9), 20_582);
+    }
+
+    #[test]
+    fn display() {
+        let t = Ts::from_parts(days_from_civil(2026, 5, 9), (22 * 3600 + 29 * 60 + 22) * 1000);
+        assert_eq!(t.to_string(), "2026-05-09T22:29:22");
+        assert_eq!(Ts(t.0 + 104).to_string(), "2026-05-09T22:29:22.104");
+    }
+
+    #[test]
+    fn new_year_and_midnight() {
+        let mut c = Calendar::new(2025, days_from_civil(2025, 1, 1));
+        let a = c.resolve(Stamp::MonthDay { month: 12, day: 31, ms: 1000 }).unwrap();
+        let b = c.resolve(Stamp::MonthDay { month: 1, day: 1, ms: 1000 }).unwrap();
+        assert_eq!(a.to_string(), "2025-12-31T00:00:01");
+        assert_eq!(b.to_string(), "2026-01-01T00:00:01");
+        let mut c = Calendar::new(2025, days_from_civil(2025, 3, 1));
+        c.resolve(Stamp::TimeOnly { ms: 86_399_000 });
+        let t = c.resolve(Stamp::TimeOnly { ms: 5_000 }).unwrap();
+        assert_eq!(t.to_string(), "2025-03-02T00:00:05");
+        // slight disorder is not a new day
+        let t = c.resolve(Stamp::TimeOnly { ms: 4_000 }).unwrap();
+        assert_eq!(t.to_string(), "2025-03-02T00:00:04");
+    }
+}
