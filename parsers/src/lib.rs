@@ -1,3 +1,45 @@
+//! `tokstat-parsers`: zero-copy, version-tolerant parsers for what LLM inference runs leave
+//! behind — SGLang and vLLM server logs first.
+//!
+//! The path of a byte: [`source`] opens an input (mmap, or a gzip / zstd / stdin stream) and
+//! cuts it into whole-line chunks; [`scan`] runs a parser over the chunks on all cores and
+//! hands results back in file order; [`parse_line`] turns one line into a [`record::Line`]
+//! that borrows the line: [`prefix`] strips what loggers and wrappers put in front,
+//! [`sglang`] and [`vllm`] read the message. Nothing here knows about tables or reports.
+
+pub mod kv;
 pub mod num;
 pub mod prefix;
+pub mod record;
+pub mod scan;
+pub mod sglang;
+pub mod source;
 pub mod stamp;
+pub mod vllm;
+
+use prefix::Style;
+use record::{Body, EventKind, Line};
+
+/// Parses one raw line (without its `\n`). `scratch` holds the text when the line had to be
+/// changed (ANSI codes, invalid UTF-8); the result borrows the line or `scratch`.
+pub fn parse_line<'a>(raw: &'a [u8], scratch: &'a mut String) -> Line<'a> {
+    let text = prefix::normalize(raw, scratch);
+    let (prefix, msg) = prefix::split(text);
+    let body = classify(prefix.style, prefix.level, msg);
+    Line { prefix, body }
+}
+
+fn classify<'a>(style: Style, level: Option<prefix::Level>, msg: &'a str) -> Body<'a> {
+    let found = match style {
+        Style::Sglang => sglang::parse(msg),
+        Style::Vllm => vllm::parse(msg, level),
+        Style::Bare => sglang::parse(msg).or_else(|| vllm::parse(msg, level)),
+    };
+    found.unwrap_or_else(|| {
+        if msg.contains("Application startup complete") {
+            Body::Event(record::Event { engine: None, kind: EventKind::ServerReady, message: msg, count: None })
+        } else {
+            Body::Other
+        }
+    })
+}

@@ -1,0 +1,190 @@
+//! Splitting stats bodies and configuration dumps into `key: value` / `key=value` pairs.
+//!
+//! Engines build stats lines by joining `key: value` parts with `", "`, and the set and order
+//! of parts changes with every release, so fields are read by name, never by position. Some
+//! values themselves contain `", "` (vLLM's per-position acceptance list and `KV fetch` part,
+//! SGLang 0.4.9's `#token: full=1, swa=2`): a part without `": "` continues the previous
+//! value, and the value stays one borrowed slice of the line. vLLM 0.7.1 forgot one comma
+//! (`Waiting: 0 reqs GPU KV cache usage: 2.1%`); a value that runs into the next key is split
+//! after its number and unit.
+
+/// Iterator over the `key: value` pairs of a stats body.
+#[derive(Debug, Clone)]
+pub struct Pairs<'a> {
+    rest: &'a str,
+}
+
+/// Splits `body` into `key: value` pairs; see the module documentation.
+pub fn pairs(body: &str) -> Pairs<'_> {
+    Pairs { rest: body }
+}
+
+fn next_sep(s: &str) -> Option<usize> {
+    memchr::memmem::find(s.as_bytes(), b", ")
+}
+
+impl<'a> Iterator for Pairs<'a> {
+    /// `(key, value)`; a part without `": "` comes out with an empty key.
+    type Item = (&'a str, &'a str);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let s = self.rest;
+        if s.is_empty() {
+            return None;
+        }
+        let end = next_sep(s).unwrap_or(s.len());
+        let item = &s[..end];
+        let Some(colon) = memchr::memmem::find(item.as_bytes(), b": ") else {
+            // a part with no key (it should have continued a value): hand it out alone
+            self.rest = s.get(end + 2..).unwrap_or("");
+            return Some(("", item));
+        };
+        let key = &item[..colon];
+        let vstart = colon + 2;
+        // extend over following parts that carry no key of their own
+        let mut vend = end;
+        while vend < s.len() {
+            let next_start = vend + 2;
+            let next_end = next_sep(&s[next_start..]).map_or(s.len(), |e| next_start + e);
+            let part = &s[next_start..next_end];
+            if part.contains(": ") || part.is_empty() {
+                break;
+            }
+            vend = next_end;
+        }
+        let value = &s[vstart..vend];
+        // vLLM 0.7.1: `0 reqs GPU KV cache usage: 2.1%` — cut after the number and unit
+        if let Some(inner) = memchr::memmem::find(value.as_bytes(), b": ") {
+            if let Some(cut) = value_end(value) {
+                if cut < inner {
+                    self.rest = &s[vstart + cut + 1..];
+                    return Some((key, &value[..cut]));
+                }
+            }
+        }
+        self.rest = s.get(vend + 2..).unwrap_or("");
+        Some((key, value))
+    }
+}
+
+/// End of `NUMBER[%][ UNIT]` at the start of `v`, if it is followed by a space.
+fn value_end(v: &str) -> Option<usize> {
+    let b = v.as_bytes();
+    let mut i = b.iter().take_while(|c| c.is_ascii_digit() || matches!(c, b'.' | b'-' | b'%' | b',')).count();
+    if i == 0 {
+        return None;
+    }
+    for unit in [" reqs", " tokens/s", " tokens"] {
+        if v[i..].starts_with(unit) {
+            i += unit.len();
+            break;
+        }
+    }
+    (b.get(i) == Some(&b' ')).then_some(i)
+}
+
+/// Iterator over the top-level items of a Python repr: `a=1, b='x, y', c=[1, 2]` or the dict
+/// form `'a': 1, 'b': {'c': 2}`. Commas inside quotes and brackets do not split.
+#[derive(Debug, Clone)]
+pub struct ReprItems<'a> {
+    rest: &'a str,
+}
+
+/// Items of a repr body, without the enclosing `Name(`…`)` or `{`…`}`.
+pub fn repr_items(body: &str) -> ReprItems<'_> {
+    ReprItems { rest: body }
+}
+
+impl<'a> Iterator for ReprItems<'a> {
+    type Item = &'a str;
+
+    fn next(&mut self) -> Option<&'a str> {
+        let s = self.rest.trim_start();
+        if s.is_empty() {
+            return None;
+        }
+        let b = s.as_bytes();
+        let mut depth = 0i32;
+        let mut quote: Option<u8> = None;
+        let mut i = 0;
+        while i < b.len() {
+            let c = b[i];
+            match quote {
+                Some(q) => {
+                    if c == b'\\' {
+                        i += 1;
+                    } else if c == q {
+                        quote = None;
+                    }
+                }
+                None => match c {
+                    b'\'' | b'"' => quote = Some(c),
+                    b'(' | b'[' | b'{' => depth += 1,
+                    b')' | b']' | b'}' => depth -= 1,
+                    b',' if depth <= 0 => break,
+                    _ => {}
+                },
+            }
+            i += 1;
+        }
+        let i = i.min(b.len());
+        self.rest = s.get(i + 1..).unwrap_or("");
+        Some(s[..i].trim_end())
+    }
+}
+
+/// Removes one pair of matching Python quotes.
+pub fn unquote(v: &str) -> &str {
+    let b = v.as_bytes();
+    if b.len() >= 2 && (b[0] == b'\'' || b[0] == b'"') && b[b.len() - 1] == b[0] {
+        &v[1..v.len() - 1]
+    } else {
+        v
+    }
+}
+
+/// Splits a repr item into key and value: `key=value` or `'key': value`.
+pub fn repr_pair(item: &str) -> Option<(&str, &str)> {
+    if item.starts_with('\'') || item.starts_with('"') {
+        let i = item.find(": ")?;
+        Some((unquote(&item[..i]), item[i + 2..].trim()))
+    } else {
+        let i = item.find('=')?;
+        let key = &item[..i];
+        if key.is_empty() || !key.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_' || c == b'.') {
+            return None;
+        }
+        Some((key, item[i + 1..].trim()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stats_pairs() {
+        let v: Vec<_> = pairs("#running-req: 7, #token: 4410, gen throughput (token/s): 512.77").collect();
+        assert_eq!(v, [("#running-req", "7"), ("#token", "4410"), ("gen throughput (token/s)", "512.77")]);
+        let v: Vec<_> = pairs("#token: full=1190, swa=1190, token usage: full=0.00, swa=0.01").collect();
+        assert_eq!(v, [("#token", "full=1190, swa=1190"), ("token usage", "full=0.00, swa=0.01")]);
+        let v: Vec<_> = pairs("Per-position acceptance rate: 0.795, 0.531, 0.360, Avg Draft acceptance rate: 56.2%").collect();
+        assert_eq!(v, [("Per-position acceptance rate", "0.795, 0.531, 0.360"), ("Avg Draft acceptance rate", "56.2%")]);
+        let v: Vec<_> = pairs("Running: 4 reqs, Waiting: 0 reqs GPU KV cache usage: 2.1%").collect();
+        assert_eq!(v, [("Running", "4 reqs"), ("Waiting", "0 reqs"), ("GPU KV cache usage", "2.1%")]);
+        let v: Vec<_> = pairs("KV fetch: 2 waiting to start, 1 in progress, 0 completed waiting, GPU KV cache usage: 33.7%").collect();
+        assert_eq!(v, [("KV fetch", "2 waiting to start, 1 in progress, 0 completed waiting"), ("GPU KV cache usage", "33.7%")]);
+        let v: Vec<_> = pairs("odd, a: 1").collect();
+        assert_eq!(v, [("", "odd"), ("a", "1")]);
+    }
+
+    #[test]
+    fn repr() {
+        let items: Vec<_> = repr_items("model_path='Q, 8B', port=30000, x={'a': (1, 2)}, y=None").collect();
+        assert_eq!(items, ["model_path='Q, 8B'", "port=30000", "x={'a': (1, 2)}", "y=None"]);
+        assert_eq!(repr_pair(items[0]), Some(("model_path", "'Q, 8B'")));
+        let items: Vec<_> = repr_items("'model': 'Qwen/Qwen3-8B', 'max_num_seqs': 128").collect();
+        assert_eq!(repr_pair(items[1]), Some(("max_num_seqs", "128")));
+        assert_eq!(unquote("'Qwen/Qwen3-8B'"), "Qwen/Qwen3-8B");
+    }
+}

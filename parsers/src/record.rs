@@ -1,0 +1,217 @@
+//! Records: what one log line means, borrowing the line's text.
+//!
+//! A record carries the schema's fields (see `DESIGN.md`, tables `steps`, `events`,
+//! `config`) already converted — kv usage as a fraction, percents as fractions, throughput per
+//! second — and keeps every `key: value` it does not model in [`Extra`], so a newer engine
+//! version loses nothing.
+
+use crate::prefix::Prefix;
+
+/// Which engine wrote a record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Engine {
+    Sglang,
+    Vllm,
+}
+
+impl Engine {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Engine::Sglang => "sglang",
+            Engine::Vllm => "vllm",
+        }
+    }
+}
+
+/// The kind of a statistics line (`steps.kind`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum StepKind {
+    /// SGLang `Decode batch` (and 0.1.x bare `#running-req:` lines).
+    Decode,
+    /// SGLang `Prefill batch` / 0.1.x `new fill batch`.
+    Prefill,
+    /// vLLM periodic stats line.
+    Stats,
+    /// vLLM speculative-decoding metrics line.
+    Spec,
+    /// vLLM V0 `Prefix cache hit rate: GPU: …` line.
+    Cache,
+}
+
+impl StepKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StepKind::Decode => "decode",
+            StepKind::Prefill => "prefill",
+            StepKind::Stats => "stats",
+            StepKind::Spec => "spec",
+            StepKind::Cache => "cache",
+        }
+    }
+}
+
+/// Unmodelled `key: value` pairs, borrowed; a fixed capacity so that no line allocates.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Extra<'a> {
+    items: [(&'a str, &'a str); Extra::CAP],
+    len: u8,
+    /// Pairs beyond the capacity (counted, so nothing is dropped silently).
+    pub overflow: u8,
+}
+
+impl Default for Extra<'_> {
+    fn default() -> Self {
+        Extra { items: [("", ""); Extra::CAP], len: 0, overflow: 0 }
+    }
+}
+
+impl<'a> Extra<'a> {
+    /// How many pairs are kept per line.
+    pub const CAP: usize = 16;
+
+    pub fn push(&mut self, key: &'a str, value: &'a str) {
+        if usize::from(self.len) < Self::CAP {
+            self.items[usize::from(self.len)] = (key, value);
+            self.len += 1;
+        } else {
+            self.overflow = self.overflow.saturating_add(1);
+        }
+    }
+
+    pub fn as_slice(&self) -> &[(&'a str, &'a str)] {
+        &self.items[..usize::from(self.len)]
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    pub fn get(&self, key: &str) -> Option<&'a str> {
+        self.as_slice().iter().find(|(k, _)| *k == key).map(|(_, v)| *v)
+    }
+}
+
+/// One statistics line (`steps` table).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Step<'a> {
+    pub engine: Option<Engine>,
+    pub kind: Option<StepKind>,
+    pub running: Option<u64>,
+    pub waiting: Option<u64>,
+    pub gen_tps: Option<f64>,
+    pub prompt_tps: Option<f64>,
+    /// KV pool usage, fraction 0–1.
+    pub kv_usage: Option<f64>,
+    /// KV slots in use.
+    pub tokens: Option<u64>,
+    pub new_seq: Option<u64>,
+    pub new_tokens: Option<u64>,
+    pub cached_tokens: Option<u64>,
+    pub accept_len: Option<f64>,
+    /// Fraction 0–1.
+    pub accept_rate: Option<f64>,
+    pub graph: Option<bool>,
+    pub mamba_usage: Option<f64>,
+    pub swa_usage: Option<f64>,
+    /// Fraction 0–1.
+    pub prefix_hit_rate: Option<f64>,
+    pub preemptions: Option<u64>,
+    /// vLLM `Engine NNN:` index (kept in `dp`, as vLLM engines are DP ranks).
+    pub engine_index: Option<u32>,
+    /// vLLM `N Engines Aggregated:`.
+    pub aggregated_engines: Option<u32>,
+    pub extra: Extra<'a>,
+}
+
+/// Kinds of `events` rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum EventKind {
+    /// SGLang retraction (`KV cache pool is full. Retract requests.`, `… out of memory happened`).
+    Retraction,
+    /// An out-of-memory error that is not a retraction.
+    Oom,
+    /// vLLM V0 `Sequence group … is preempted`.
+    Preemption,
+    /// `The server is fired up and ready to roll!` / vLLM `Application startup complete`.
+    ServerReady,
+    /// Error lines and tracebacks.
+    Error,
+}
+
+impl EventKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventKind::Retraction => "retraction",
+            EventKind::Oom => "oom",
+            EventKind::Preemption => "preemption",
+            EventKind::ServerReady => "server_ready",
+            EventKind::Error => "error",
+        }
+    }
+}
+
+/// One event line (`events` table).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Event<'a> {
+    pub engine: Option<Engine>,
+    pub kind: EventKind,
+    pub message: &'a str,
+    /// How many requests it concerns (retracted requests), or the running total it reports
+    /// (vLLM `total_num_cumulative_preemption`).
+    pub count: Option<u64>,
+}
+
+/// One configuration line (one or more `config` rows).
+///
+/// Pairs come from two places: a few picked out of free text (`GPU KV cache size: 1,048,576
+/// tokens` → `kv_cache_tokens`), and a Python repr body — `a=1, b='x'` (`ServerArgs(…)`,
+/// `Namespace(…)`, `max_total_num_tokens=…`) or `'a': 1` (`server_args={…}`, vLLM
+/// `non-default args: {…}`) — split lazily when rows are asked for.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Config<'a> {
+    pub engine: Option<Engine>,
+    fixed: [(&'static str, &'a str); 4],
+    nfixed: u8,
+    /// The repr body, without its enclosing `Name(`…`)` or `{`…`}`.
+    pub repr: Option<&'a str>,
+}
+
+impl<'a> Config<'a> {
+    pub(crate) fn new(engine: Engine, pairs: &[(&'static str, &'a str)], repr: Option<&'a str>) -> Config<'a> {
+        let mut fixed = [("", ""); 4];
+        for (slot, p) in fixed.iter_mut().zip(pairs) {
+            *slot = *p;
+        }
+        Config { engine: Some(engine), fixed, nfixed: pairs.len().min(4) as u8, repr }
+    }
+
+    /// The `(key, value)` rows of this line; values lose their Python quotes.
+    pub fn pairs(&self) -> impl Iterator<Item = (&'a str, &'a str)> + '_ {
+        let from_repr = self
+            .repr
+            .into_iter()
+            .flat_map(crate::kv::repr_items)
+            .filter_map(crate::kv::repr_pair)
+            .map(|(k, v)| (k, crate::kv::unquote(v)));
+        self.fixed[..usize::from(self.nfixed)].iter().copied().chain(from_repr)
+    }
+}
+
+/// What a line is.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Body<'a> {
+    Step(Step<'a>),
+    Event(Event<'a>),
+    Config(Config<'a>),
+    /// Recognised but not a record: access lines, load progress, unrelated messages, blanks.
+    Other,
+    /// Looked like a stats line but did not parse; the reason says what was wrong.
+    Malformed(&'static str),
+}
+
+/// A parsed line: its prefix and what it means.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Line<'a> {
+    pub prefix: Prefix<'a>,
+    pub body: Body<'a>,
+}

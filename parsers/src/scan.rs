@@ -1,0 +1,230 @@
+//! The parallel scan: whole-line chunks through rayon, results back in file order.
+//!
+//! Two things are sequential in a log — line numbers and the calendar that completes
+//! year-less stamps — yet the work must run on all cores. Each batch of chunks therefore goes
+//! through a cheap pre-scan (count newlines; read the first and last stamped line) that gives
+//! every chunk its first line number and an estimate of the calendar at its start. Chunks
+//! are then parsed in parallel. In file order, the calendar each chunk ended with is checked
+//! against the one the next chunk assumed; on the rare mismatch (two midnights inside one
+//! chunk) that chunk is parsed again with the right start. The result is exact, and costs one
+//! extra pass only where a log is odd.
+
+use crate::prefix::stamp_of;
+use crate::source::{split_lines, Data, StreamChunks};
+use crate::stamp::{Calendar, Stamp};
+use rayon::prelude::*;
+use std::io;
+
+/// Target chunk size: big enough to amortise scheduling, small enough to balance two cores.
+pub const CHUNK: usize = 1 << 20;
+
+/// A chunk handed to the work function.
+#[derive(Debug, Clone, Copy)]
+pub struct Chunk<'a> {
+    /// Whole lines (the file's last line may lack its newline).
+    pub bytes: &'a [u8],
+    /// Zero-based number of the chunk's first line in the file.
+    pub first_line: u64,
+    /// The calendar as it stands before the chunk's first line.
+    pub calendar: Calendar,
+}
+
+/// Iterator over the lines of a chunk, without their `\n`.
+#[derive(Debug, Clone)]
+pub struct Lines<'a> {
+    rest: &'a [u8],
+}
+
+/// The lines of `bytes`.
+pub fn lines(bytes: &[u8]) -> Lines<'_> {
+    Lines { rest: bytes }
+}
+
+impl<'a> Iterator for Lines<'a> {
+    type Item = &'a [u8];
+
+    #[inline]
+    fn next(&mut self) -> Option<&'a [u8]> {
+        if self.rest.is_empty() {
+            return None;
+        }
+        match memchr::memchr(b'\n', self.rest) {
+            Some(i) => {
+                let line = &self.rest[..i];
+                self.rest = &self.rest[i + 1..];
+                Some(line)
+            }
+            None => Some(std::mem::take(&mut self.rest)),
+        }
+    }
+}
+
+/// Number of lines in a chunk (a last line without newline counts).
+pub fn count_lines(bytes: &[u8]) -> u64 {
+    let n = memchr::memchr_iter(b'\n', bytes).count() as u64;
+    n + u64::from(!bytes.is_empty() && !bytes.ends_with(b"\n"))
+}
+
+const PRESCAN_LINES: usize = 256;
+
+struct Pre {
+    lines: u64,
+    first: Stamp,
+    last: Stamp,
+}
+
+fn prescan(bytes: &[u8]) -> Pre {
+    let mut scratch = String::new();
+    let first = lines(bytes)
+        .take(PRESCAN_LINES)
+        .map(|l| stamp_of(l, &mut scratch))
+        .find(Stamp::is_some)
+        .unwrap_or_default();
+    let body = bytes.strip_suffix(b"\n").unwrap_or(bytes);
+    let last = body
+        .rsplit(|&c| c == b'\n')
+        .take(PRESCAN_LINES)
+        .map(|l| stamp_of(l, &mut scratch))
+        .find(Stamp::is_some)
+        .unwrap_or_default();
+    Pre { lines: count_lines(bytes), first, last }
+}
+
+/// Where the scan stands between batches.
+#[derive(Debug, Clone, Copy)]
+struct Cursor {
+    line: u64,
+    calendar: Calendar,
+}
+
+fn batch<R, W, S>(chunks: &[&[u8]], at: &mut Cursor, work: &W, sink: &mut S)
+where
+    R: Send,
+    W: Fn(Chunk<'_>) -> (R, Calendar) + Sync,
+    S: FnMut(R),
+{
+    let pre: Vec<Pre> = chunks.par_iter().map(|c| prescan(c)).collect();
+    let mut starts = Vec::with_capacity(chunks.len());
+    let (mut line, mut cal) = (at.line, at.calendar);
+    for p in &pre {
+        starts.push((line, cal));
+        line += p.lines;
+        cal.resolve(p.first);
+        cal.resolve(p.last);
+    }
+    let results: Vec<(R, Calendar)> = chunks
+        .par_iter()
+        .zip(starts.par_iter())
+        .map(|(bytes, &(first_line, calendar))| work(Chunk { bytes, first_line, calendar }))
+        .collect();
+    let mut real = at.calendar;
+    for ((result, end), (bytes, &(first_line, assumed))) in results.into_iter().zip(chunks.iter().zip(&starts)) {
+        let (result, end) = if assumed == real {
+            (result, end)
+        } else {
+            work(Chunk { bytes, first_line, calendar: real })
+        };
+        sink(result);
+        real = end;
+    }
+    *at = Cursor { line, calendar: real };
+}
+
+/// Runs `work` over whole-line chunks of `data` in parallel and feeds the results to `sink`
+/// in file order. Returns the number of lines. Streams are read on a separate thread, so
+/// decompression overlaps with parsing, and memory stays bounded by a batch of chunks.
+pub fn scan<R, W, S>(data: Data, calendar: Calendar, work: W, mut sink: S) -> io::Result<u64>
+where
+    R: Send,
+    W: Fn(Chunk<'_>) -> (R, Calendar) + Sync,
+    S: FnMut(R),
+{
+    let per_batch = 8 * rayon::current_num_threads().max(1);
+    let mut at = Cursor { line: 0, calendar };
+    match data {
+        Data::Mapped(m) => {
+            for group in split_lines(&m, CHUNK).chunks(per_batch) {
+                batch(group, &mut at, &work, &mut sink);
+            }
+        }
+        Data::Owned(v) => {
+            for group in split_lines(&v, CHUNK).chunks(per_batch) {
+                batch(group, &mut at, &work, &mut sink);
+            }
+        }
+        Data::Stream(reader) => {
+            let (tx, rx) = std::sync::mpsc::sync_channel::<io::Result<Vec<u8>>>(per_batch);
+            std::thread::scope(|s| -> io::Result<()> {
+                s.spawn(move || {
+                    for chunk in StreamChunks::new(reader, CHUNK) {
+                        let stop = chunk.is_err();
+                        if tx.send(chunk).is_err() || stop {
+                            break;
+                        }
+                    }
+                });
+                let mut pending: Vec<Vec<u8>> = Vec::with_capacity(per_batch);
+                let mut failed = None;
+                for chunk in rx.iter() {
+                    match chunk {
+                        Ok(c) => pending.push(c),
+                        Err(e) => {
+                            failed = Some(e);
+                            break;
+                        }
+                    }
+                    if pending.len() == per_batch {
+                        let refs: Vec<&[u8]> = pending.iter().map(Vec::as_slice).collect();
+                        batch(&refs, &mut at, &work, &mut sink);
+                        pending.clear();
+                    }
+                }
+                // what was read before an error is still reported
+                let refs: Vec<&[u8]> = pending.iter().map(Vec::as_slice).collect();
+                batch(&refs, &mut at, &work, &mut sink);
+                drop(rx);
+                failed.map_or(Ok(()), Err)
+            })?;
+        }
+    }
+    Ok(at.line)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stamp::days_from_civil;
+
+    #[test]
+    fn line_numbers_and_midnights_across_chunks() {
+        // many time-only lines crossing midnight twice, in small chunks
+        let mut text = String::new();
+        for day in 0..3 {
+            for h in [1, 9, 17, 23] {
+                text.push_str(&format!("[{h:02}:00:00 TP0] Decode batch. #running-req: {day}\n"));
+            }
+        }
+        let data = Data::Owned(text.into_bytes());
+        let base = days_from_civil(2024, 9, 1);
+        let mut seen = Vec::new();
+        let n = scan(
+            data,
+            Calendar::new(2024, base),
+            |c: Chunk<'_>| {
+                let mut cal = c.calendar;
+                let mut scratch = String::new();
+                let out: Vec<_> = lines(c.bytes)
+                    .enumerate()
+                    .map(|(i, l)| (c.first_line + i as u64, cal.resolve(stamp_of(l, &mut scratch)).unwrap().to_string()))
+                    .collect();
+                (out, cal)
+            },
+            |r| seen.extend(r),
+        )
+        .unwrap();
+        assert_eq!(n, 12);
+        assert_eq!(seen[0], (0, "2024-09-01T01:00:00".to_string()));
+        assert_eq!(seen[4], (4, "2024-09-02T01:00:00".to_string()));
+        assert_eq!(seen[11], (11, "2024-09-03T23:00:00".to_string()));
+    }
+}

@@ -1,0 +1,280 @@
+//! SGLang scheduler and server messages (REFERENCE §1), from 0.1.14 to 0.5.23.
+//!
+//! Stats lines are read as `key: value` pairs by name, so the ordering changes, optional
+//! parts, trailing `", "`, the `.` / `,` / ` [N],` label separators and the pool variants
+//! (`#token`, `#full token`, `#gpu token`, SWA, Mamba, HiSparse) all go through one path.
+
+use crate::kv::pairs;
+use crate::num::{float, percent_as_fraction, pybool, uint};
+use crate::record::{Body, Config, Engine, Event, EventKind, Step, StepKind};
+
+const SG: Option<Engine> = Some(Engine::Sglang);
+
+/// Parses an SGLang message (the line after its prefix). `None`: not an SGLang message.
+pub fn parse(msg: &str) -> Option<Body<'_>> {
+    let first = *msg.as_bytes().first()?;
+    match first {
+        b'D' => {
+            if let Some(rest) = msg.strip_prefix("Decode batch") {
+                return Some(batch(rest, StepKind::Decode));
+            }
+            if msg.starts_with("Decode out of memory happened") {
+                return Some(retraction(msg));
+            }
+            if msg.starts_with("Decode out of memory") {
+                return Some(event(EventKind::Oom, msg, None));
+            }
+        }
+        b'P' => {
+            if let Some(rest) = msg.strip_prefix("Prefill batch") {
+                return Some(batch(rest, StepKind::Prefill));
+            }
+            if msg.starts_with("Prefill out of memory") {
+                return Some(event(EventKind::Oom, msg, None));
+            }
+        }
+        b'#' if msg.starts_with("#running-req: ") => {
+            // 0.1.14–0.1.16 decode line with no label
+            return Some(fields(msg, StepKind::Decode));
+        }
+        b'n' if msg.starts_with("new fill batch") => return Some(new_fill_batch(msg)),
+        b'd' if msg.starts_with("decode out of memory happened") => return Some(retraction(msg)),
+        b'K' => {
+            if msg.starts_with("KV cache pool is full") {
+                return Some(retraction(msg));
+            }
+            if let Some(rest) = msg.strip_prefix("KV Cache is allocated.") {
+                return Some(kv_allocated(rest));
+            }
+        }
+        b'T' => {
+            if msg.starts_with("Testing retraction") {
+                return Some(retraction(msg));
+            }
+            if msg.starts_with("Traceback (most recent call last)") {
+                return Some(event(EventKind::Error, msg, None));
+            }
+            if msg.starts_with("The server is fired up") {
+                return Some(event(EventKind::ServerReady, msg, None));
+            }
+        }
+        b'm' if msg.starts_with("max_total_num_token") => {
+            // 0.1.x singular names end with a trailing ", "
+            let body = msg.trim_end_matches([',', ' ']);
+            return Some(Body::Config(Config::new(Engine::Sglang, &[], Some(body))));
+        }
+        b's' => {
+            if let Some(rest) = msg.strip_prefix("server_args=") {
+                return Some(server_args(rest));
+            }
+        }
+        b'S' if msg.starts_with("Scheduler hit an exception") => {
+            return Some(event(EventKind::Error, msg, None));
+        }
+        b'L' => {
+            if let Some(rest) = msg.strip_prefix("Load weight end. ") {
+                return Some(load_weight(rest));
+            }
+        }
+        _ => {}
+    }
+    None
+}
+
+fn event(kind: EventKind, message: &str, count: Option<u64>) -> Body<'_> {
+    Body::Event(Event { engine: SG, kind, message, count })
+}
+
+/// `Decode batch. …`, `Decode batch, …`, `Decode batch [440], …`,
+/// `Prefill batch(mixed #running-req: 5). …`.
+fn batch(rest: &str, kind: StepKind) -> Body<'_> {
+    let mut rest = rest;
+    let mut mixed_running = None;
+    if let Some(r) = rest.strip_prefix("(mixed #running-req: ") {
+        let Some(close) = r.find(')') else { return Body::Malformed("unclosed `(mixed …)`") };
+        mixed_running = uint(&r[..close]);
+        rest = &r[close + 1..];
+    }
+    if let Some(r) = rest.strip_prefix(" [") {
+        let Some(close) = r.find(']') else { return Body::Malformed("unclosed `[N]` iteration count") };
+        rest = &r[close + 1..];
+    }
+    let body = match rest.as_bytes() {
+        [b'.' | b',', b' ', ..] => &rest[2..],
+        _ => return Body::Malformed("no `.` or `,` after the batch label"),
+    };
+    match fields(body, kind) {
+        Body::Step(mut s) => {
+            if s.running.is_none() {
+                s.running = mixed_running;
+            }
+            Body::Step(s)
+        }
+        other => other,
+    }
+}
+
+/// Reads the `key: value` parts of a decode or prefill body.
+fn fields(body: &str, kind: StepKind) -> Body<'_> {
+    let body = body.trim_end_matches([',', ' ']);
+    let mut s = Step { engine: SG, kind: Some(kind), ..Step::default() };
+    for (key, value) in pairs(body) {
+        if let Err(why) = apply(&mut s, key, value) {
+            return Body::Malformed(why);
+        }
+    }
+    let complete = match kind {
+        StepKind::Decode => s.running.is_some(),
+        _ => s.new_seq.is_some() || s.new_tokens.is_some(),
+    };
+    if complete {
+        Body::Step(s)
+    } else {
+        Body::Malformed("a required field is missing (`#running-req` / `#new-seq`)")
+    }
+}
+
+/// `full=1190, swa=1190` (0.4.9 hybrid SWA) → (`1190`, Some(`1190`)).
+fn full_swa(v: &str) -> (&str, Option<&str>) {
+    match v.strip_prefix("full=") {
+        Some(r) => match r.split_once(", swa=") {
+            Some((full, swa)) => (full, Some(swa)),
+            None => (r, None),
+        },
+        None => (v, None),
+    }
+}
+
+fn set_u(slot: &mut Option<u64>, v: &str) -> Result<(), &'static str> {
+    *slot = Some(uint(v).ok_or("an integer field has a non-integer value")?);
+    Ok(())
+}
+
+fn set_f(slot: &mut Option<f64>, v: &str) -> Result<(), &'static str> {
+    *slot = Some(float(v).ok_or("a number field has a non-numeric value")?);
+    Ok(())
+}
+
+fn apply<'a>(s: &mut Step<'a>, key: &'a str, value: &'a str) -> Result<(), &'static str> {
+    match key {
+        "" => return Err("a part without `key: value` (wrapped or cut line?)"),
+        "#running-req" | "#running_req" => set_u(&mut s.running, value)?,
+        "#queue-req" | "#remaining_req" => set_u(&mut s.waiting, value)?,
+        "#token" | "#full token" | "#gpu token" => {
+            let (full, swa) = full_swa(value);
+            set_u(&mut s.tokens, full)?;
+            if let Some(swa) = swa {
+                s.extra.push("#swa token", swa);
+            }
+        }
+        "token usage" | "full token usage" | "gpu token usage" => {
+            let (full, swa) = full_swa(value);
+            set_f(&mut s.kv_usage, full)?;
+            if let Some(swa) = swa {
+                set_f(&mut s.swa_usage, swa)?;
+            }
+        }
+        "swa token usage" => set_f(&mut s.swa_usage, value)?,
+        "mamba usage" => set_f(&mut s.mamba_usage, value)?,
+        "gen throughput (token/s)" => set_f(&mut s.gen_tps, value)?,
+        "input throughput (token/s)" => set_f(&mut s.prompt_tps, value)?,
+        "accept len" => set_f(&mut s.accept_len, value)?,
+        "accept rate" => set_f(&mut s.accept_rate, value)?,
+        "#new-seq" | "#seq" => set_u(&mut s.new_seq, value)?,
+        "#new-token" | "#new_token" => set_u(&mut s.new_tokens, value)?,
+        "#cached-token" | "#cached_token" => set_u(&mut s.cached_tokens, value)?,
+        "cache hit rate" | "tree_cache_hit_rate" => {
+            s.prefix_hit_rate = Some(percent_as_fraction(value).ok_or("a percent field is not a number")?)
+        }
+        k if k.ends_with(" graph") => s.graph = Some(pybool(value).ok_or("a graph flag is not True/False")?),
+        _ => s.extra.push(key, value),
+    }
+    Ok(())
+}
+
+/// 0.1.14–0.1.16: `new fill batch. #seq: 1. #cached_token: 0. … tree_cache_hit_rate: 0.00%.`
+fn new_fill_batch(msg: &str) -> Body<'_> {
+    let Some(body) = msg.strip_prefix("new fill batch. ") else {
+        return Body::Malformed("`new fill batch` without its `. ` separator");
+    };
+    let body = body.trim_end_matches(['.', ' ']);
+    let mut s = Step { engine: SG, kind: Some(StepKind::Prefill), ..Step::default() };
+    for part in body.split(". ") {
+        let Some((k, v)) = part.split_once(": ") else {
+            return Body::Malformed("a part without `key: value` in `new fill batch`");
+        };
+        if let Err(why) = apply(&mut s, k, v) {
+            return Body::Malformed(why);
+        }
+    }
+    if s.new_seq.is_none() {
+        return Body::Malformed("`new fill batch` without `#seq`");
+    }
+    Body::Step(s)
+}
+
+/// Retraction lines of every version; the count is `#retracted_reqs`.
+fn retraction(msg: &str) -> Body<'_> {
+    let count = msg.find("#retracted_reqs: ").and_then(|i| {
+        let r = &msg[i + "#retracted_reqs: ".len()..];
+        uint(&r[..r.find(',').unwrap_or(r.len())])
+    });
+    match count {
+        Some(n) => event(EventKind::Retraction, msg, Some(n)),
+        None => Body::Malformed("retraction line without `#retracted_reqs`"),
+    }
+}
+
+/// `KV Cache is allocated. #tokens: N, K size: X GB, V size: Y GB` (and the MLA / dtype forms).
+fn kv_allocated(rest: &str) -> Body<'_> {
+    let mut fixed: [(&'static str, &str); 4] = [("", ""); 4];
+    let mut n = 0;
+    for (k, v) in pairs(rest.trim().trim_end_matches('.')) {
+        let name = match k {
+            "#tokens" => "kv_cache_tokens",
+            "K size" => "k_cache_size",
+            "V size" => "v_cache_size",
+            "KV size" => "kv_cache_size",
+            "dtype" => "kv_cache_dtype",
+            _ => continue,
+        };
+        if n < 4 {
+            fixed[n] = (name, v);
+            n += 1;
+        }
+    }
+    Body::Config(Config::new(Engine::Sglang, &fixed[..n], None))
+}
+
+/// `Load weight end. type=Qwen3ForCausalLM, dtype=torch.bfloat16, avail mem=…, mem usage=….`
+fn load_weight(rest: &str) -> Body<'_> {
+    let mut fixed: [(&'static str, &str); 4] = [("", ""); 4];
+    let mut n = 0;
+    for part in rest.trim_end_matches('.').split(", ") {
+        let Some((k, v)) = part.split_once('=') else { continue };
+        let name = match k {
+            "type" => "model_type",
+            "dtype" => "dtype",
+            "quant" => "quantization",
+            "mem usage" => "weight_mem_usage",
+            _ => continue,
+        };
+        fixed[n] = (name, v);
+        n += 1;
+    }
+    Body::Config(Config::new(Engine::Sglang, &fixed[..n], None))
+}
+
+/// `server_args=ServerArgs(model_path='…', …)` (0.2.0–0.5.19) or `server_args={…}` (0.5.20+).
+/// The dump may be cut short by a wrapper; what is there is kept.
+fn server_args(rest: &str) -> Body<'_> {
+    let inner = if let Some(r) = rest.strip_prefix('{') {
+        r.strip_suffix('}').unwrap_or(r)
+    } else if let Some(open) = rest.find('(') {
+        let r = &rest[open + 1..];
+        r.strip_suffix(')').unwrap_or(r)
+    } else {
+        return Body::Malformed("`server_args=` is neither `ServerArgs(…)` nor `{…}`");
+    };
+    Body::Config(Config::new(Engine::Sglang, &[], Some(inner)))
+}

@@ -1,0 +1,312 @@
+//! Opening inputs: files, folders, globs and stdin; sniffing compression; whole-line chunks.
+//!
+//! Plain regular files are memory-mapped (this module holds the crate's only `unsafe`), so
+//! records can borrow the file's bytes; if mapping fails (a pipe, a special file, a
+//! filesystem without mmap) the file is read into memory. gzip and zstd are recognised by
+//! their magic bytes — never by the file name — and streamed through a decoder on a reader
+//! thread, cut into chunks that end on a newline.
+
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+/// An I/O problem with one input, naming it.
+#[derive(Debug, thiserror::Error)]
+pub enum SourceError {
+    #[error("cannot open {path}: {source}")]
+    Open { path: String, source: io::Error },
+    #[error("cannot read {path}: {source}")]
+    Read { path: String, source: io::Error },
+    #[error("{pattern}: invalid glob pattern ({msg})")]
+    Glob { pattern: String, msg: String },
+    #[error("{0}: no such file or directory, and no file matches it as a glob")]
+    NotFound(String),
+}
+
+/// Compression found from the first bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Compression {
+    None,
+    Gzip,
+    Zstd,
+}
+
+impl Compression {
+    /// Recognises gzip (`1f 8b`) and zstd (`28 b5 2f fd`) frames.
+    pub fn sniff(head: &[u8]) -> Compression {
+        if head.starts_with(&[0x1f, 0x8b]) {
+            Compression::Gzip
+        } else if head.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
+            Compression::Zstd
+        } else {
+            Compression::None
+        }
+    }
+}
+
+/// One input as named on the command line or found in a folder.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Input {
+    Path(PathBuf),
+    Stdin,
+}
+
+impl Input {
+    /// The name shown in reports (`-` for stdin).
+    pub fn display(&self) -> String {
+        match self {
+            Input::Path(p) => p.display().to_string(),
+            Input::Stdin => "-".to_string(),
+        }
+    }
+
+    /// The file stem, used as the default instance name (`gpu3` for `logs/gpu3.log.zst`).
+    pub fn stem(&self) -> String {
+        match self {
+            Input::Stdin => "stdin".to_string(),
+            Input::Path(p) => {
+                let name = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+                let mut stem = name.as_str();
+                for ext in [".zst", ".zstd", ".gz", ".log", ".txt", ".jsonl", ".json", ".out", ".err"] {
+                    if let Some(s) = stem.strip_suffix(ext) {
+                        if !s.is_empty() {
+                            stem = s;
+                        }
+                    }
+                }
+                stem.to_string()
+            }
+        }
+    }
+}
+
+/// Expands command-line arguments into inputs: `-` is stdin, folders are walked recursively
+/// (sorted, hidden entries skipped), anything that is not a path is tried as a glob.
+pub fn expand(args: &[String]) -> Result<Vec<Input>, SourceError> {
+    let mut out = Vec::new();
+    for arg in args {
+        if arg == "-" {
+            out.push(Input::Stdin);
+            continue;
+        }
+        let path = Path::new(arg);
+        if path.is_dir() {
+            walk(path, &mut out).map_err(|source| SourceError::Read { path: arg.clone(), source })?;
+        } else if path.exists() {
+            out.push(Input::Path(path.to_path_buf()));
+        } else {
+            let paths = glob::glob(arg).map_err(|e| SourceError::Glob { pattern: arg.clone(), msg: e.msg.to_string() })?;
+            let mut found: Vec<PathBuf> = paths.filter_map(Result::ok).collect();
+            if found.is_empty() {
+                return Err(SourceError::NotFound(arg.clone()));
+            }
+            found.sort();
+            for p in found {
+                if p.is_dir() {
+                    walk(&p, &mut out).map_err(|source| SourceError::Read { path: p.display().to_string(), source })?;
+                } else {
+                    out.push(Input::Path(p));
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn walk(dir: &Path, out: &mut Vec<Input>) -> io::Result<()> {
+    let mut entries: Vec<_> = std::fs::read_dir(dir)?.collect::<Result<_, _>>()?;
+    entries.sort_by_key(|e| e.file_name());
+    for e in entries {
+        if e.file_name().to_string_lossy().starts_with('.') {
+            continue;
+        }
+        let p = e.path();
+        if p.is_dir() {
+            walk(&p, out)?;
+        } else {
+            out.push(Input::Path(p));
+        }
+    }
+    Ok(())
+}
+
+/// An opened input.
+pub struct Source {
+    pub input: Input,
+    pub compression: Compression,
+    /// Modification time (completes year-less stamps when `--year` is not given).
+    pub modified: Option<SystemTime>,
+    pub data: Data,
+}
+
+/// The bytes of an input: all at once, or a stream.
+pub enum Data {
+    Mapped(memmap2::Mmap),
+    Owned(Vec<u8>),
+    Stream(Box<dyn Read + Send>),
+}
+
+impl Source {
+    /// Opens an input and sniffs its compression.
+    pub fn open(input: &Input) -> Result<Source, SourceError> {
+        let name = input.display();
+        let read_err = |source| SourceError::Read { path: name.clone(), source };
+        match input {
+            Input::Stdin => {
+                let mut r = BufReader::with_capacity(1 << 20, io::stdin());
+                let head = r.fill_buf().map_err(read_err)?;
+                let compression = Compression::sniff(head);
+                let data = Data::Stream(decoder(compression, Box::new(r)).map_err(read_err)?);
+                Ok(Source { input: input.clone(), compression, modified: None, data })
+            }
+            Input::Path(path) => {
+                let file = File::open(path).map_err(|source| SourceError::Open { path: name.clone(), source })?;
+                let meta = file.metadata().map_err(read_err)?;
+                let modified = meta.modified().ok();
+                let mut head = [0u8; 4];
+                let n = read_head(&file, &mut head).map_err(read_err)?;
+                let compression = Compression::sniff(&head[..n]);
+                let data = if compression != Compression::None {
+                    let r = BufReader::with_capacity(1 << 20, file);
+                    Data::Stream(decoder(compression, Box::new(r)).map_err(read_err)?)
+                } else if meta.is_file() && meta.len() > 0 {
+                    // SAFETY: the map is read-only and lives as long as the records that borrow
+                    // it. A file truncated by another process while mapped can raise SIGBUS;
+                    // that is the accepted trade of every mmap-based reader (ripgrep, hl).
+                    match unsafe { memmap2::Mmap::map(&file) } {
+                        Ok(m) => Data::Mapped(m),
+                        Err(_) => Data::Owned(std::fs::read(path).map_err(read_err)?),
+                    }
+                } else {
+                    Data::Stream(Box::new(file))
+                };
+                Ok(Source { input: input.clone(), compression, modified, data })
+            }
+        }
+    }
+}
+
+fn read_head(file: &File, head: &mut [u8]) -> io::Result<usize> {
+    use std::os::unix::fs::FileExt;
+    let mut n = 0;
+    while n < head.len() {
+        match file.read_at(&mut head[n..], n as u64) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(n)
+}
+
+fn decoder(c: Compression, r: Box<dyn BufRead + Send>) -> io::Result<Box<dyn Read + Send>> {
+    Ok(match c {
+        Compression::None => Box::new(r),
+        Compression::Gzip => Box::new(flate2::bufread::MultiGzDecoder::new(r)),
+        Compression::Zstd => Box::new(zstd::stream::read::Decoder::with_buffer(r)?),
+    })
+}
+
+/// Splits `data` into chunks of about `target` bytes that end just after a newline (the last
+/// one may end without).
+pub fn split_lines(data: &[u8], target: usize) -> Vec<&[u8]> {
+    let mut out = Vec::with_capacity(data.len() / target.max(1) + 1);
+    let mut start = 0;
+    while start < data.len() {
+        let want = (start + target).min(data.len());
+        let end = if want == data.len() {
+            want
+        } else {
+            match memchr::memchr(b'\n', &data[want..]) {
+                Some(i) => want + i + 1,
+                None => data.len(),
+            }
+        };
+        out.push(&data[start..end]);
+        start = end;
+    }
+    out
+}
+
+/// Reads a stream into owned chunks of about `target` bytes ending on a newline.
+pub struct StreamChunks {
+    reader: Box<dyn Read + Send>,
+    carry: Vec<u8>,
+    target: usize,
+    done: bool,
+}
+
+impl StreamChunks {
+    pub fn new(reader: Box<dyn Read + Send>, target: usize) -> StreamChunks {
+        StreamChunks { reader, carry: Vec::new(), target, done: false }
+    }
+}
+
+impl Iterator for StreamChunks {
+    type Item = io::Result<Vec<u8>>;
+
+    fn next(&mut self) -> Option<io::Result<Vec<u8>>> {
+        if self.done {
+            return None;
+        }
+        let mut buf = std::mem::take(&mut self.carry);
+        buf.reserve(self.target + 64 * 1024);
+        loop {
+            let len = buf.len();
+            if len >= self.target {
+                if let Some(i) = memchr::memrchr(b'\n', &buf[self.target / 2..]) {
+                    let cut = self.target / 2 + i + 1;
+                    self.carry = buf[cut..].to_vec();
+                    buf.truncate(cut);
+                    return Some(Ok(buf));
+                }
+            }
+            let spare = (self.target + 64 * 1024).saturating_sub(len).max(64 * 1024);
+            buf.resize(len + spare, 0);
+            match self.reader.read(&mut buf[len..]) {
+                Ok(0) => {
+                    buf.truncate(len);
+                    self.done = true;
+                    return if buf.is_empty() { None } else { Some(Ok(buf)) };
+                }
+                Ok(n) => buf.truncate(len + n),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => buf.truncate(len),
+                Err(e) => {
+                    self.done = true;
+                    return Some(Err(e));
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chunks_end_on_newlines() {
+        let data = b"aa\nbbbb\ncc\nd";
+        let c = split_lines(data, 3);
+        assert_eq!(c, [&b"aa\nbbbb\n"[..], b"cc\nd"]);
+        let s: Vec<_> = StreamChunks::new(Box::new(&data[..]), 4).map(Result::unwrap).collect();
+        assert_eq!(s.concat(), data);
+        assert!(s[..s.len() - 1].iter().all(|c| c.ends_with(b"\n")));
+    }
+
+    #[test]
+    fn stems() {
+        assert_eq!(Input::Path("logs/gpu3.log.zst".into()).stem(), "gpu3");
+        assert_eq!(Input::Path("a/sglang_gpu0.log".into()).stem(), "sglang_gpu0");
+        assert_eq!(Input::Stdin.stem(), "stdin");
+    }
+
+    #[test]
+    fn sniff() {
+        assert_eq!(Compression::sniff(&[0x1f, 0x8b, 8, 0]), Compression::Gzip);
+        assert_eq!(Compression::sniff(&[0x28, 0xb5, 0x2f, 0xfd]), Compression::Zstd);
+        assert_eq!(Compression::sniff(b"[202"), Compression::None);
+    }
+}

@@ -1,0 +1,227 @@
+//! vLLM engine and server messages (REFERENCE §2), V0 and V1, 0.2.0 to 0.33.0.
+//!
+//! Stats lines are `key: value` parts read by name: `Pending` (V0) and `Waiting` (V1) are the
+//! same field, the `{GPU,XPU,…} KV cache usage` percent becomes a fraction, optional parts
+//! (Preemptions, Deferred, KV fetch, External / MM cache) appear only when non-zero.
+
+use crate::kv::pairs;
+use crate::num::{float, percent_as_fraction, split_unit, uint};
+use crate::prefix::Level;
+use crate::record::{Body, Config, Engine, Event, EventKind, Step, StepKind};
+
+const VL: Option<Engine> = Some(Engine::Vllm);
+
+/// Parses a vLLM message. `None`: not a vLLM message.
+pub fn parse(msg: &str, level: Option<Level>) -> Option<Body<'_>> {
+    let first = *msg.as_bytes().first()?;
+    let body = match first {
+        b'A' if msg.starts_with("Avg prompt throughput: ") => Some(stats(msg, None, None)),
+        b'E' if msg.starts_with("Engine ") => engine_stats(msg),
+        b'0'..=b'9' => aggregated_stats(msg).or_else(|| capacity(msg)),
+        b'S' => {
+            if let Some(r) = msg.strip_prefix("SpecDecoding metrics: ") {
+                Some(spec(r))
+            } else if let Some(r) = msg.strip_prefix("Speculative metrics: ") {
+                Some(spec(r))
+            } else if msg.starts_with("Sequence group ") && msg.contains(" is preempted by ") {
+                Some(preemption(msg))
+            } else {
+                None
+            }
+        }
+        b'P' => msg.strip_prefix("Prefix cache hit rate: ").map(prefix_cache),
+        b'C' => chunked_prefill(msg).or_else(|| capacity(msg)),
+        b'G' | b'X' | b'T' | b'H' | b'N' | b'M' => capacity(msg),
+        b'#' => msg.strip_prefix("# GPU blocks: ").map(blocks),
+        b'n' => msg.strip_prefix("non-default args: ").map(|r| dict_config(r)),
+        b'a' => msg.strip_prefix("args: ").map(namespace_config),
+        b'v' => msg.strip_prefix("vLLM API server version ").map(|v| {
+            Body::Config(Config::new(Engine::Vllm, &[("version", v.trim())], None))
+        }),
+        b'I' => engine_config(msg),
+        _ => None,
+    };
+    body.or_else(|| match level {
+        Some(Level::Error | Level::Critical) => {
+            Some(Body::Event(Event { engine: VL, kind: EventKind::Error, message: msg, count: None }))
+        }
+        _ => None,
+    })
+}
+
+/// `Engine 000: Avg prompt throughput: …` (0.8.3+).
+fn engine_stats(msg: &str) -> Option<Body<'_>> {
+    let rest = msg.strip_prefix("Engine ")?;
+    let colon = rest.find(": ")?;
+    let idx = uint(&rest[..colon])?;
+    let body = rest[colon + 2..].strip_prefix("Avg prompt throughput: ").map(|_| &rest[colon + 2..])?;
+    Some(stats(body, Some(idx as u32), None))
+}
+
+/// `2 Engines Aggregated: Avg prompt throughput: …` (0.11.1+).
+fn aggregated_stats(msg: &str) -> Option<Body<'_>> {
+    let (n, rest) = msg.split_once(" Engines Aggregated: ")?;
+    let n = uint(n)?;
+    rest.starts_with("Avg prompt throughput: ").then(|| stats(rest, None, Some(n as u32)))
+}
+
+fn num_of(v: &str) -> &str {
+    split_unit(v).0
+}
+
+fn stats(body: &str, engine_index: Option<u32>, aggregated: Option<u32>) -> Body<'_> {
+    let body = body.trim_end().trim_end_matches('.');
+    let mut s = Step { engine: VL, kind: Some(StepKind::Stats), engine_index, aggregated_engines: aggregated, ..Step::default() };
+    for (key, value) in pairs(body) {
+        let n = num_of(value);
+        let ok = match key {
+            "Avg prompt throughput" => float(n).map(|v| s.prompt_tps = Some(v)).is_some(),
+            "Avg generation throughput" => float(n).map(|v| s.gen_tps = Some(v)).is_some(),
+            "Running" => uint(n).map(|v| s.running = Some(v)).is_some(),
+            "Pending" | "Waiting" => uint(n).map(|v| s.waiting = Some(v)).is_some(),
+            "Preemptions" => uint(n).map(|v| s.preemptions = Some(v)).is_some(),
+            "Prefix cache hit rate" => percent_as_fraction(n).map(|v| s.prefix_hit_rate = Some(v)).is_some(),
+            "" => false,
+            k if k.ends_with(" KV cache usage") && s.kv_usage.is_none() => {
+                // the first device usage is the KV pool (V0 also prints the CPU swap space)
+                percent_as_fraction(n).map(|v| s.kv_usage = Some(v)).is_some()
+            }
+            _ => {
+                s.extra.push(key, value);
+                true
+            }
+        };
+        if !ok {
+            return Body::Malformed("a stats field did not parse as a number");
+        }
+    }
+    if s.gen_tps.is_none() || s.running.is_none() {
+        return Body::Malformed("stats line without generation throughput or running count");
+    }
+    Body::Step(s)
+}
+
+/// `SpecDecoding metrics: …` (V1, every variant) and `Speculative metrics: …` (V0).
+fn spec(body: &str) -> Body<'_> {
+    let body = body.trim_end().trim_end_matches('.');
+    let mut s = Step { engine: VL, kind: Some(StepKind::Spec), ..Step::default() };
+    for (key, value) in pairs(body) {
+        let ok = match key {
+            "Mean acceptance length" => float(value).map(|v| s.accept_len = Some(v)).is_some(),
+            // V1 prints a percent, V0 a fraction with 3 decimals; the `%` tells them apart
+            "Avg Draft acceptance rate" | "Draft acceptance rate" => {
+                let v = if value.ends_with('%') { percent_as_fraction(value) } else { float(value) };
+                v.map(|v| s.accept_rate = Some(v)).is_some()
+            }
+            "" => false,
+            _ => {
+                s.extra.push(key, value);
+                true
+            }
+        };
+        if !ok {
+            return Body::Malformed("a speculative-decoding field did not parse");
+        }
+    }
+    if s.accept_len.is_none() && s.accept_rate.is_none() {
+        return Body::Malformed("speculative line without acceptance length or rate");
+    }
+    Body::Step(s)
+}
+
+/// V0 `Prefix cache hit rate: GPU: 41.23%, CPU: 0.00%`.
+fn prefix_cache(rest: &str) -> Body<'_> {
+    let mut s = Step { engine: VL, kind: Some(StepKind::Cache), ..Step::default() };
+    for (key, value) in pairs(rest.trim_end()) {
+        match key {
+            "GPU" => s.prefix_hit_rate = percent_as_fraction(value),
+            _ => s.extra.push(key, value),
+        }
+    }
+    if s.prefix_hit_rate.is_none() {
+        return Body::Malformed("prefix-cache line without a GPU hit rate");
+    }
+    Body::Step(s)
+}
+
+/// `Sequence group … is preempted by PreemptionMode.RECOMPUTE mode … total_num_cumulative_preemption=51`.
+fn preemption(msg: &str) -> Body<'_> {
+    let count = msg
+        .rsplit_once("total_num_cumulative_preemption=")
+        .and_then(|(_, n)| uint(n.trim().trim_end_matches('.')));
+    Body::Event(Event { engine: VL, kind: EventKind::Preemption, message: msg, count })
+}
+
+/// `GPU KV cache size: 1,048,576 tokens[, Maximum concurrency for 131,072 tokens per request: 8.00x]`
+/// (any device, `GPU + host`), and `Maximum concurrency for … : 3.41x` alone.
+fn capacity(msg: &str) -> Option<Body<'_>> {
+    let mut fixed: [(&'static str, &str); 4] = [("", ""); 4];
+    let mut n = 0;
+    let mut rest = msg;
+    if let Some(i) = msg.find(" KV cache size: ") {
+        let dev = &msg[..i];
+        if dev.is_empty() || dev.len() > 16 || !dev.bytes().all(|c| c.is_ascii_uppercase() || c == b' ' || c == b'+' || c.is_ascii_lowercase()) {
+            return None;
+        }
+        let r = &msg[i + " KV cache size: ".len()..];
+        let end = r.find(" tokens").unwrap_or(r.len());
+        fixed[n] = ("kv_cache_tokens", &r[..end]);
+        n += 1;
+        rest = r[end..].trim_start_matches(" tokens").trim_start_matches(", ");
+    }
+    if let Some(r) = rest.strip_prefix("Maximum concurrency for ") {
+        let (len, x) = r.split_once(" tokens per request: ")?;
+        fixed[n] = ("max_model_len", len);
+        fixed[n + 1] = ("max_concurrency", x.trim_end_matches(['x', '.']));
+        n += 2;
+    } else if n == 0 {
+        return None;
+    }
+    Some(Body::Config(Config::new(Engine::Vllm, &fixed[..n], None)))
+}
+
+/// `# GPU blocks: 27895, # CPU blocks: 2048`.
+fn blocks(rest: &str) -> Body<'_> {
+    let (gpu, cpu) = match rest.split_once(", # CPU blocks: ") {
+        Some((g, c)) => (g, Some(c)),
+        None => (rest, None),
+    };
+    let fixed = [("num_gpu_blocks", gpu.trim()), ("num_cpu_blocks", cpu.unwrap_or("").trim())];
+    Body::Config(Config::new(Engine::Vllm, &fixed[..if cpu.is_some() { 2 } else { 1 }], None))
+}
+
+/// `non-default args: {'model': …}`.
+fn dict_config(rest: &str) -> Body<'_> {
+    let r = rest.trim();
+    let inner = r.strip_prefix('{').map(|r| r.strip_suffix('}').unwrap_or(r)).unwrap_or(r);
+    Body::Config(Config::new(Engine::Vllm, &[], Some(inner)))
+}
+
+/// `args: Namespace(host=None, port=8000, …)`.
+fn namespace_config(rest: &str) -> Body<'_> {
+    let r = rest.trim();
+    let inner = match r.strip_prefix("Namespace(") {
+        Some(i) => i.strip_suffix(')').unwrap_or(i),
+        None => r,
+    };
+    Body::Config(Config::new(Engine::Vllm, &[], Some(inner)))
+}
+
+/// `Initializing a V1 LLM engine (v0.9.0) with config: model='…', …` and the V0 form,
+/// and `Chunked prefill is enabled with max_num_batched_tokens=512.`.
+fn engine_config(msg: &str) -> Option<Body<'_>> {
+    if let Some(r) = msg.strip_prefix("Initializing a") {
+        let open = r.find("(v")?;
+        let close = open + r[open..].find(')')?;
+        let version = &r[open + 2..close];
+        let cfg = r[close..].split_once("with config: ").map(|(_, c)| c);
+        return Some(Body::Config(Config::new(Engine::Vllm, &[("version", version)], cfg)));
+    }
+    None
+}
+
+/// `Chunked prefill is enabled with max_num_batched_tokens=512.`
+fn chunked_prefill(msg: &str) -> Option<Body<'_>> {
+    let r = msg.strip_prefix("Chunked prefill is enabled with ")?;
+    Some(Body::Config(Config::new(Engine::Vllm, &[], Some(r.trim_end_matches('.')))))
+}
