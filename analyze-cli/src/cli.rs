@@ -1,0 +1,74 @@
+//! Command-line definitions (clap derive). Each subcommand's work is in `cmd/<name>.rs`.
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// Answers about LLM inference runs (SGLang, vLLM) from their logs and outputs.
+#[derive(Debug, Parser)]
+#[command(name = "tokstat", version, about, propagate_version = true)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Normalized records as JSON lines, one per recognized record (scripting, debugging).
+    Parse(ParseArgs),
+    /// The post-mortem: everything the inputs allow.
+    Report(ReportArgs),
+    /// The report on the bundled demo run.
+    Demo(DemoArgs),
+    /// The documented tables: columns, types, units.
+    Schema(FormatArgs),
+}
+
+/// Options shared by commands that read inputs.
+#[derive(Debug, Args, Clone)]
+pub struct InputArgs {
+    /// Files, folders (recursed), globs, or `-` for stdin. gzip / zstd detected by content.
+    #[arg(required = true, value_name = "INPUTS")]
+    pub inputs: Vec<String>,
+    /// Year for vLLM stamps, which carry none (default: the file's modification year).
+    #[arg(long, value_name = "YYYY")]
+    pub year: Option<i32>,
+    /// Date for SGLang 0.2.14–0.3.3 time-only stamps (default: the file's modification date).
+    #[arg(long, value_name = "YYYY-MM-DD")]
+    pub date: Option<String>,
+    /// No accounting summary on stderr.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ParseArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum Format {
+    #[default]
+    Table,
+    Json,
+}
+
+#[derive(Debug, Args)]
+pub struct FormatArgs {
+    /// Output format.
+    #[arg(long, value_enum, default_value_t)]
+    pub format: Format,
+}
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
+    #[command(flatten)]
+    pub format: FormatArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct DemoArgs {
+    #[command(flatten)]
+    pub format: FormatArgs,
+}

@@ -1,0 +1,17 @@
+//! `tokstat demo`: the report on the demo run bundled with the sources.
+
+use crate::cli::{DemoArgs, InputArgs};
+use anyhow::{bail, Result};
+use std::io::Write;
+
+/// Where the demo run lives in the source tree.
+pub const DEMO_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../fixtures/runs/demo");
+
+pub fn run(args: &DemoArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<i32> {
+    if !std::path::Path::new(DEMO_DIR).is_dir() {
+        bail!("the demo run is not at {DEMO_DIR}: run `tokstat demo` from a checkout of the sources, or `tokstat report <your logs>`");
+    }
+    let input = InputArgs { inputs: vec![DEMO_DIR.to_string()], year: Some(2026), date: None, quiet: true };
+    writeln!(out, "tokstat demo: report on {DEMO_DIR}\n")?;
+    super::report::run(&input, args.format.format, out, err)
+}

@@ -1,0 +1,20 @@
+//! One file per subcommand.
+
+mod demo;
+mod parse;
+mod report;
+mod schema;
+
+use crate::cli::{Cli, Command};
+use anyhow::Result;
+use std::io::Write;
+
+/// Runs a parsed command line; returns the exit code.
+pub fn dispatch(cli: Cli, out: &mut dyn Write, err: &mut dyn Write) -> Result<i32> {
+    match cli.command {
+        Command::Parse(a) => parse::run(&a, out, err),
+        Command::Report(a) => report::run(&a.input, a.format.format, out, err),
+        Command::Demo(a) => demo::run(&a, out, err),
+        Command::Schema(a) => schema::run(a.format, out),
+    }
+}

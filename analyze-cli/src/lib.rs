@@ -1,0 +1,54 @@
+//! `tokstat`: answers about LLM inference runs from the artifacts they leave behind.
+//!
+//! The binary is a thin wrapper around [`run`], so end-to-end tests drive the same code the
+//! user runs, without depending on a built executable. Layout: [`cli`] holds the clap
+//! definitions, `cmd/` one file per subcommand, [`logs`] the scan of log inputs that several
+//! subcommands share, `render/` the output formats.
+
+pub mod cli;
+pub mod cmd;
+pub mod logs;
+pub mod render;
+pub mod summary;
+
+use clap::Parser;
+use std::ffi::OsString;
+use std::io::Write;
+
+/// Exit code for a runtime failure (I/O error, nothing parseable).
+pub const EXIT_FAILURE: i32 = 1;
+/// Exit code for a usage error.
+pub const EXIT_USAGE: i32 = 2;
+
+/// Runs the command line `args` (including the program name), writing results to `out` and
+/// diagnostics to `err`. Returns the process exit code.
+pub fn run<I, T>(args: I, out: &mut dyn Write, err: &mut dyn Write) -> i32
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    let cli = match cli::Cli::try_parse_from(args) {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() { EXIT_USAGE } else { 0 };
+            let text = if e.use_stderr() { e.render().to_string() } else { e.to_string() };
+            if e.use_stderr() {
+                let _ = write!(err, "{text}");
+            } else {
+                let _ = write!(out, "{text}");
+            }
+            return code;
+        }
+    };
+    match cmd::dispatch(cli, out, err) {
+        Ok(code) => code,
+        Err(e) => {
+            // a closed pipe (`tokstat parse … | head`) is not an error
+            if e.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe) {
+                return 0;
+            }
+            let _ = writeln!(err, "tokstat: {e:#}");
+            EXIT_FAILURE
+        }
+    }
+}

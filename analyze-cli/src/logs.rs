@@ -1,0 +1,247 @@
+//! Scanning log inputs: open each file, complete its stamps, visit its lines on all cores,
+//! and account for every line (parsed, other, malformed) in a [`Tally`].
+
+use crate::cli::InputArgs;
+use anyhow::{bail, Context, Result};
+use std::borrow::Cow;
+use std::time::SystemTime;
+use tokstat_parsers::detect;
+use tokstat_parsers::record::{Body, Engine, Line};
+use tokstat_parsers::scan::{self, lines, Chunk};
+use tokstat_parsers::source::{self, Data, Input, Source};
+use tokstat_parsers::stamp::{civil_from_days, days_from_civil, Calendar, Ts};
+
+/// How many malformed line numbers a tally keeps to show.
+pub const SAMPLES: usize = 5;
+
+/// Line accounting for one file: `total = parsed + other + malformed`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Tally {
+    pub total: u64,
+    pub parsed: u64,
+    pub other: u64,
+    pub malformed: u64,
+    /// First malformed lines: `(line number, what was wrong)`.
+    #[serde(skip)]
+    pub samples: Vec<(u64, &'static str)>,
+}
+
+impl Tally {
+    fn count(&mut self, line_no: u64, body: &Body<'_>) {
+        self.total += 1;
+        match body {
+            Body::Other => self.other += 1,
+            Body::Malformed(why) => {
+                self.malformed += 1;
+                if self.samples.len() < SAMPLES {
+                    self.samples.push((line_no, why));
+                }
+            }
+            _ => self.parsed += 1,
+        }
+    }
+
+    /// Adds a later part of the same file (or another file, for totals).
+    pub fn merge(&mut self, o: &Tally) {
+        self.total += o.total;
+        self.parsed += o.parsed;
+        self.other += o.other;
+        self.malformed += o.malformed;
+        for s in &o.samples {
+            if self.samples.len() < SAMPLES {
+                self.samples.push(*s);
+            }
+        }
+    }
+}
+
+/// A file being scanned.
+#[derive(Debug, Clone)]
+pub struct FileCtx {
+    /// The path as given (or `-`).
+    pub source: String,
+    /// File stem: the default instance name.
+    pub stem: String,
+}
+
+impl FileCtx {
+    /// The instance a line belongs to: the file stem, plus `#DP{n}` for a DP rank. vLLM's
+    /// engine 0 keeps the bare stem, since every vLLM since 0.8.3 prints `Engine 000:` even
+    /// with a single engine.
+    pub fn instance(&self, line: &Line<'_>) -> Cow<'_, str> {
+        let dp = match &line.body {
+            Body::Step(s) if s.engine == Some(Engine::Vllm) => s.engine_index.filter(|&i| i > 0),
+            _ => line.prefix.ranks.dp,
+        };
+        match dp {
+            Some(n) => Cow::Owned(format!("{}#DP{n}", self.stem)),
+            None => Cow::Borrowed(&self.stem),
+        }
+    }
+}
+
+/// One line as handed to a visitor.
+pub struct Visit<'a, 'l> {
+    pub file: &'a FileCtx,
+    /// 1-based line number.
+    pub line_no: u64,
+    pub ts: Option<Ts>,
+    pub line: &'a Line<'l>,
+}
+
+/// Result of a chunk: the visitor's state and the chunk's tally.
+pub struct ChunkOut<R> {
+    pub tally: Tally,
+    pub out: R,
+}
+
+/// Visits every line of a chunk: parse, complete the stamp, tally, then call `f`.
+pub fn visit_chunk<R>(file: &FileCtx, chunk: Chunk<'_>, mut state: R, mut f: impl FnMut(&mut R, Visit<'_, '_>)) -> (ChunkOut<R>, Calendar) {
+    let mut cal = chunk.calendar;
+    let mut tally = Tally::default();
+    let mut scratch = String::new();
+    for (i, raw) in lines(chunk.bytes).enumerate() {
+        let line_no = chunk.first_line + i as u64 + 1;
+        let line = tokstat_parsers::parse_line(raw, &mut scratch);
+        let ts = cal.resolve(line.prefix.stamp);
+        tally.count(line_no, &line.body);
+        if !matches!(line.body, Body::Other | Body::Malformed(_)) {
+            f(&mut state, Visit { file, line_no, ts, line: &line });
+        }
+    }
+    (ChunkOut { tally, out: state }, cal)
+}
+
+/// Options for completing stamps.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Dates {
+    pub year: Option<i32>,
+    /// Days since the epoch.
+    pub date: Option<i32>,
+}
+
+impl Dates {
+    pub fn from_args(a: &InputArgs) -> Result<Dates> {
+        let date = match &a.date {
+            None => None,
+            Some(d) => Some(parse_date(d).with_context(|| format!("--date {d}: expected YYYY-MM-DD"))?),
+        };
+        Ok(Dates { year: a.year, date })
+    }
+
+    /// The calendar for a file: flags first, else the file's modification time, else now.
+    pub fn calendar(&self, modified: Option<SystemTime>) -> Calendar {
+        let when = modified.unwrap_or_else(SystemTime::now);
+        let secs = when.duration_since(SystemTime::UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0);
+        let mdays = (secs / 86_400) as i32;
+        let year = self.year.unwrap_or_else(|| civil_from_days(mdays).0);
+        let date = self.date.unwrap_or(mdays);
+        Calendar::new(year, date)
+    }
+}
+
+fn parse_date(s: &str) -> Result<i32> {
+    let mut it = s.split('-');
+    let (Some(y), Some(m), Some(d), None) = (it.next(), it.next(), it.next(), it.next()) else {
+        bail!("not a date");
+    };
+    let (y, m, d): (i32, u8, u8) = (y.parse()?, m.parse()?, d.parse()?);
+    if !tokstat_parsers::stamp::valid_date(y, m, d) {
+        bail!("no such day");
+    }
+    Ok(days_from_civil(y, m, d))
+}
+
+/// An input that could not be read, or was not a log.
+#[derive(Debug, Clone)]
+pub struct Skipped {
+    pub source: String,
+    pub why: String,
+    /// An I/O failure (exit code 1), rather than a kind of input this command does not read.
+    pub failed: bool,
+}
+
+/// Head of an input for content sniffing.
+fn head(data: &Data) -> &[u8] {
+    match data {
+        Data::Mapped(m) => &m[..m.len().min(64 * 1024)],
+        Data::Owned(v) => &v[..v.len().min(64 * 1024)],
+        Data::Stream(_) => &[],
+    }
+}
+
+/// Scans every log among `inputs`. `work` runs on chunks in parallel; `sink` receives the
+/// results in file order. Returns each file's tally and the inputs that were skipped.
+pub fn scan_logs<R, W, S>(inputs: &[Input], dates: Dates, work: W, mut sink: S) -> (Vec<(FileCtx, Tally)>, Vec<Skipped>)
+where
+    R: Send,
+    W: Fn(&FileCtx, Chunk<'_>) -> (ChunkOut<R>, Calendar) + Sync,
+    S: FnMut(&FileCtx, R),
+{
+    let mut files = Vec::new();
+    let mut skipped = Vec::new();
+    for input in inputs {
+        let name = input.display();
+        let src = match Source::open(input) {
+            Ok(s) => s,
+            Err(e) => {
+                skipped.push(Skipped { source: name, why: e.to_string(), failed: true });
+                continue;
+            }
+        };
+        let kind = match &src.data {
+            Data::Stream(_) => detect::Kind::Log, // sniffed by the parsers themselves as lines arrive
+            d => detect::sniff(head(d)),
+        };
+        if kind != detect::Kind::Log && kind != detect::Kind::Empty {
+            skipped.push(Skipped { source: name, why: format!("{} content, not a server log", kind.as_str()), failed: false });
+            continue;
+        }
+        let file = FileCtx { source: name.clone(), stem: input.stem() };
+        let calendar = dates.calendar(src.modified);
+        let mut tally = Tally::default();
+        let result = scan::scan(src.data, calendar, |c| work(&file, c), |o: ChunkOut<R>| {
+            tally.merge(&o.tally);
+            sink(&file, o.out);
+        });
+        if let Err(e) = result {
+            skipped.push(Skipped { source: name, why: format!("read error after {} lines: {e}", tally.total), failed: true });
+        }
+        files.push((file, tally));
+    }
+    (files, skipped)
+}
+
+/// Expands the input arguments, with a clear message when nothing matches.
+pub fn inputs(args: &InputArgs) -> Result<Vec<Input>> {
+    let v = source::expand(&args.inputs)?;
+    if v.is_empty() {
+        bail!("no input files found in {}", args.inputs.join(" "));
+    }
+    Ok(v)
+}
+
+/// Writes the accounting summary (stderr) for each file and the skipped inputs.
+pub fn write_accounting(err: &mut dyn std::io::Write, files: &[(FileCtx, Tally)], skipped: &[Skipped]) -> std::io::Result<()> {
+    use crate::render::num::group;
+    for (f, t) in files {
+        write!(
+            err,
+            "{}: {} lines: {} parsed, {} other, {} malformed",
+            f.source,
+            group(t.total),
+            group(t.parsed),
+            group(t.other),
+            group(t.malformed)
+        )?;
+        if let Some((first, why)) = t.samples.first() {
+            let nums: Vec<String> = t.samples.iter().map(|(n, _)| n.to_string()).collect();
+            write!(err, " (lines {}{}; line {first}: {why})", nums.join(", "), if t.malformed > t.samples.len() as u64 { ", …" } else { "" })?;
+        }
+        writeln!(err)?;
+    }
+    for s in skipped {
+        writeln!(err, "{}: skipped: {}", s.source, s.why)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,5 @@
+//! Output: JSON lines for records, terminal tables, number formatting.
+
+pub mod json;
+pub mod num;
+pub mod records;

@@ -1,0 +1,176 @@
+//! A first summary of server logs, per instance: time span, throughput, load and pressure.
+//!
+//! Aggregates are built per chunk on all cores and merged in file order, so the report
+//! costs one parallel pass over the bytes. Means here are means over stats lines; the
+//! time-weighted token estimates and steady-state analysis belong to the timeline stage.
+
+use crate::logs::Visit;
+use std::collections::BTreeMap;
+use tokstat_parsers::record::{Body, EventKind, StepKind};
+use tokstat_parsers::stamp::Ts;
+
+/// Running sum / count / max of one quantity.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Stat {
+    pub n: u64,
+    pub sum: f64,
+    pub max: f64,
+}
+
+impl Stat {
+    fn add(&mut self, v: f64) {
+        if v.is_finite() {
+            if self.n == 0 || v > self.max {
+                self.max = v;
+            }
+            self.n += 1;
+            self.sum += v;
+        }
+    }
+    fn merge(&mut self, o: &Stat) {
+        if o.n > 0 {
+            if self.n == 0 || o.max > self.max {
+                self.max = o.max;
+            }
+            self.n += o.n;
+            self.sum += o.sum;
+        }
+    }
+    pub fn mean(&self) -> Option<f64> {
+        (self.n > 0).then(|| self.sum / self.n as f64)
+    }
+    pub fn max(&self) -> Option<f64> {
+        (self.n > 0).then_some(self.max)
+    }
+}
+
+/// What is known of one instance.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Instance {
+    pub engine: Option<&'static str>,
+    pub first: Option<Ts>,
+    pub last: Option<Ts>,
+    /// Decode (SGLang) or periodic stats (vLLM) lines.
+    pub stat_lines: u64,
+    pub prefill_lines: u64,
+    pub gen_tps: Stat,
+    pub prompt_tps: Stat,
+    pub running: Stat,
+    pub waiting: Stat,
+    pub kv_usage: Stat,
+    pub accept_len: Stat,
+    pub retracted: u64,
+    pub retraction_events: u64,
+    pub preemptions: u64,
+    pub errors: u64,
+    pub prefill_tokens: u64,
+}
+
+impl Instance {
+    fn merge(&mut self, o: &Instance) {
+        self.engine = self.engine.or(o.engine);
+        self.first = match (self.first, o.first) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        self.last = match (self.last, o.last) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        };
+        self.stat_lines += o.stat_lines;
+        self.prefill_lines += o.prefill_lines;
+        self.gen_tps.merge(&o.gen_tps);
+        self.prompt_tps.merge(&o.prompt_tps);
+        self.running.merge(&o.running);
+        self.waiting.merge(&o.waiting);
+        self.kv_usage.merge(&o.kv_usage);
+        self.accept_len.merge(&o.accept_len);
+        self.retracted += o.retracted;
+        self.retraction_events += o.retraction_events;
+        self.preemptions += o.preemptions;
+        self.errors += o.errors;
+        self.prefill_tokens += o.prefill_tokens;
+    }
+
+    /// Seconds between the first and last stamped record.
+    pub fn span_s(&self) -> Option<f64> {
+        Some((self.last?.0 - self.first?.0) as f64 / 1000.0)
+    }
+}
+
+/// Instances of a file (or a chunk), keyed by their instance name.
+#[derive(Debug, Clone, Default)]
+pub struct Summary {
+    pub instances: BTreeMap<String, Instance>,
+}
+
+impl Summary {
+    /// Adds one visited line.
+    pub fn visit(&mut self, v: &Visit<'_, '_>) {
+        let name = v.file.instance(v.line);
+        let inst = match self.instances.get_mut(name.as_ref()) {
+            Some(i) => i,
+            None => self.instances.entry(name.into_owned()).or_default(),
+        };
+        if let Some(ts) = v.ts {
+            inst.first = Some(inst.first.map_or(ts, |f| f.min(ts)));
+            inst.last = Some(inst.last.map_or(ts, |l| l.max(ts)));
+        }
+        match &v.line.body {
+            Body::Step(s) => {
+                inst.engine = inst.engine.or(s.engine.map(|e| e.as_str()));
+                match s.kind {
+                    Some(StepKind::Decode | StepKind::Stats) => {
+                        inst.stat_lines += 1;
+                        if let Some(g) = s.gen_tps {
+                            inst.gen_tps.add(g);
+                        }
+                        if let Some(p) = s.prompt_tps {
+                            inst.prompt_tps.add(p);
+                        }
+                        if let Some(r) = s.running {
+                            inst.running.add(r as f64);
+                        }
+                        if let Some(w) = s.waiting {
+                            inst.waiting.add(w as f64);
+                        }
+                        if let Some(k) = s.kv_usage {
+                            inst.kv_usage.add(k);
+                        }
+                        if let Some(a) = s.accept_len {
+                            inst.accept_len.add(a);
+                        }
+                        inst.preemptions += s.preemptions.unwrap_or(0);
+                    }
+                    Some(StepKind::Prefill) => {
+                        inst.prefill_lines += 1;
+                        inst.prefill_tokens += s.new_tokens.unwrap_or(0);
+                    }
+                    Some(StepKind::Spec) => {
+                        if let Some(a) = s.accept_len {
+                            inst.accept_len.add(a);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            Body::Event(e) => match e.kind {
+                EventKind::Retraction => {
+                    inst.retraction_events += 1;
+                    inst.retracted += e.count.unwrap_or(0);
+                }
+                EventKind::Preemption => inst.preemptions += 1,
+                EventKind::Error | EventKind::Oom => inst.errors += 1,
+                EventKind::ServerReady => {}
+            },
+            _ => {}
+        }
+    }
+
+    /// Adds a later chunk.
+    pub fn merge(&mut self, o: Summary) {
+        for (k, v) in o.instances {
+            self.instances.entry(k).or_default().merge(&v);
+        }
+    }
+}
