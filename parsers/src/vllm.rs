@@ -214,7 +214,12 @@ fn engine_config(msg: &str) -> Option<Body<'_>> {
         let open = r.find("(v")?;
         let close = open + r[open..].find(')')?;
         let version = &r[open + 2..close];
-        let cfg = r[close..].split_once("with config: ").map(|(_, c)| c);
+        // the V0 form closes with `seed=0)`; drop that unbalanced `)`
+        let cfg = r[close..].split_once("with config: ").map(|(_, c)| {
+            let c = c.trim_end();
+            let unbalanced = c.bytes().filter(|&b| b == b')').count() > c.bytes().filter(|&b| b == b'(').count();
+            if unbalanced { c.strip_suffix(')').unwrap_or(c) } else { c }
+        });
         return Some(Body::Config(Config::new(Engine::Vllm, &[("version", version)], cfg)));
     }
     None
