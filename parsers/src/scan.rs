@@ -133,22 +133,33 @@ where
 /// Runs `work` over whole-line chunks of `data` in parallel and feeds the results to `sink`
 /// in file order. Returns the number of lines. Streams are read on a separate thread, so
 /// decompression overlaps with parsing, and memory stays bounded by a batch of chunks.
-pub fn scan<R, W, S>(data: Data, calendar: Calendar, work: W, mut sink: S) -> io::Result<u64>
+pub fn scan<R, W, S>(data: Data, calendar: Calendar, work: W, sink: S) -> io::Result<u64>
 where
     R: Send,
     W: Fn(Chunk<'_>) -> (R, Calendar) + Sync,
     S: FnMut(R),
 {
+    scan_chunked(data, calendar, CHUNK, work, sink)
+}
+
+/// [`scan`] with a chosen chunk size (tests use tiny chunks to exercise the boundaries).
+pub fn scan_chunked<R, W, S>(data: Data, calendar: Calendar, chunk: usize, work: W, mut sink: S) -> io::Result<u64>
+where
+    R: Send,
+    W: Fn(Chunk<'_>) -> (R, Calendar) + Sync,
+    S: FnMut(R),
+{
+    let chunk = chunk.max(1);
     let per_batch = 8 * rayon::current_num_threads().max(1);
     let mut at = Cursor { line: 0, calendar };
     match data {
         Data::Mapped(m) => {
-            for group in split_lines(&m, CHUNK).chunks(per_batch) {
+            for group in split_lines(&m, chunk).chunks(per_batch) {
                 batch(group, &mut at, &work, &mut sink);
             }
         }
         Data::Owned(v) => {
-            for group in split_lines(&v, CHUNK).chunks(per_batch) {
+            for group in split_lines(&v, chunk).chunks(per_batch) {
                 batch(group, &mut at, &work, &mut sink);
             }
         }
@@ -156,7 +167,7 @@ where
             let (tx, rx) = std::sync::mpsc::sync_channel::<io::Result<Vec<u8>>>(per_batch);
             std::thread::scope(|s| -> io::Result<()> {
                 s.spawn(move || {
-                    for chunk in StreamChunks::new(reader, CHUNK) {
+                    for chunk in StreamChunks::new(reader, chunk) {
                         let stop = chunk.is_err();
                         if tx.send(chunk).is_err() || stop {
                             break;
@@ -207,9 +218,10 @@ mod tests {
         let data = Data::Owned(text.into_bytes());
         let base = days_from_civil(2024, 9, 1);
         let mut seen = Vec::new();
-        let n = scan(
+        let n = scan_chunked(
             data,
             Calendar::new(2024, base),
+            40,
             |c: Chunk<'_>| {
                 let mut cal = c.calendar;
                 let mut scratch = String::new();
