@@ -31,7 +31,11 @@ where
         Ok(c) => c,
         Err(e) => {
             let code = if e.use_stderr() { EXIT_USAGE } else { 0 };
-            let text = if e.use_stderr() { e.render().to_string() } else { e.to_string() };
+            let text = if e.use_stderr() {
+                e.render().to_string()
+            } else {
+                e.to_string()
+            };
             if e.use_stderr() {
                 let _ = write!(err, "{text}");
             } else {
@@ -44,7 +48,9 @@ where
         Ok(code) => code,
         Err(e) => {
             // a closed pipe (`tokstat parse … | head`) is not an error
-            if e.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe) {
+            if e.downcast_ref::<std::io::Error>()
+                .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+            {
                 return 0;
             }
             let _ = writeln!(err, "tokstat: {e:#}");

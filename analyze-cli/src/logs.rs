@@ -96,7 +96,12 @@ pub struct ChunkOut<R> {
 }
 
 /// Visits every line of a chunk: parse, complete the stamp, tally, then call `f`.
-pub fn visit_chunk<R>(file: &FileCtx, chunk: Chunk<'_>, mut state: R, mut f: impl FnMut(&mut R, Visit<'_, '_>)) -> (ChunkOut<R>, Calendar) {
+pub fn visit_chunk<R>(
+    file: &FileCtx,
+    chunk: Chunk<'_>,
+    mut state: R,
+    mut f: impl FnMut(&mut R, Visit<'_, '_>),
+) -> (ChunkOut<R>, Calendar) {
     let mut cal = chunk.calendar;
     let mut tally = Tally::default();
     let mut scratch = String::new();
@@ -106,7 +111,15 @@ pub fn visit_chunk<R>(file: &FileCtx, chunk: Chunk<'_>, mut state: R, mut f: imp
         let ts = cal.resolve(line.prefix.stamp);
         tally.count(line_no, &line.body);
         if !matches!(line.body, Body::Other | Body::Malformed(_)) {
-            f(&mut state, Visit { file, line_no, ts, line: &line });
+            f(
+                &mut state,
+                Visit {
+                    file,
+                    line_no,
+                    ts,
+                    line: &line,
+                },
+            );
         }
     }
     (ChunkOut { tally, out: state }, cal)
@@ -124,7 +137,9 @@ impl Dates {
     pub fn from_args(a: &InputArgs) -> Result<Dates> {
         let date = match &a.date {
             None => None,
-            Some(d) => Some(parse_date(d).with_context(|| format!("--date {d}: expected YYYY-MM-DD"))?),
+            Some(d) => {
+                Some(parse_date(d).with_context(|| format!("--date {d}: expected YYYY-MM-DD"))?)
+            }
         };
         Ok(Dates { year: a.year, date })
     }
@@ -132,7 +147,10 @@ impl Dates {
     /// The calendar for a file: flags first, else the file's modification time, else now.
     pub fn calendar(&self, modified: Option<SystemTime>) -> Calendar {
         let when = modified.unwrap_or_else(SystemTime::now);
-        let secs = when.duration_since(SystemTime::UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0);
+        let secs = when
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map(|d| d.as_secs() as i64)
+            .unwrap_or(0);
         let mdays = (secs / 86_400) as i32;
         let year = self.year.unwrap_or_else(|| civil_from_days(mdays).0);
         let date = self.date.unwrap_or(mdays);
@@ -172,7 +190,12 @@ fn head(data: &Data) -> &[u8] {
 
 /// Scans every log among `inputs`. `work` runs on chunks in parallel; `sink` receives the
 /// results in file order. Returns each file's tally and the inputs that were skipped.
-pub fn scan_logs<R, W, S>(inputs: &[Input], dates: Dates, work: W, mut sink: S) -> (Vec<(FileCtx, Tally)>, Vec<Skipped>)
+pub fn scan_logs<R, W, S>(
+    inputs: &[Input],
+    dates: Dates,
+    work: W,
+    mut sink: S,
+) -> (Vec<(FileCtx, Tally)>, Vec<Skipped>)
 where
     R: Send,
     W: Fn(&FileCtx, Chunk<'_>) -> (ChunkOut<R>, Calendar) + Sync,
@@ -185,7 +208,11 @@ where
         let src = match Source::open(input) {
             Ok(s) => s,
             Err(e) => {
-                skipped.push(Skipped { source: name, why: e.to_string(), failed: true });
+                skipped.push(Skipped {
+                    source: name,
+                    why: e.to_string(),
+                    failed: true,
+                });
                 continue;
             }
         };
@@ -194,18 +221,34 @@ where
             d => detect::sniff(head(d)),
         };
         if kind != detect::Kind::Log && kind != detect::Kind::Empty {
-            skipped.push(Skipped { source: name, why: format!("{} content, not a server log", kind.as_str()), failed: false });
+            skipped.push(Skipped {
+                source: name,
+                why: format!("{} content, not a server log", kind.as_str()),
+                failed: false,
+            });
             continue;
         }
-        let file = FileCtx { source: name.clone(), stem: input.stem() };
+        let file = FileCtx {
+            source: name.clone(),
+            stem: input.stem(),
+        };
         let calendar = dates.calendar(src.modified);
         let mut tally = Tally::default();
-        let result = scan::scan(src.data, calendar, |c| work(&file, c), |o: ChunkOut<R>| {
-            tally.merge(&o.tally);
-            sink(&file, o.out);
-        });
+        let result = scan::scan(
+            src.data,
+            calendar,
+            |c| work(&file, c),
+            |o: ChunkOut<R>| {
+                tally.merge(&o.tally);
+                sink(&file, o.out);
+            },
+        );
         if let Err(e) = result {
-            skipped.push(Skipped { source: name, why: format!("read error after {} lines: {e}", tally.total), failed: true });
+            skipped.push(Skipped {
+                source: name,
+                why: format!("read error after {} lines: {e}", tally.total),
+                failed: true,
+            });
         }
         files.push((file, tally));
     }
@@ -222,7 +265,11 @@ pub fn inputs(args: &InputArgs) -> Result<Vec<Input>> {
 }
 
 /// Writes the accounting summary (stderr) for each file and the skipped inputs.
-pub fn write_accounting(err: &mut dyn std::io::Write, files: &[(FileCtx, Tally)], skipped: &[Skipped]) -> std::io::Result<()> {
+pub fn write_accounting(
+    err: &mut dyn std::io::Write,
+    files: &[(FileCtx, Tally)],
+    skipped: &[Skipped],
+) -> std::io::Result<()> {
     use crate::render::num::group;
     for (f, t) in files {
         write!(
@@ -236,7 +283,16 @@ pub fn write_accounting(err: &mut dyn std::io::Write, files: &[(FileCtx, Tally)]
         )?;
         if let Some((first, why)) = t.samples.first() {
             let nums: Vec<String> = t.samples.iter().map(|(n, _)| n.to_string()).collect();
-            write!(err, " (lines {}{}; line {first}: {why})", nums.join(", "), if t.malformed > t.samples.len() as u64 { ", …" } else { "" })?;
+            write!(
+                err,
+                " (lines {}{}; line {first}: {why})",
+                nums.join(", "),
+                if t.malformed > t.samples.len() as u64 {
+                    ", …"
+                } else {
+                    ""
+                }
+            )?;
         }
         writeln!(err)?;
     }

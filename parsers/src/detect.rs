@@ -35,7 +35,10 @@ pub fn sniff(head: &[u8]) -> Kind {
         if line.starts_with(b"{") || line.starts_with(b"[{") || line == b"[" {
             return Kind::Json;
         }
-        if line.starts_with(b"# HELP ") || line.starts_with(b"# TYPE ") || line.starts_with(b"# scrape") {
+        if line.starts_with(b"# HELP ")
+            || line.starts_with(b"# TYPE ")
+            || line.starts_with(b"# scrape")
+        {
             return Kind::Prometheus;
         }
         return Kind::Log;

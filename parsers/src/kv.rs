@@ -70,7 +70,10 @@ impl<'a> Iterator for Pairs<'a> {
 /// End of `NUMBER[%][ UNIT]` at the start of `v`, if it is followed by a space.
 fn value_end(v: &str) -> Option<usize> {
     let b = v.as_bytes();
-    let mut i = b.iter().take_while(|c| c.is_ascii_digit() || matches!(c, b'.' | b'-' | b'%' | b',')).count();
+    let mut i = b
+        .iter()
+        .take_while(|c| c.is_ascii_digit() || matches!(c, b'.' | b'-' | b'%' | b','))
+        .count();
     if i == 0 {
         return None;
     }
@@ -151,7 +154,11 @@ pub fn repr_pair(item: &str) -> Option<(&str, &str)> {
     } else {
         let i = item.find('=')?;
         let key = &item[..i];
-        if key.is_empty() || !key.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_' || c == b'.') {
+        if key.is_empty()
+            || !key
+                .bytes()
+                .all(|c| c.is_ascii_alphanumeric() || c == b'_' || c == b'.')
+        {
             return None;
         }
         Some((key, item[i + 1..].trim()))
@@ -164,24 +171,74 @@ mod tests {
 
     #[test]
     fn stats_pairs() {
-        let v: Vec<_> = pairs("#running-req: 7, #token: 4410, gen throughput (token/s): 512.77").collect();
-        assert_eq!(v, [("#running-req", "7"), ("#token", "4410"), ("gen throughput (token/s)", "512.77")]);
-        let v: Vec<_> = pairs("#token: full=1190, swa=1190, token usage: full=0.00, swa=0.01").collect();
-        assert_eq!(v, [("#token", "full=1190, swa=1190"), ("token usage", "full=0.00, swa=0.01")]);
-        let v: Vec<_> = pairs("Per-position acceptance rate: 0.795, 0.531, 0.360, Avg Draft acceptance rate: 56.2%").collect();
-        assert_eq!(v, [("Per-position acceptance rate", "0.795, 0.531, 0.360"), ("Avg Draft acceptance rate", "56.2%")]);
-        let v: Vec<_> = pairs("Running: 4 reqs, Waiting: 0 reqs GPU KV cache usage: 2.1%").collect();
-        assert_eq!(v, [("Running", "4 reqs"), ("Waiting", "0 reqs"), ("GPU KV cache usage", "2.1%")]);
+        let v: Vec<_> =
+            pairs("#running-req: 7, #token: 4410, gen throughput (token/s): 512.77").collect();
+        assert_eq!(
+            v,
+            [
+                ("#running-req", "7"),
+                ("#token", "4410"),
+                ("gen throughput (token/s)", "512.77")
+            ]
+        );
+        let v: Vec<_> =
+            pairs("#token: full=1190, swa=1190, token usage: full=0.00, swa=0.01").collect();
+        assert_eq!(
+            v,
+            [
+                ("#token", "full=1190, swa=1190"),
+                ("token usage", "full=0.00, swa=0.01")
+            ]
+        );
+        let v: Vec<_> = pairs(
+            "Per-position acceptance rate: 0.795, 0.531, 0.360, Avg Draft acceptance rate: 56.2%",
+        )
+        .collect();
+        assert_eq!(
+            v,
+            [
+                ("Per-position acceptance rate", "0.795, 0.531, 0.360"),
+                ("Avg Draft acceptance rate", "56.2%")
+            ]
+        );
+        let v: Vec<_> =
+            pairs("Running: 4 reqs, Waiting: 0 reqs GPU KV cache usage: 2.1%").collect();
+        assert_eq!(
+            v,
+            [
+                ("Running", "4 reqs"),
+                ("Waiting", "0 reqs"),
+                ("GPU KV cache usage", "2.1%")
+            ]
+        );
         let v: Vec<_> = pairs("KV fetch: 2 waiting to start, 1 in progress, 0 completed waiting, GPU KV cache usage: 33.7%").collect();
-        assert_eq!(v, [("KV fetch", "2 waiting to start, 1 in progress, 0 completed waiting"), ("GPU KV cache usage", "33.7%")]);
+        assert_eq!(
+            v,
+            [
+                (
+                    "KV fetch",
+                    "2 waiting to start, 1 in progress, 0 completed waiting"
+                ),
+                ("GPU KV cache usage", "33.7%")
+            ]
+        );
         let v: Vec<_> = pairs("odd, a: 1").collect();
         assert_eq!(v, [("", "odd"), ("a", "1")]);
     }
 
     #[test]
     fn repr() {
-        let items: Vec<_> = repr_items("model_path='Q, 8B', port=30000, x={'a': (1, 2)}, y=None").collect();
-        assert_eq!(items, ["model_path='Q, 8B'", "port=30000", "x={'a': (1, 2)}", "y=None"]);
+        let items: Vec<_> =
+            repr_items("model_path='Q, 8B', port=30000, x={'a': (1, 2)}, y=None").collect();
+        assert_eq!(
+            items,
+            [
+                "model_path='Q, 8B'",
+                "port=30000",
+                "x={'a': (1, 2)}",
+                "y=None"
+            ]
+        );
         assert_eq!(repr_pair(items[0]), Some(("model_path", "'Q, 8B'")));
         let items: Vec<_> = repr_items("'model': 'Qwen/Qwen3-8B', 'max_num_seqs': 128").collect();
         assert_eq!(repr_pair(items[1]), Some(("max_num_seqs", "128")));

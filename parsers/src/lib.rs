@@ -38,7 +38,12 @@ fn classify<'a>(style: Style, level: Option<prefix::Level>, msg: &'a str) -> Bod
     };
     found.unwrap_or_else(|| {
         if msg.contains("Application startup complete") {
-            Body::Event(record::Event { engine: None, kind: EventKind::ServerReady, message: msg, count: None })
+            Body::Event(record::Event {
+                engine: None,
+                kind: EventKind::ServerReady,
+                message: msg,
+                count: None,
+            })
         } else {
             Body::Other
         }

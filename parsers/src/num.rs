@@ -53,7 +53,9 @@ fn decimal(s: &[u8], allow_sep: bool) -> Option<Decimal> {
     if i < s.len() && s[i] == b'.' {
         i += 1;
         while i < s.len() && s[i].is_ascii_digit() {
-            mantissa = mantissa.checked_mul(10)?.checked_add(u64::from(s[i] - b'0'))?;
+            mantissa = mantissa
+                .checked_mul(10)?
+                .checked_add(u64::from(s[i] - b'0'))?;
             digits += 1;
             scale += 1;
             i += 1;
@@ -62,7 +64,11 @@ fn decimal(s: &[u8], allow_sep: bool) -> Option<Decimal> {
     if digits == 0 || i != s.len() || mantissa >= (1u64 << 53) {
         return None;
     }
-    Some(Decimal { neg, mantissa, scale })
+    Some(Decimal {
+        neg,
+        mantissa,
+        scale,
+    })
 }
 
 fn to_f64(d: Decimal, extra_scale: u32) -> Option<f64> {
@@ -77,7 +83,9 @@ fn slow_float(s: &str) -> Option<f64> {
         "inf" | "+inf" | "Infinity" | "+Inf" | "+Infinity" => Some(f64::INFINITY),
         "-inf" | "-Infinity" | "-Inf" => Some(f64::NEG_INFINITY),
         _ => {
-            if s.bytes().any(|c| c.is_ascii_alphabetic() && c != b'e' && c != b'E') {
+            if s.bytes()
+                .any(|c| c.is_ascii_alphabetic() && c != b'e' && c != b'E')
+            {
                 return None;
             }
             s.parse::<f64>().ok()
@@ -87,19 +95,17 @@ fn slow_float(s: &str) -> Option<f64> {
 
 /// Parses a float such as `1863.65`, `0.12`, `-3`, `1e6`, `nan`.
 pub fn float(s: &str) -> Option<f64> {
-    match decimal(s.as_bytes(), false) {
-        Some(d) => to_f64(d, 0),
-        None => slow_float(s),
-    }
+    decimal(s.as_bytes(), false)
+        .and_then(|d| to_f64(d, 0))
+        .or_else(|| slow_float(s))
 }
 
 /// Parses a percent (`21.4%` or `21.4`) into a fraction (`0.214`), exactly rounded.
 pub fn percent_as_fraction(s: &str) -> Option<f64> {
     let s = s.strip_suffix('%').unwrap_or(s);
-    match decimal(s.as_bytes(), false) {
-        Some(d) => to_f64(d, 2),
-        None => slow_float(s).map(|v| v / 100.0),
-    }
+    decimal(s.as_bytes(), false)
+        .and_then(|d| to_f64(d, 2))
+        .or_else(|| slow_float(s).map(|v| v / 100.0))
 }
 
 /// Parses an unsigned integer, allowing thousands separators (`1,048,576`).
@@ -113,10 +119,9 @@ pub fn uint(s: &str) -> Option<u64> {
 
 /// Parses a float that may carry thousands separators (`131,072`, `8.00`).
 pub fn float_sep(s: &str) -> Option<f64> {
-    match decimal(s.as_bytes(), true) {
-        Some(d) => to_f64(d, 0),
-        None => slow_float(s),
-    }
+    decimal(s.as_bytes(), true)
+        .and_then(|d| to_f64(d, 0))
+        .or_else(|| slow_float(&s.replace(',', "")))
 }
 
 /// Python booleans as printed by f-strings.
@@ -172,6 +177,18 @@ mod tests {
         assert_eq!(uint("1,0485"), None);
         assert_eq!(uint("-1"), None);
         assert_eq!(float_sep("131,072"), Some(131_072.0));
+    }
+
+    /// Regression (found by the `numbers` fuzz target): more than 22 fraction digits fell off
+    /// the fast path without falling back to the full parser.
+    #[test]
+    fn many_fraction_digits_fall_back() {
+        let s = "000000.0000000000000000000000000000000000000000000000000000000000000000000004";
+        assert_eq!(float(s), Some(4e-70));
+        assert_eq!(
+            percent_as_fraction("0.00000000000000000000001%"),
+            Some(1e-23 / 100.0)
+        );
     }
 
     #[test]

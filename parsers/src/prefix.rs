@@ -143,9 +143,8 @@ pub struct Prefix<'a> {
 }
 
 fn digits<'a>(n: usize) -> impl Parser<&'a str, Output = u32, Error = ()> {
-    take_while_m_n(n, n, |c: char| c.is_ascii_digit()).map(|d: &str| {
-        d.bytes().fold(0u32, |a, b| a * 10 + u32::from(b - b'0'))
-    })
+    take_while_m_n(n, n, |c: char| c.is_ascii_digit())
+        .map(|d: &str| d.bytes().fold(0u32, |a, b| a * 10 + u32::from(b - b'0')))
 }
 
 /// `HH:MM:SS` with optional `.mmm` (or more fraction digits, truncated to ms).
@@ -178,7 +177,13 @@ fn docker_stamp(i: &str) -> Res<'_, Stamp> {
     let (i, _) = if let Some(r) = i.strip_prefix('Z') {
         (r, ())
     } else {
-        let (r, _) = (nom::character::complete::one_of("+-"), digits(2), char(':'), digits(2)).parse(i)?;
+        let (r, _) = (
+            nom::character::complete::one_of("+-"),
+            digits(2),
+            char(':'),
+            digits(2),
+        )
+            .parse(i)?;
         (r, ())
     };
     let (i, _) = char(' ').parse(i)?;
@@ -205,12 +210,17 @@ fn sglang_prefix(i: &str) -> Res<'_, (Stamp, Ranks)> {
     let mut ranks = Ranks::default();
     let mut i = i;
     while let Some(r) = i.strip_prefix(' ') {
-        let name_len = r.bytes().take_while(|c| c.is_ascii_uppercase() || *c == b'_').count();
+        let name_len = r
+            .bytes()
+            .take_while(|c| c.is_ascii_uppercase() || *c == b'_')
+            .count();
         let num_len = r[name_len..].bytes().take_while(u8::is_ascii_digit).count();
         if name_len == 0 || num_len == 0 || num_len > 6 {
             return Err(nom::Err::Error(()));
         }
-        let n: u32 = r[name_len..name_len + num_len].parse().map_err(|_| nom::Err::Error(()))?;
+        let n: u32 = r[name_len..name_len + num_len]
+            .parse()
+            .map_err(|_| nom::Err::Error(()))?;
         ranks.set(&r[..name_len], n);
         i = &r[name_len + num_len..];
     }
@@ -252,16 +262,40 @@ fn level(i: &str) -> Res<'_, Level> {
 
 /// vLLM `INFO 05-27 09:10:11 [loggers.py:116] ` (brackets optional, path allowed).
 fn vllm_prefix(i: &str) -> Res<'_, (Level, Stamp)> {
-    let (i, (lvl, _, month, _, day, _, ms, _)) =
-        (level, char(' '), digits(2), char('-'), digits(2), char(' '), time_of_day, char(' ')).parse(i)?;
+    let (i, (lvl, _, month, _, day, _, ms, _)) = (
+        level,
+        char(' '),
+        digits(2),
+        char('-'),
+        digits(2),
+        char(' '),
+        time_of_day,
+        char(' '),
+    )
+        .parse(i)?;
     if !(1..=12).contains(&month) || !(1..=31).contains(&day) {
         return Err(nom::Err::Error(()));
     }
     let (i, _) = opt(char('[')).parse(i)?;
     let (i, _) = take_while1(|c: char| !matches!(c, ':' | ']' | ' ')).parse(i)?;
-    let (i, _) = (char(':'), take_while1(|c: char| c.is_ascii_digit()), char(']')).parse(i)?;
+    let (i, _) = (
+        char(':'),
+        take_while1(|c: char| c.is_ascii_digit()),
+        char(']'),
+    )
+        .parse(i)?;
     let i = i.strip_prefix(' ').unwrap_or(i);
-    Ok((i, (lvl, Stamp::MonthDay { month: month as u8, day: day as u8, ms })))
+    Ok((
+        i,
+        (
+            lvl,
+            Stamp::MonthDay {
+                month: month as u8,
+                day: day as u8,
+                ms,
+            },
+        ),
+    ))
 }
 
 /// Splits a normalised line into its prefix and message.
@@ -335,7 +369,12 @@ fn search_prefix(line: &str) -> Option<(Prefix<'_>, &str)> {
             }
         } else if after_space && matches!(c, b'I' | b'W' | b'E' | b'D' | b'C') {
             if let Ok((msg, (lvl, stamp))) = vllm_prefix(&line[i..]) {
-                let p = Prefix { style: Style::Vllm, stamp, level: Some(lvl), ..Prefix::default() };
+                let p = Prefix {
+                    style: Style::Vllm,
+                    stamp,
+                    level: Some(lvl),
+                    ..Prefix::default()
+                };
                 return Some((p, msg));
             }
         }
@@ -372,7 +411,10 @@ mod tests {
             assert_eq!(norm(raw), want, "{}", String::from_utf8_lossy(raw));
         }
         // things that look close but are not colour codes stay
-        assert_eq!(norm(b"[22:29:22 TP0] a [m] [12]"), "[22:29:22 TP0] a [m] [12]");
+        assert_eq!(
+            norm(b"[22:29:22 TP0] a [m] [12]"),
+            "[22:29:22 TP0] a [m] [12]"
+        );
     }
 
     #[test]
@@ -382,33 +424,91 @@ mod tests {
 
     #[test]
     fn prefixes() {
-        let (p, m) = split("[2026-05-09 22:29:22.104 DP1 PP0 ATTN_CP0 MOE_DP0 TP3 EP2] Decode batch");
+        let (p, m) =
+            split("[2026-05-09 22:29:22.104 DP1 PP0 ATTN_CP0 MOE_DP0 TP3 EP2] Decode batch");
         assert_eq!(m, "Decode batch");
         assert_eq!(p.style, Style::Sglang);
-        assert_eq!(p.ranks, Ranks { dp: Some(1), tp: Some(3), pp: Some(0), ep: Some(2), attn_cp: Some(0), moe_dp: Some(0) });
-        assert_eq!(p.stamp, Stamp::Full { days: days_from_civil(2026, 5, 9), ms: 80_962_104 });
+        assert_eq!(
+            p.ranks,
+            Ranks {
+                dp: Some(1),
+                tp: Some(3),
+                pp: Some(0),
+                ep: Some(2),
+                attn_cp: Some(0),
+                moe_dp: Some(0)
+            }
+        );
+        assert_eq!(
+            p.stamp,
+            Stamp::Full {
+                days: days_from_civil(2026, 5, 9),
+                ms: 80_962_104
+            }
+        );
 
         let (p, m) = split("[22:29:22 TP0] Decode batch");
-        assert_eq!((p.stamp, p.ranks.tp, m), (Stamp::TimeOnly { ms: 80_962_000 }, Some(0), "Decode batch"));
+        assert_eq!(
+            (p.stamp, p.ranks.tp, m),
+            (Stamp::TimeOnly { ms: 80_962_000 }, Some(0), "Decode batch")
+        );
 
         let (p, m) = split("[gpu_id=2] Decode batch.");
-        assert_eq!((p.style, p.ranks.tp, m), (Style::Sglang, Some(2), "Decode batch."));
+        assert_eq!(
+            (p.style, p.ranks.tp, m),
+            (Style::Sglang, Some(2), "Decode batch.")
+        );
 
         let (p, m) = split("2026-05-12T07:51:36.069569496Z sglang-1  | [2025-03-11 16:44:27] [2025-03-11 01:44:27 TP0] Decode batch");
-        assert_eq!((p.stamp, p.ranks.tp, m), (Stamp::Full { days: days_from_civil(2025, 3, 11), ms: 6_267_000 }, Some(0), "Decode batch"));
+        assert_eq!(
+            (p.stamp, p.ranks.tp, m),
+            (
+                Stamp::Full {
+                    days: days_from_civil(2025, 3, 11),
+                    ms: 6_267_000
+                },
+                Some(0),
+                "Decode batch"
+            )
+        );
 
         let (p, m) = split("(EngineCore_DP0 pid=31401) INFO 09-13 09:10:02 [kv_cache_utils.py:864] GPU KV cache size");
-        assert_eq!((p.style, p.process, p.level, m), (Style::Vllm, Some("EngineCore_DP0"), Some(Level::Info), "GPU KV cache size"));
-        assert_eq!(p.stamp, Stamp::MonthDay { month: 9, day: 13, ms: 33_002_000 });
+        assert_eq!(
+            (p.style, p.process, p.level, m),
+            (
+                Style::Vllm,
+                Some("EngineCore_DP0"),
+                Some(Level::Info),
+                "GPU KV cache size"
+            )
+        );
+        assert_eq!(
+            p.stamp,
+            Stamp::MonthDay {
+                month: 9,
+                day: 13,
+                ms: 33_002_000
+            }
+        );
 
         let (p, m) = split("WARNING 06-01 09:10:12 scheduler.py:1077] Sequence group");
         assert_eq!((p.level, m), (Some(Level::Warning), "Sequence group"));
 
         let (p, m) = split("(APIServer pid=1) INFO:     172.17.0.1:53400 - \"POST\"");
-        assert_eq!((p.style, p.process, m), (Style::Bare, Some("APIServer"), "INFO:     172.17.0.1:53400 - \"POST\""));
+        assert_eq!(
+            (p.style, p.process, m),
+            (
+                Style::Bare,
+                Some("APIServer"),
+                "INFO:     172.17.0.1:53400 - \"POST\""
+            )
+        );
 
         let (p, m) = split("2026-05-12T07:51:36Z decode out of memory happened");
-        assert_eq!((p.stamp.is_some(), m), (true, "decode out of memory happened"));
+        assert_eq!(
+            (p.stamp.is_some(), m),
+            (true, "decode out of memory happened")
+        );
 
         let (p, m) = split("node3 pod-x: INFO 05-12 07:51:39 [loggers.py:271] Engine 000: x");
         assert_eq!((p.style, m), (Style::Vllm, "Engine 000: x"));

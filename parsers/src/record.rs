@@ -61,7 +61,11 @@ pub struct Extra<'a> {
 
 impl Default for Extra<'_> {
     fn default() -> Self {
-        Extra { items: [("", ""); Extra::CAP], len: 0, overflow: 0 }
+        Extra {
+            items: [("", ""); Extra::CAP],
+            len: 0,
+            overflow: 0,
+        }
     }
 }
 
@@ -87,7 +91,10 @@ impl<'a> Extra<'a> {
     }
 
     pub fn get(&self, key: &str) -> Option<&'a str> {
-        self.as_slice().iter().find(|(k, _)| *k == key).map(|(_, v)| *v)
+        self.as_slice()
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map(|(_, v)| *v)
     }
 }
 
@@ -177,12 +184,21 @@ pub struct Config<'a> {
 }
 
 impl<'a> Config<'a> {
-    pub(crate) fn new(engine: Engine, pairs: &[(&'static str, &'a str)], repr: Option<&'a str>) -> Config<'a> {
+    pub(crate) fn new(
+        engine: Engine,
+        pairs: &[(&'static str, &'a str)],
+        repr: Option<&'a str>,
+    ) -> Config<'a> {
         let mut fixed = [("", ""); 4];
         for (slot, p) in fixed.iter_mut().zip(pairs) {
             *slot = *p;
         }
-        Config { engine: Some(engine), fixed, nfixed: pairs.len().min(4) as u8, repr }
+        Config {
+            engine: Some(engine),
+            fixed,
+            nfixed: pairs.len().min(4) as u8,
+            repr,
+        }
     }
 
     /// The `(key, value)` rows of this line; values lose their Python quotes.
@@ -193,7 +209,10 @@ impl<'a> Config<'a> {
             .flat_map(crate::kv::repr_items)
             .filter_map(crate::kv::repr_pair)
             .map(|(k, v)| (k, crate::kv::unquote(v)));
-        self.fixed[..usize::from(self.nfixed)].iter().copied().chain(from_repr)
+        self.fixed[..usize::from(self.nfixed)]
+            .iter()
+            .copied()
+            .chain(from_repr)
     }
 }
 

@@ -87,7 +87,11 @@ fn prescan(bytes: &[u8]) -> Pre {
         .map(|l| stamp_of(l, &mut scratch))
         .find(Stamp::is_some)
         .unwrap_or_default();
-    Pre { lines: count_lines(bytes), first, last }
+    Pre {
+        lines: count_lines(bytes),
+        first,
+        last,
+    }
 }
 
 /// Where the scan stands between batches.
@@ -115,19 +119,34 @@ where
     let results: Vec<(R, Calendar)> = chunks
         .par_iter()
         .zip(starts.par_iter())
-        .map(|(bytes, &(first_line, calendar))| work(Chunk { bytes, first_line, calendar }))
+        .map(|(bytes, &(first_line, calendar))| {
+            work(Chunk {
+                bytes,
+                first_line,
+                calendar,
+            })
+        })
         .collect();
     let mut real = at.calendar;
-    for ((result, end), (bytes, &(first_line, assumed))) in results.into_iter().zip(chunks.iter().zip(&starts)) {
+    for ((result, end), (bytes, &(first_line, assumed))) in
+        results.into_iter().zip(chunks.iter().zip(&starts))
+    {
         let (result, end) = if assumed == real {
             (result, end)
         } else {
-            work(Chunk { bytes, first_line, calendar: real })
+            work(Chunk {
+                bytes,
+                first_line,
+                calendar: real,
+            })
         };
         sink(result);
         real = end;
     }
-    *at = Cursor { line, calendar: real };
+    *at = Cursor {
+        line,
+        calendar: real,
+    };
 }
 
 /// Runs `work` over whole-line chunks of `data` in parallel and feeds the results to `sink`
@@ -143,7 +162,13 @@ where
 }
 
 /// [`scan`] with a chosen chunk size (tests use tiny chunks to exercise the boundaries).
-pub fn scan_chunked<R, W, S>(data: Data, calendar: Calendar, chunk: usize, work: W, mut sink: S) -> io::Result<u64>
+pub fn scan_chunked<R, W, S>(
+    data: Data,
+    calendar: Calendar,
+    chunk: usize,
+    work: W,
+    mut sink: S,
+) -> io::Result<u64>
 where
     R: Send,
     W: Fn(Chunk<'_>) -> (R, Calendar) + Sync,
@@ -212,7 +237,9 @@ mod tests {
         let mut text = String::new();
         for day in 0..3 {
             for h in [1, 9, 17, 23] {
-                text.push_str(&format!("[{h:02}:00:00 TP0] Decode batch. #running-req: {day}\n"));
+                text.push_str(&format!(
+                    "[{h:02}:00:00 TP0] Decode batch. #running-req: {day}\n"
+                ));
             }
         }
         let data = Data::Owned(text.into_bytes());
@@ -227,7 +254,12 @@ mod tests {
                 let mut scratch = String::new();
                 let out: Vec<_> = lines(c.bytes)
                     .enumerate()
-                    .map(|(i, l)| (c.first_line + i as u64, cal.resolve(stamp_of(l, &mut scratch)).unwrap().to_string()))
+                    .map(|(i, l)| {
+                        (
+                            c.first_line + i as u64,
+                            cal.resolve(stamp_of(l, &mut scratch)).unwrap().to_string(),
+                        )
+                    })
                     .collect();
                 (out, cal)
             },

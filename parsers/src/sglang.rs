@@ -82,7 +82,12 @@ pub fn parse(msg: &str) -> Option<Body<'_>> {
 }
 
 fn event(kind: EventKind, message: &str, count: Option<u64>) -> Body<'_> {
-    Body::Event(Event { engine: SG, kind, message, count })
+    Body::Event(Event {
+        engine: SG,
+        kind,
+        message,
+        count,
+    })
 }
 
 /// `Decode batch. …`, `Decode batch, …`, `Decode batch [440], …`,
@@ -91,12 +96,16 @@ fn batch(rest: &str, kind: StepKind) -> Body<'_> {
     let mut rest = rest;
     let mut mixed_running = None;
     if let Some(r) = rest.strip_prefix("(mixed #running-req: ") {
-        let Some(close) = r.find(')') else { return Body::Malformed("unclosed `(mixed …)`") };
+        let Some(close) = r.find(')') else {
+            return Body::Malformed("unclosed `(mixed …)`");
+        };
         mixed_running = uint(&r[..close]);
         rest = &r[close + 1..];
     }
     if let Some(r) = rest.strip_prefix(" [") {
-        let Some(close) = r.find(']') else { return Body::Malformed("unclosed `[N]` iteration count") };
+        let Some(close) = r.find(']') else {
+            return Body::Malformed("unclosed `[N]` iteration count");
+        };
         rest = &r[close + 1..];
     }
     let body = match rest.as_bytes() {
@@ -117,7 +126,11 @@ fn batch(rest: &str, kind: StepKind) -> Body<'_> {
 /// Reads the `key: value` parts of a decode or prefill body.
 fn fields(body: &str, kind: StepKind) -> Body<'_> {
     let body = body.trim_end_matches([',', ' ']);
-    let mut s = Step { engine: SG, kind: Some(kind), ..Step::default() };
+    let mut s = Step {
+        engine: SG,
+        kind: Some(kind),
+        ..Step::default()
+    };
     for (key, value) in pairs(body) {
         if let Err(why) = apply(&mut s, key, value) {
             return Body::Malformed(why);
@@ -184,9 +197,12 @@ fn apply<'a>(s: &mut Step<'a>, key: &'a str, value: &'a str) -> Result<(), &'sta
         "#new-token" | "#new_token" => set_u(&mut s.new_tokens, value)?,
         "#cached-token" | "#cached_token" => set_u(&mut s.cached_tokens, value)?,
         "cache hit rate" | "tree_cache_hit_rate" => {
-            s.prefix_hit_rate = Some(percent_as_fraction(value).ok_or("a percent field is not a number")?)
+            s.prefix_hit_rate =
+                Some(percent_as_fraction(value).ok_or("a percent field is not a number")?)
         }
-        k if k.ends_with(" graph") => s.graph = Some(pybool(value).ok_or("a graph flag is not True/False")?),
+        k if k.ends_with(" graph") => {
+            s.graph = Some(pybool(value).ok_or("a graph flag is not True/False")?)
+        }
         _ => s.extra.push(key, value),
     }
     Ok(())
@@ -198,7 +214,11 @@ fn new_fill_batch(msg: &str) -> Body<'_> {
         return Body::Malformed("`new fill batch` without its `. ` separator");
     };
     let body = body.trim_end_matches(['.', ' ']);
-    let mut s = Step { engine: SG, kind: Some(StepKind::Prefill), ..Step::default() };
+    let mut s = Step {
+        engine: SG,
+        kind: Some(StepKind::Prefill),
+        ..Step::default()
+    };
     for part in body.split(". ") {
         let Some((k, v)) = part.split_once(": ") else {
             return Body::Malformed("a part without `key: value` in `new fill batch`");
@@ -251,7 +271,9 @@ fn load_weight(rest: &str) -> Body<'_> {
     let mut fixed: [(&'static str, &str); 4] = [("", ""); 4];
     let mut n = 0;
     for part in rest.trim_end_matches('.').split(", ") {
-        let Some((k, v)) = part.split_once('=') else { continue };
+        let Some((k, v)) = part.split_once('=') else {
+            continue;
+        };
         let name = match k {
             "type" => "model_type",
             "dtype" => "dtype",
@@ -259,8 +281,10 @@ fn load_weight(rest: &str) -> Body<'_> {
             "mem usage" => "weight_mem_usage",
             _ => continue,
         };
-        fixed[n] = (name, v);
-        n += 1;
+        if n < fixed.len() {
+            fixed[n] = (name, v);
+            n += 1;
+        }
     }
     Body::Config(Config::new(Engine::Sglang, &fixed[..n], None))
 }
@@ -277,4 +301,20 @@ fn server_args(rest: &str) -> Body<'_> {
         return Body::Malformed("`server_args=` is neither `ServerArgs(…)` nor `{…}`");
     };
     Body::Config(Config::new(Engine::Sglang, &[], Some(inner)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Regression (found by the `log_line` fuzz target): more than four known keys in a
+    /// `Load weight end.` line overran the fixed pair array.
+    #[test]
+    fn repeated_load_weight_keys_do_not_overflow() {
+        let msg = "Load weight end. type=A, dtype=B, type=C, dtype=D, quant=E, mem usage=F";
+        let Some(Body::Config(c)) = parse(msg) else {
+            panic!()
+        };
+        assert_eq!(c.pairs().count(), 4);
+    }
 }

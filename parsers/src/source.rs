@@ -66,9 +66,14 @@ impl Input {
         match self {
             Input::Stdin => "stdin".to_string(),
             Input::Path(p) => {
-                let name = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+                let name = p
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default();
                 let mut stem = name.as_str();
-                for ext in [".zst", ".zstd", ".gz", ".log", ".txt", ".jsonl", ".json", ".out", ".err"] {
+                for ext in [
+                    ".zst", ".zstd", ".gz", ".log", ".txt", ".jsonl", ".json", ".out", ".err",
+                ] {
                     if let Some(s) = stem.strip_suffix(ext) {
                         if !s.is_empty() {
                             stem = s;
@@ -92,11 +97,17 @@ pub fn expand(args: &[String]) -> Result<Vec<Input>, SourceError> {
         }
         let path = Path::new(arg);
         if path.is_dir() {
-            walk(path, &mut out).map_err(|source| SourceError::Read { path: arg.clone(), source })?;
+            walk(path, &mut out).map_err(|source| SourceError::Read {
+                path: arg.clone(),
+                source,
+            })?;
         } else if path.exists() {
             out.push(Input::Path(path.to_path_buf()));
         } else {
-            let paths = glob::glob(arg).map_err(|e| SourceError::Glob { pattern: arg.clone(), msg: e.msg.to_string() })?;
+            let paths = glob::glob(arg).map_err(|e| SourceError::Glob {
+                pattern: arg.clone(),
+                msg: e.msg.to_string(),
+            })?;
             let mut found: Vec<PathBuf> = paths.filter_map(Result::ok).collect();
             if found.is_empty() {
                 return Err(SourceError::NotFound(arg.clone()));
@@ -104,7 +115,10 @@ pub fn expand(args: &[String]) -> Result<Vec<Input>, SourceError> {
             found.sort();
             for p in found {
                 if p.is_dir() {
-                    walk(&p, &mut out).map_err(|source| SourceError::Read { path: p.display().to_string(), source })?;
+                    walk(&p, &mut out).map_err(|source| SourceError::Read {
+                        path: p.display().to_string(),
+                        source,
+                    })?;
                 } else {
                     out.push(Input::Path(p));
                 }
@@ -151,17 +165,28 @@ impl Source {
     /// Opens an input and sniffs its compression.
     pub fn open(input: &Input) -> Result<Source, SourceError> {
         let name = input.display();
-        let read_err = |source| SourceError::Read { path: name.clone(), source };
+        let read_err = |source| SourceError::Read {
+            path: name.clone(),
+            source,
+        };
         match input {
             Input::Stdin => {
                 let mut r = BufReader::with_capacity(1 << 20, io::stdin());
                 let head = r.fill_buf().map_err(read_err)?;
                 let compression = Compression::sniff(head);
                 let data = Data::Stream(decoder(compression, Box::new(r)).map_err(read_err)?);
-                Ok(Source { input: input.clone(), compression, modified: None, data })
+                Ok(Source {
+                    input: input.clone(),
+                    compression,
+                    modified: None,
+                    data,
+                })
             }
             Input::Path(path) => {
-                let file = File::open(path).map_err(|source| SourceError::Open { path: name.clone(), source })?;
+                let file = File::open(path).map_err(|source| SourceError::Open {
+                    path: name.clone(),
+                    source,
+                })?;
                 let meta = file.metadata().map_err(read_err)?;
                 let modified = meta.modified().ok();
                 let mut head = [0u8; 4];
@@ -181,7 +206,12 @@ impl Source {
                 } else {
                     Data::Stream(Box::new(file))
                 };
-                Ok(Source { input: input.clone(), compression, modified, data })
+                Ok(Source {
+                    input: input.clone(),
+                    compression,
+                    modified,
+                    data,
+                })
             }
         }
     }
@@ -240,7 +270,12 @@ pub struct StreamChunks {
 
 impl StreamChunks {
     pub fn new(reader: Box<dyn Read + Send>, target: usize) -> StreamChunks {
-        StreamChunks { reader, carry: Vec::new(), target, done: false }
+        StreamChunks {
+            reader,
+            carry: Vec::new(),
+            target,
+            done: false,
+        }
     }
 }
 
@@ -291,7 +326,9 @@ mod tests {
         let data = b"aa\nbbbb\ncc\nd";
         let c = split_lines(data, 3);
         assert_eq!(c, [&b"aa\nbbbb\n"[..], b"cc\nd"]);
-        let s: Vec<_> = StreamChunks::new(Box::new(&data[..]), 4).map(Result::unwrap).collect();
+        let s: Vec<_> = StreamChunks::new(Box::new(&data[..]), 4)
+            .map(Result::unwrap)
+            .collect();
         assert_eq!(s.concat(), data);
         assert!(s[..s.len() - 1].iter().all(|c| c.ends_with(b"\n")));
     }
@@ -299,14 +336,20 @@ mod tests {
     #[test]
     fn stems() {
         assert_eq!(Input::Path("logs/gpu3.log.zst".into()).stem(), "gpu3");
-        assert_eq!(Input::Path("a/sglang_gpu0.log".into()).stem(), "sglang_gpu0");
+        assert_eq!(
+            Input::Path("a/sglang_gpu0.log".into()).stem(),
+            "sglang_gpu0"
+        );
         assert_eq!(Input::Stdin.stem(), "stdin");
     }
 
     #[test]
     fn sniff() {
         assert_eq!(Compression::sniff(&[0x1f, 0x8b, 8, 0]), Compression::Gzip);
-        assert_eq!(Compression::sniff(&[0x28, 0xb5, 0x2f, 0xfd]), Compression::Zstd);
+        assert_eq!(
+            Compression::sniff(&[0x28, 0xb5, 0x2f, 0xfd]),
+            Compression::Zstd
+        );
         assert_eq!(Compression::sniff(b"[202"), Compression::None);
     }
 }

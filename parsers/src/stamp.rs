@@ -98,7 +98,20 @@ pub fn valid_date(y: i32, m: u8, d: u8) -> bool {
         return false;
     }
     let leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-    let dim = [31, if leap { 29 } else { 28 }, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+    let dim = [
+        31,
+        if leap { 29 } else { 28 },
+        31,
+        30,
+        31,
+        30,
+        31,
+        31,
+        30,
+        31,
+        30,
+        31,
+    ];
     d <= dim[usize::from(m - 1)]
 }
 
@@ -120,7 +133,12 @@ impl Calendar {
     /// A calendar for a file: `year` completes `MM-DD`, `date` (days since epoch) completes
     /// time-only stamps.
     pub fn new(year: i32, date: i32) -> Calendar {
-        Calendar { year, date, prev_md: None, prev_tod: None }
+        Calendar {
+            year,
+            date,
+            prev_md: None,
+            prev_tod: None,
+        }
     }
 
     /// The year currently assumed for `MM-DD` stamps.
@@ -186,7 +204,10 @@ mod tests {
 
     #[test]
     fn display() {
-        let t = Ts::from_parts(days_from_civil(2026, 5, 9), (22 * 3600 + 29 * 60 + 22) * 1000);
+        let t = Ts::from_parts(
+            days_from_civil(2026, 5, 9),
+            (22 * 3600 + 29 * 60 + 22) * 1000,
+        );
         assert_eq!(t.to_string(), "2026-05-09T22:29:22");
         assert_eq!(Ts(t.0 + 104).to_string(), "2026-05-09T22:29:22.104");
     }
@@ -194,8 +215,20 @@ mod tests {
     #[test]
     fn new_year_and_midnight() {
         let mut c = Calendar::new(2025, days_from_civil(2025, 1, 1));
-        let a = c.resolve(Stamp::MonthDay { month: 12, day: 31, ms: 1000 }).unwrap();
-        let b = c.resolve(Stamp::MonthDay { month: 1, day: 1, ms: 1000 }).unwrap();
+        let a = c
+            .resolve(Stamp::MonthDay {
+                month: 12,
+                day: 31,
+                ms: 1000,
+            })
+            .unwrap();
+        let b = c
+            .resolve(Stamp::MonthDay {
+                month: 1,
+                day: 1,
+                ms: 1000,
+            })
+            .unwrap();
         assert_eq!(a.to_string(), "2025-12-31T00:00:01");
         assert_eq!(b.to_string(), "2026-01-01T00:00:01");
         let mut c = Calendar::new(2025, days_from_civil(2025, 3, 1));

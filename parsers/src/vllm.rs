@@ -29,22 +29,29 @@ pub fn parse(msg: &str, level: Option<Level>) -> Option<Body<'_>> {
                 None
             }
         }
-        b'P' => msg.strip_prefix("Prefix cache hit rate: ").map(prefix_cache),
+        b'P' => msg
+            .strip_prefix("Prefix cache hit rate: ")
+            .map(prefix_cache),
         b'C' => chunked_prefill(msg).or_else(|| capacity(msg)),
         b'G' | b'X' | b'T' | b'H' | b'N' | b'M' => capacity(msg),
         b'#' => msg.strip_prefix("# GPU blocks: ").map(blocks),
-        b'n' => msg.strip_prefix("non-default args: ").map(|r| dict_config(r)),
+        b'n' => msg
+            .strip_prefix("non-default args: ")
+            .map(|r| dict_config(r)),
         b'a' => msg.strip_prefix("args: ").map(namespace_config),
-        b'v' => msg.strip_prefix("vLLM API server version ").map(|v| {
-            Body::Config(Config::new(Engine::Vllm, &[("version", v.trim())], None))
-        }),
+        b'v' => msg
+            .strip_prefix("vLLM API server version ")
+            .map(|v| Body::Config(Config::new(Engine::Vllm, &[("version", v.trim())], None))),
         b'I' => engine_config(msg),
         _ => None,
     };
     body.or_else(|| match level {
-        Some(Level::Error | Level::Critical) => {
-            Some(Body::Event(Event { engine: VL, kind: EventKind::Error, message: msg, count: None }))
-        }
+        Some(Level::Error | Level::Critical) => Some(Body::Event(Event {
+            engine: VL,
+            kind: EventKind::Error,
+            message: msg,
+            count: None,
+        })),
         _ => None,
     })
 }
@@ -54,7 +61,9 @@ fn engine_stats(msg: &str) -> Option<Body<'_>> {
     let rest = msg.strip_prefix("Engine ")?;
     let colon = rest.find(": ")?;
     let idx = uint(&rest[..colon])?;
-    let body = rest[colon + 2..].strip_prefix("Avg prompt throughput: ").map(|_| &rest[colon + 2..])?;
+    let body = rest[colon + 2..]
+        .strip_prefix("Avg prompt throughput: ")
+        .map(|_| &rest[colon + 2..])?;
     Some(stats(body, Some(idx as u32), None))
 }
 
@@ -62,7 +71,8 @@ fn engine_stats(msg: &str) -> Option<Body<'_>> {
 fn aggregated_stats(msg: &str) -> Option<Body<'_>> {
     let (n, rest) = msg.split_once(" Engines Aggregated: ")?;
     let n = uint(n)?;
-    rest.starts_with("Avg prompt throughput: ").then(|| stats(rest, None, Some(n as u32)))
+    rest.starts_with("Avg prompt throughput: ")
+        .then(|| stats(rest, None, Some(n as u32)))
 }
 
 fn num_of(v: &str) -> &str {
@@ -71,7 +81,13 @@ fn num_of(v: &str) -> &str {
 
 fn stats(body: &str, engine_index: Option<u32>, aggregated: Option<u32>) -> Body<'_> {
     let body = body.trim_end().trim_end_matches('.');
-    let mut s = Step { engine: VL, kind: Some(StepKind::Stats), engine_index, aggregated_engines: aggregated, ..Step::default() };
+    let mut s = Step {
+        engine: VL,
+        kind: Some(StepKind::Stats),
+        engine_index,
+        aggregated_engines: aggregated,
+        ..Step::default()
+    };
     for (key, value) in pairs(body) {
         let n = num_of(value);
         let ok = match key {
@@ -80,11 +96,15 @@ fn stats(body: &str, engine_index: Option<u32>, aggregated: Option<u32>) -> Body
             "Running" => uint(n).map(|v| s.running = Some(v)).is_some(),
             "Pending" | "Waiting" => uint(n).map(|v| s.waiting = Some(v)).is_some(),
             "Preemptions" => uint(n).map(|v| s.preemptions = Some(v)).is_some(),
-            "Prefix cache hit rate" => percent_as_fraction(n).map(|v| s.prefix_hit_rate = Some(v)).is_some(),
+            "Prefix cache hit rate" => percent_as_fraction(n)
+                .map(|v| s.prefix_hit_rate = Some(v))
+                .is_some(),
             "" => false,
             k if k.ends_with(" KV cache usage") && s.kv_usage.is_none() => {
                 // the first device usage is the KV pool (V0 also prints the CPU swap space)
-                percent_as_fraction(n).map(|v| s.kv_usage = Some(v)).is_some()
+                percent_as_fraction(n)
+                    .map(|v| s.kv_usage = Some(v))
+                    .is_some()
             }
             _ => {
                 s.extra.push(key, value);
@@ -104,13 +124,21 @@ fn stats(body: &str, engine_index: Option<u32>, aggregated: Option<u32>) -> Body
 /// `SpecDecoding metrics: …` (V1, every variant) and `Speculative metrics: …` (V0).
 fn spec(body: &str) -> Body<'_> {
     let body = body.trim_end().trim_end_matches('.');
-    let mut s = Step { engine: VL, kind: Some(StepKind::Spec), ..Step::default() };
+    let mut s = Step {
+        engine: VL,
+        kind: Some(StepKind::Spec),
+        ..Step::default()
+    };
     for (key, value) in pairs(body) {
         let ok = match key {
             "Mean acceptance length" => float(value).map(|v| s.accept_len = Some(v)).is_some(),
             // V1 prints a percent, V0 a fraction with 3 decimals; the `%` tells them apart
             "Avg Draft acceptance rate" | "Draft acceptance rate" => {
-                let v = if value.ends_with('%') { percent_as_fraction(value) } else { float(value) };
+                let v = if value.ends_with('%') {
+                    percent_as_fraction(value)
+                } else {
+                    float(value)
+                };
                 v.map(|v| s.accept_rate = Some(v)).is_some()
             }
             "" => false,
@@ -131,7 +159,11 @@ fn spec(body: &str) -> Body<'_> {
 
 /// V0 `Prefix cache hit rate: GPU: 41.23%, CPU: 0.00%`.
 fn prefix_cache(rest: &str) -> Body<'_> {
-    let mut s = Step { engine: VL, kind: Some(StepKind::Cache), ..Step::default() };
+    let mut s = Step {
+        engine: VL,
+        kind: Some(StepKind::Cache),
+        ..Step::default()
+    };
     for (key, value) in pairs(rest.trim_end()) {
         match key {
             "GPU" => s.prefix_hit_rate = percent_as_fraction(value),
@@ -149,7 +181,12 @@ fn preemption(msg: &str) -> Body<'_> {
     let count = msg
         .rsplit_once("total_num_cumulative_preemption=")
         .and_then(|(_, n)| uint(n.trim().trim_end_matches('.')));
-    Body::Event(Event { engine: VL, kind: EventKind::Preemption, message: msg, count })
+    Body::Event(Event {
+        engine: VL,
+        kind: EventKind::Preemption,
+        message: msg,
+        count,
+    })
 }
 
 /// `GPU KV cache size: 1,048,576 tokens[, Maximum concurrency for 131,072 tokens per request: 8.00x]`
@@ -160,14 +197,21 @@ fn capacity(msg: &str) -> Option<Body<'_>> {
     let mut rest = msg;
     if let Some(i) = msg.find(" KV cache size: ") {
         let dev = &msg[..i];
-        if dev.is_empty() || dev.len() > 16 || !dev.bytes().all(|c| c.is_ascii_uppercase() || c == b' ' || c == b'+' || c.is_ascii_lowercase()) {
+        if dev.is_empty()
+            || dev.len() > 16
+            || !dev
+                .bytes()
+                .all(|c| c.is_ascii_uppercase() || c == b' ' || c == b'+' || c.is_ascii_lowercase())
+        {
             return None;
         }
         let r = &msg[i + " KV cache size: ".len()..];
         let end = r.find(" tokens").unwrap_or(r.len());
         fixed[n] = ("kv_cache_tokens", &r[..end]);
         n += 1;
-        rest = r[end..].trim_start_matches(" tokens").trim_start_matches(", ");
+        rest = r[end..]
+            .trim_start_matches(" tokens")
+            .trim_start_matches(", ");
     }
     if let Some(r) = rest.strip_prefix("Maximum concurrency for ") {
         let (len, x) = r.split_once(" tokens per request: ")?;
@@ -186,14 +230,24 @@ fn blocks(rest: &str) -> Body<'_> {
         Some((g, c)) => (g, Some(c)),
         None => (rest, None),
     };
-    let fixed = [("num_gpu_blocks", gpu.trim()), ("num_cpu_blocks", cpu.unwrap_or("").trim())];
-    Body::Config(Config::new(Engine::Vllm, &fixed[..if cpu.is_some() { 2 } else { 1 }], None))
+    let fixed = [
+        ("num_gpu_blocks", gpu.trim()),
+        ("num_cpu_blocks", cpu.unwrap_or("").trim()),
+    ];
+    Body::Config(Config::new(
+        Engine::Vllm,
+        &fixed[..if cpu.is_some() { 2 } else { 1 }],
+        None,
+    ))
 }
 
 /// `non-default args: {'model': …}`.
 fn dict_config(rest: &str) -> Body<'_> {
     let r = rest.trim();
-    let inner = r.strip_prefix('{').map(|r| r.strip_suffix('}').unwrap_or(r)).unwrap_or(r);
+    let inner = r
+        .strip_prefix('{')
+        .map(|r| r.strip_suffix('}').unwrap_or(r))
+        .unwrap_or(r);
     Body::Config(Config::new(Engine::Vllm, &[], Some(inner)))
 }
 
@@ -217,10 +271,19 @@ fn engine_config(msg: &str) -> Option<Body<'_>> {
         // the V0 form closes with `seed=0)`; drop that unbalanced `)`
         let cfg = r[close..].split_once("with config: ").map(|(_, c)| {
             let c = c.trim_end();
-            let unbalanced = c.bytes().filter(|&b| b == b')').count() > c.bytes().filter(|&b| b == b'(').count();
-            if unbalanced { c.strip_suffix(')').unwrap_or(c) } else { c }
+            let unbalanced =
+                c.bytes().filter(|&b| b == b')').count() > c.bytes().filter(|&b| b == b'(').count();
+            if unbalanced {
+                c.strip_suffix(')').unwrap_or(c)
+            } else {
+                c
+            }
         });
-        return Some(Body::Config(Config::new(Engine::Vllm, &[("version", version)], cfg)));
+        return Some(Body::Config(Config::new(
+            Engine::Vllm,
+            &[("version", version)],
+            cfg,
+        )));
     }
     None
 }
@@ -228,5 +291,9 @@ fn engine_config(msg: &str) -> Option<Body<'_>> {
 /// `Chunked prefill is enabled with max_num_batched_tokens=512.`
 fn chunked_prefill(msg: &str) -> Option<Body<'_>> {
     let r = msg.strip_prefix("Chunked prefill is enabled with ")?;
-    Some(Body::Config(Config::new(Engine::Vllm, &[], Some(r.trim_end_matches('.')))))
+    Some(Body::Config(Config::new(
+        Engine::Vllm,
+        &[],
+        Some(r.trim_end_matches('.')),
+    )))
 }

@@ -31,13 +31,62 @@ struct Decode {
 
 fn decode_strategy() -> impl Strategy<Value = Decode> {
     (
-        (0u8..4, any::<bool>(), proptest::sample::subsequence(vec![("DP", 0u32), ("PP", 1), ("ATTN_CP", 0), ("TP", 3), ("EP", 2)], 0..=5), proptest::option::of(0u32..1000)),
-        (0u64..100_000, 0u64..10_000_000, 0u32..=100, proptest::option::of((100u32..1000, 0u32..=100))),
-        (proptest::option::of((prop_oneof![Just("cuda graph"), Just("cpu graph"), Just("npu graph"), Just("musa graph")], any::<bool>())), 0u32..10_000_000, 0u64..100_000, any::<bool>()),
+        (
+            0u8..4,
+            any::<bool>(),
+            proptest::sample::subsequence(
+                vec![
+                    ("DP", 0u32),
+                    ("PP", 1),
+                    ("ATTN_CP", 0),
+                    ("TP", 3),
+                    ("EP", 2),
+                ],
+                0..=5,
+            ),
+            proptest::option::of(0u32..1000),
+        ),
+        (
+            0u64..100_000,
+            0u64..10_000_000,
+            0u32..=100,
+            proptest::option::of((100u32..1000, 0u32..=100)),
+        ),
+        (
+            proptest::option::of((
+                prop_oneof![
+                    Just("cuda graph"),
+                    Just("cpu graph"),
+                    Just("npu graph"),
+                    Just("musa graph")
+                ],
+                any::<bool>(),
+            )),
+            0u32..10_000_000,
+            0u64..100_000,
+            any::<bool>(),
+        ),
     )
-        .prop_map(|((label_sep, trailing, ranks, ms), (running, tokens, usage, accept), (graph, gen, queue, suffix))| Decode {
-            label_sep, trailing, ranks, ms, running, tokens, usage, accept, graph, gen, queue, suffix,
-        })
+        .prop_map(
+            |(
+                (label_sep, trailing, ranks, ms),
+                (running, tokens, usage, accept),
+                (graph, gen, queue, suffix),
+            )| Decode {
+                label_sep,
+                trailing,
+                ranks,
+                ms,
+                running,
+                tokens,
+                usage,
+                accept,
+                graph,
+                gen,
+                queue,
+                suffix,
+            },
+        )
 }
 
 fn render_decode(d: &Decode) -> String {
@@ -55,14 +104,23 @@ fn render_decode(d: &Decode) -> String {
         2 => " [440], ",
         _ => ", ",
     };
-    s += &format!("#running-req: {}, #token: {}, token usage: {}, ", d.running, d.tokens, f2(d.usage).0);
+    s += &format!(
+        "#running-req: {}, #token: {}, token usage: {}, ",
+        d.running,
+        d.tokens,
+        f2(d.usage).0
+    );
     if let Some((len, rate)) = d.accept {
         s += &format!("accept len: {}, accept rate: {}, ", f2(len).0, f2(rate).0);
     }
     if let Some((label, b)) = d.graph {
         s += &format!("{label}: {}, ", if b { "True" } else { "False" });
     }
-    s += &format!("gen throughput (token/s): {}, #queue-req: {}", f2(d.gen).0, d.queue);
+    s += &format!(
+        "gen throughput (token/s): {}, #queue-req: {}",
+        f2(d.gen).0,
+        d.queue
+    );
     if d.suffix {
         s += ", fwd occupancy: 97.41%";
     }

@@ -14,7 +14,14 @@ use tokstat_parsers::stamp::{days_from_civil, Calendar};
 fn describe(line: &Line<'_>, ts: Option<String>) -> String {
     let mut s = String::new();
     let p = &line.prefix;
-    let ranks = [("dp", p.ranks.dp), ("tp", p.ranks.tp), ("pp", p.ranks.pp), ("ep", p.ranks.ep), ("attn_cp", p.ranks.attn_cp), ("moe_dp", p.ranks.moe_dp)];
+    let ranks = [
+        ("dp", p.ranks.dp),
+        ("tp", p.ranks.tp),
+        ("pp", p.ranks.pp),
+        ("ep", p.ranks.ep),
+        ("attn_cp", p.ranks.attn_cp),
+        ("moe_dp", p.ranks.moe_dp),
+    ];
     let mut head = String::new();
     if let Some(ts) = ts {
         write!(head, " ts={ts}").unwrap();
@@ -31,7 +38,13 @@ fn describe(line: &Line<'_>, ts: Option<String>) -> String {
         Body::Other => s.push_str("other"),
         Body::Malformed(why) => write!(s, "malformed: {why}").unwrap(),
         Body::Step(st) => {
-            write!(s, "step {} {}{head}", st.engine.unwrap().as_str(), st.kind.unwrap().as_str()).unwrap();
+            write!(
+                s,
+                "step {} {}{head}",
+                st.engine.unwrap().as_str(),
+                st.kind.unwrap().as_str()
+            )
+            .unwrap();
             let u = [
                 ("engine_index", st.engine_index.map(u64::from)),
                 ("engines", st.aggregated_engines.map(u64::from)),
@@ -91,7 +104,11 @@ fn fixtures() -> Vec<PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/formats");
     let mut out = Vec::new();
     for dir in ["sglang", "vllm", "messy"] {
-        let mut v: Vec<_> = std::fs::read_dir(root.join(dir)).unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|e| e == "log")).collect();
+        let mut v: Vec<_> = std::fs::read_dir(root.join(dir))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "log"))
+            .collect();
         v.sort();
         out.extend(v);
     }
@@ -125,14 +142,20 @@ fn every_fixture_line_reads_as_expected() {
             std::fs::write(&exp_path, &got).unwrap();
             continue;
         }
-        let want = std::fs::read_to_string(&exp_path).unwrap_or_else(|_| panic!("{} has no .expected file", f.display()));
+        let want = std::fs::read_to_string(&exp_path)
+            .unwrap_or_else(|_| panic!("{} has no .expected file", f.display()));
         for (g, w) in got.lines().zip(want.lines()) {
             if g != w {
                 failures.push(format!("{}:\n  want {w}\n  got  {g}", f.display()));
             }
         }
         if got.lines().count() != want.lines().count() {
-            failures.push(format!("{}: {} lines read, {} expected", f.display(), got.lines().count(), want.lines().count()));
+            failures.push(format!(
+                "{}: {} lines read, {} expected",
+                f.display(),
+                got.lines().count(),
+                want.lines().count()
+            ));
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));

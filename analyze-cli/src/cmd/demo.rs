@@ -11,7 +11,12 @@ pub fn run(args: &DemoArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<
     if !std::path::Path::new(DEMO_DIR).is_dir() {
         bail!("the demo run is not at {DEMO_DIR}: run `tokstat demo` from a checkout of the sources, or `tokstat report <your logs>`");
     }
-    let input = InputArgs { inputs: vec![DEMO_DIR.to_string()], year: Some(2026), date: None, quiet: true };
+    let input = InputArgs {
+        inputs: vec![DEMO_DIR.to_string()],
+        year: Some(2026),
+        date: None,
+        quiet: true,
+    };
     writeln!(out, "tokstat demo: report on {DEMO_DIR}\n")?;
     super::report::run(&input, args.format.format, out, err)
 }

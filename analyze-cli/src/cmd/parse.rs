@@ -15,7 +15,9 @@ pub fn run(args: &ParseArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result
         dates,
         |file, chunk| {
             let cap = chunk.bytes.len() + chunk.bytes.len() / 2;
-            visit_chunk(file, chunk, Vec::with_capacity(cap), |buf, v| records::write(buf, &v))
+            visit_chunk(file, chunk, Vec::with_capacity(cap), |buf, v| {
+                records::write(buf, &v)
+            })
         },
         |_, buf: Vec<u8>| {
             if write_err.is_none() {
@@ -34,5 +36,11 @@ pub fn run(args: &ParseArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result
     }
     let failed = skipped.iter().any(|s| s.failed);
     let parsed: u64 = files.iter().map(|(_, t)| t.parsed).sum();
-    Ok(if failed || (parsed == 0 && !files.is_empty() && files.iter().any(|(_, t)| t.total > 0)) { crate::EXIT_FAILURE } else { 0 })
+    Ok(
+        if failed || (parsed == 0 && !files.is_empty() && files.iter().any(|(_, t)| t.total > 0)) {
+            crate::EXIT_FAILURE
+        } else {
+            0
+        },
+    )
 }

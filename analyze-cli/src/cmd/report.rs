@@ -9,7 +9,12 @@ use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, Table};
 use serde_json::{json, Value};
 use std::io::Write;
 
-pub fn run(args: &InputArgs, format: Format, out: &mut dyn Write, err: &mut dyn Write) -> Result<i32> {
+pub fn run(
+    args: &InputArgs,
+    format: Format,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<i32> {
     let inputs = logs::inputs(args)?;
     let dates = Dates::from_args(args)?;
     let mut summary = Summary::default();
@@ -31,7 +36,11 @@ pub fn run(args: &InputArgs, format: Format, out: &mut dyn Write, err: &mut dyn 
     }
     let failed = skipped.iter().any(|s| s.failed);
     let parsed: u64 = files.iter().map(|(_, t)| t.parsed).sum();
-    Ok(if failed || parsed == 0 { crate::EXIT_FAILURE } else { 0 })
+    Ok(if failed || parsed == 0 {
+        crate::EXIT_FAILURE
+    } else {
+        0
+    })
 }
 
 fn totals(files: &[(FileCtx, Tally)]) -> Tally {
@@ -43,7 +52,8 @@ fn totals(files: &[(FileCtx, Tally)]) -> Tally {
 }
 
 fn num(v: Option<f64>) -> Value {
-    v.filter(|x| x.is_finite()).map_or(Value::Null, |x| json!(x))
+    v.filter(|x| x.is_finite())
+        .map_or(Value::Null, |x| json!(x))
 }
 
 fn instance_json(name: &str, i: &Instance) -> Value {
@@ -86,9 +96,19 @@ fn to_json(files: &[(FileCtx, Tally)], skipped: &[Skipped], s: &Summary) -> Valu
     })
 }
 
-fn write_table(out: &mut dyn Write, files: &[(FileCtx, Tally)], skipped: &[Skipped], s: &Summary) -> Result<()> {
+fn write_table(
+    out: &mut dyn Write,
+    files: &[(FileCtx, Tally)],
+    skipped: &[Skipped],
+    s: &Summary,
+) -> Result<()> {
     let t = totals(files);
-    writeln!(out, "Server logs: {} file(s), {} instance(s)", files.len(), s.instances.len())?;
+    writeln!(
+        out,
+        "Server logs: {} file(s), {} instance(s)",
+        files.len(),
+        s.instances.len()
+    )?;
     writeln!(
         out,
         "Lines: {} total · {} parsed · {} other · {} malformed\n",
@@ -101,8 +121,17 @@ fn write_table(out: &mut dyn Write, files: &[(FileCtx, Tally)], skipped: &[Skipp
         let mut table = Table::new();
         table.load_preset(UTF8_FULL_CONDENSED);
         table.set_header(vec![
-            "instance", "engine", "span", "stat lines", "gen tok/s mean", "gen tok/s max", "running mean", "waiting mean",
-            "kv max", "retractions", "preemptions",
+            "instance",
+            "engine",
+            "span",
+            "stat lines",
+            "gen tok/s mean",
+            "gen tok/s max",
+            "running mean",
+            "waiting mean",
+            "kv max",
+            "retractions",
+            "preemptions",
         ]);
         for (name, i) in &s.instances {
             let row = vec![
@@ -129,7 +158,12 @@ fn write_table(out: &mut dyn Write, files: &[(FileCtx, Tally)], skipped: &[Skipp
     }
     for (f, t) in files {
         if let Some((n, why)) = t.samples.first() {
-            writeln!(out, "{}: {} malformed line(s), first at line {n}: {why}", f.source, group(t.malformed))?;
+            writeln!(
+                out,
+                "{}: {} malformed line(s), first at line {n}: {why}",
+                f.source,
+                group(t.malformed)
+            )?;
         }
     }
     for sk in skipped {

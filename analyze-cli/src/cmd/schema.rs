@@ -7,51 +7,92 @@ use std::io::Write;
 
 /// `(table, [(column, type, meaning)])`.
 pub const TABLES: &[(&str, &[(&str, &str, &str)])] = &[
-    ("steps", &[
-        ("source", "str", "input path"),
-        ("line", "u64", "1-based line number"),
-        ("instance", "str", "file stem, plus #DP<n> for a DP rank"),
-        ("engine", "str", "sglang | vllm"),
-        ("kind", "str", "decode | prefill | stats | spec | cache"),
-        ("ts", "datetime", "naive local time, as logged"),
-        ("dp", "u32", "data-parallel rank (vLLM engine index)"),
-        ("tp", "u32", "tensor-parallel rank"),
-        ("pp", "u32", "pipeline-parallel rank"),
-        ("ep", "u32", "expert-parallel rank"),
-        ("running", "u64", "requests in the running batch"),
-        ("waiting", "u64", "requests queued (#queue-req, Pending, Waiting)"),
-        ("gen_tps", "f64", "generation tokens/s as logged"),
-        ("prompt_tps", "f64", "prompt (prefill) tokens/s as logged"),
-        ("kv_usage", "f64", "KV pool usage, fraction 0-1"),
-        ("tokens", "u64", "KV slots in use"),
-        ("new_seq", "u64", "requests in a prefill batch"),
-        ("new_tokens", "u64", "tokens computed in a prefill batch"),
-        ("cached_tokens", "u64", "prefix-cache hits in a prefill batch"),
-        ("accept_len", "f64", "speculative mean acceptance length"),
-        ("accept_rate", "f64", "speculative acceptance rate, fraction 0-1"),
-        ("graph", "bool", "batch ran in a CUDA/CPU/NPU graph"),
-        ("mamba_usage", "f64", "Mamba pool usage, fraction 0-1"),
-        ("swa_usage", "f64", "SWA pool usage, fraction 0-1"),
-        ("prefix_hit_rate", "f64", "prefix-cache hit rate, fraction 0-1"),
-        ("preemptions", "u64", "preemptions in the interval (vLLM V1)"),
-        ("extra", "json", "unmodelled key: value pairs"),
-    ]),
-    ("events", &[
-        ("source", "str", "input path"),
-        ("line", "u64", "1-based line number"),
-        ("instance", "str", "as in steps"),
-        ("ts", "datetime", "naive local time"),
-        ("kind", "str", "retraction | oom | preemption | server_ready | error"),
-        ("message", "str", "the message text"),
-        ("count", "u64", "requests retracted, or vLLM's cumulative preemption count"),
-    ]),
-    ("config", &[
-        ("source", "str", "input path"),
-        ("instance", "str", "as in steps"),
-        ("ts", "datetime", "naive local time"),
-        ("key", "str", "setting name as the engine spells it"),
-        ("value", "str", "setting value (quotes and thousands separators removed)"),
-    ]),
+    (
+        "steps",
+        &[
+            ("source", "str", "input path"),
+            ("line", "u64", "1-based line number"),
+            ("instance", "str", "file stem, plus #DP<n> for a DP rank"),
+            ("engine", "str", "sglang | vllm"),
+            ("kind", "str", "decode | prefill | stats | spec | cache"),
+            ("ts", "datetime", "naive local time, as logged"),
+            ("dp", "u32", "data-parallel rank (vLLM engine index)"),
+            ("tp", "u32", "tensor-parallel rank"),
+            ("pp", "u32", "pipeline-parallel rank"),
+            ("ep", "u32", "expert-parallel rank"),
+            ("running", "u64", "requests in the running batch"),
+            (
+                "waiting",
+                "u64",
+                "requests queued (#queue-req, Pending, Waiting)",
+            ),
+            ("gen_tps", "f64", "generation tokens/s as logged"),
+            ("prompt_tps", "f64", "prompt (prefill) tokens/s as logged"),
+            ("kv_usage", "f64", "KV pool usage, fraction 0-1"),
+            ("tokens", "u64", "KV slots in use"),
+            ("new_seq", "u64", "requests in a prefill batch"),
+            ("new_tokens", "u64", "tokens computed in a prefill batch"),
+            (
+                "cached_tokens",
+                "u64",
+                "prefix-cache hits in a prefill batch",
+            ),
+            ("accept_len", "f64", "speculative mean acceptance length"),
+            (
+                "accept_rate",
+                "f64",
+                "speculative acceptance rate, fraction 0-1",
+            ),
+            ("graph", "bool", "batch ran in a CUDA/CPU/NPU graph"),
+            ("mamba_usage", "f64", "Mamba pool usage, fraction 0-1"),
+            ("swa_usage", "f64", "SWA pool usage, fraction 0-1"),
+            (
+                "prefix_hit_rate",
+                "f64",
+                "prefix-cache hit rate, fraction 0-1",
+            ),
+            (
+                "preemptions",
+                "u64",
+                "preemptions in the interval (vLLM V1)",
+            ),
+            ("extra", "json", "unmodelled key: value pairs"),
+        ],
+    ),
+    (
+        "events",
+        &[
+            ("source", "str", "input path"),
+            ("line", "u64", "1-based line number"),
+            ("instance", "str", "as in steps"),
+            ("ts", "datetime", "naive local time"),
+            (
+                "kind",
+                "str",
+                "retraction | oom | preemption | server_ready | error",
+            ),
+            ("message", "str", "the message text"),
+            (
+                "count",
+                "u64",
+                "requests retracted, or vLLM's cumulative preemption count",
+            ),
+        ],
+    ),
+    (
+        "config",
+        &[
+            ("source", "str", "input path"),
+            ("instance", "str", "as in steps"),
+            ("ts", "datetime", "naive local time"),
+            ("key", "str", "setting name as the engine spells it"),
+            (
+                "value",
+                "str",
+                "setting value (quotes and thousands separators removed)",
+            ),
+        ],
+    ),
 ];
 
 pub fn run(format: Format, out: &mut dyn Write) -> Result<i32> {
@@ -60,7 +101,10 @@ pub fn run(format: Format, out: &mut dyn Write) -> Result<i32> {
             let v: serde_json::Map<String, serde_json::Value> = TABLES
                 .iter()
                 .map(|(t, cols)| {
-                    let cols: Vec<_> = cols.iter().map(|(c, ty, m)| json!({"name": c, "type": ty, "meaning": m})).collect();
+                    let cols: Vec<_> = cols
+                        .iter()
+                        .map(|(c, ty, m)| json!({"name": c, "type": ty, "meaning": m}))
+                        .collect();
                     (t.to_string(), json!(cols))
                 })
                 .collect();

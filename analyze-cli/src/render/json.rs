@@ -90,7 +90,8 @@ impl<'b> Obj<'b> {
     pub fn b(&mut self, k: &str, v: Option<bool>) -> &mut Self {
         if let Some(v) = v {
             self.key(k);
-            self.buf.extend_from_slice(if v { b"true" } else { b"false" });
+            self.buf
+                .extend_from_slice(if v { b"true" } else { b"false" });
         }
         self
     }
@@ -125,8 +126,13 @@ impl<'b> Obj<'b> {
 /// as a string.
 pub fn scalar(buf: &mut Vec<u8>, v: &str) {
     use tokstat_parsers::num;
-    let plain = !v.is_empty() && v.bytes().all(|c| c.is_ascii_digit() || matches!(c, b'.' | b'-' | b','));
-    match plain.then(|| num::uint(v).map(|n| n as f64).or_else(|| num::float_sep(v))).flatten() {
+    let plain = !v.is_empty()
+        && v.bytes()
+            .all(|c| c.is_ascii_digit() || matches!(c, b'.' | b'-' | b','));
+    match plain
+        .then(|| num::uint(v).map(|n| n as f64).or_else(|| num::float_sep(v)))
+        .flatten()
+    {
         Some(n) if n.is_finite() => float(buf, n),
         _ => string(buf, v),
     }
@@ -148,8 +154,15 @@ mod tests {
     fn writes() {
         let mut b = Vec::new();
         let mut o = Obj::new(&mut b);
-        o.str("a", "x\"y\n\u{1}").u("n", Some(3)).u("m", None).f("f", Some(0.12)).f("g", Some(3.0)).b("t", Some(true));
-        o.scalar("s", "1,048,576").scalar("t2", "torch.bfloat16").scalar("z", "8.00");
+        o.str("a", "x\"y\n\u{1}")
+            .u("n", Some(3))
+            .u("m", None)
+            .f("f", Some(0.12))
+            .f("g", Some(3.0))
+            .b("t", Some(true));
+        o.scalar("s", "1,048,576")
+            .scalar("t2", "torch.bfloat16")
+            .scalar("z", "8.00");
         o.end();
         assert_eq!(
             String::from_utf8(b).unwrap(),

@@ -7,7 +7,9 @@ use crate::logs::Visit;
 use tokstat_parsers::record::{Body, Config, Event, Step};
 
 fn place(o: &mut Obj<'_>, v: &Visit<'_, '_>) {
-    o.str("source", &v.file.source).u("line", Some(v.line_no)).str("instance", &v.file.instance(v.line));
+    o.str("source", &v.file.source)
+        .u("line", Some(v.line_no))
+        .str("instance", &v.file.instance(v.line));
     if let Some(ts) = v.ts {
         o.str("ts", &ts.to_string());
     }
@@ -82,7 +84,8 @@ fn config(buf: &mut Vec<u8>, v: &Visit<'_, '_>, c: &Config<'_>) {
             o.str("engine", en.as_str());
         }
         place(&mut o, v);
-        o.str("key", key).str("value", &super::json::plain_number(value));
+        o.str("key", key)
+            .str("value", &super::json::plain_number(value));
         o.end();
         buf.push(b'\n');
     }

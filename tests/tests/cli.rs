@@ -1,0 +1,229 @@
+//! End-to-end: the `tokstat` command line (through the library entry point the binary wraps)
+//! over the fixtures and the simulated demo run, asserting exact values.
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn fixture(rel: &str) -> String {
+    root().join("fixtures").join(rel).display().to_string()
+}
+
+/// Runs tokstat; returns (exit code, stdout, stderr).
+fn tokstat(args: &[&str]) -> (i32, String, String) {
+    let mut out = Vec::new();
+    let mut err = Vec::new();
+    let argv = std::iter::once("tokstat").chain(args.iter().copied());
+    let code = tokstat::run(argv, &mut out, &mut err);
+    (
+        code,
+        String::from_utf8(out).unwrap(),
+        String::from_utf8(err).unwrap(),
+    )
+}
+
+fn records(stdout: &str) -> Vec<Value> {
+    stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect()
+}
+
+#[test]
+fn parse_emits_the_documented_record() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("gpu0.log");
+    std::fs::write(&p, "[2026-05-09 22:29:22 TP0] Decode batch, #running-req: 40, #token: 51200, token usage: 0.12, accept len: 3.13, cuda graph: True, gen throughput (token/s): 1863.65, #queue-req: 81\n").unwrap();
+    let (code, out, err) = tokstat(&["parse", p.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let r = records(&out);
+    assert_eq!(r.len(), 1);
+    let want: Value = serde_json::json!({"table":"steps","engine":"sglang","kind":"decode","source":p.to_str().unwrap(),"line":1,"instance":"gpu0","ts":"2026-05-09T22:29:22","tp":0,"running":40,"waiting":81,"gen_tps":1863.65,"kv_usage":0.12,"tokens":51200,"accept_len":3.13,"graph":true});
+    assert_eq!(r[0], want);
+    assert!(
+        err.contains("gpu0.log: 1 lines: 1 parsed, 0 other, 0 malformed"),
+        "{err}"
+    );
+}
+
+#[test]
+fn every_format_fixture_is_accounted_for() {
+    let (code, out, err) = tokstat(&[
+        "parse",
+        "--year",
+        "2026",
+        "--date",
+        "2024-09-01",
+        &fixture("formats"),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    // per-file accounting: total = parsed + other + malformed, exact counts
+    for (file, total, parsed, other, malformed) in [
+        ("sglang-v0.5.9-v0.5.23-scheduler.log", 11, 10, 1, 0),
+        ("sglang-v0.3.4-v0.4.6-scheduler.log", 17, 13, 4, 0),
+        ("vllm-v1-loggers-v0.11.1-v0.33.0.log", 12, 11, 1, 0),
+        ("sglang-messy.log", 14, 7, 4, 3),
+        ("vllm-messy.log", 10, 7, 2, 1),
+    ] {
+        let want =
+            format!("{file}: {total} lines: {parsed} parsed, {other} other, {malformed} malformed");
+        assert!(err.contains(&want), "missing `{want}` in:\n{err}");
+    }
+    assert!(
+        err.contains(
+            "sglang-messy.log: 14 lines: 7 parsed, 4 other, 3 malformed (lines 5, 7, 13; line 5:"
+        ),
+        "{err}"
+    );
+    let recs = records(&out);
+    let steps = recs.iter().filter(|r| r["table"] == "steps").count();
+    let events = recs.iter().filter(|r| r["table"] == "events").count();
+    let configs = recs.iter().filter(|r| r["table"] == "config").count();
+    // the same counts as the reviewed `.expected` files: 96 step lines, 17 events, 143 config pairs
+    assert_eq!((steps, events, configs), (96, 17, 143));
+    // a line from the wrapped, coloured, CRLF-ended vLLM fixture
+    let v = recs
+        .iter()
+        .find(|r| r["source"].as_str().unwrap().ends_with("vllm-messy.log") && r["line"] == 2)
+        .unwrap();
+    assert_eq!(v["instance"], "vllm-messy#DP1");
+    assert_eq!(v["ts"], "2026-12-31T23:59:59");
+    assert_eq!(v["gen_tps"], 633.5);
+    assert_eq!(v["kv_usage"], 0.331);
+    // New Year inside the file advances the year
+    let v = recs
+        .iter()
+        .find(|r| r["source"].as_str().unwrap().ends_with("vllm-messy.log") && r["line"] == 3)
+        .unwrap();
+    assert_eq!(v["ts"], "2027-01-01T00:00:05");
+}
+
+#[test]
+fn compressed_inputs_match_plain() {
+    let src = fixture("runs/demo/sglang_gpu0.log");
+    let plain = std::fs::read(&src).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    // names that lie about the content: detection is by magic bytes only
+    let gz = dir.path().join("gpu0.txt");
+    let zs = dir.path().join("gpu0.log.gz");
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    std::io::Write::write_all(&mut e, &plain).unwrap();
+    std::fs::write(&gz, e.finish().unwrap()).unwrap();
+    std::fs::write(&zs, zstd::encode_all(&plain[..], 3).unwrap()).unwrap();
+    let (_, want, _) = tokstat(&["parse", "--year", "2026", &src]);
+    for p in [&gz, &zs] {
+        let (code, got, err) = tokstat(&["parse", "--year", "2026", p.to_str().unwrap()]);
+        assert_eq!(code, 0, "{err}");
+        let strip = |s: &str| {
+            s.lines()
+                .map(|l| {
+                    let mut v: Value = serde_json::from_str(l).unwrap();
+                    v.as_object_mut().unwrap().remove("source");
+                    v.as_object_mut().unwrap().remove("instance");
+                    v
+                })
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(strip(&got), strip(&want));
+        assert!(
+            err.contains("2,340 lines: 1,422 parsed, 918 other, 0 malformed"),
+            "{err}"
+        );
+    }
+}
+
+#[test]
+fn report_on_the_demo_run_matches_the_simulator() {
+    let (code, out, err) = tokstat(&["report", "--format", "json", &fixture("runs/demo")]);
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        v["lines"],
+        serde_json::json!({"total": 4680, "parsed": 2844, "other": 1836, "malformed": 0})
+    );
+    let inst = v["instances"].as_array().unwrap();
+    assert_eq!(inst.len(), 2);
+    // simulator truth: 493 / 494 decode lines, 485 s / 609 s of decoding
+    assert_eq!(inst[0]["instance"], "sglang_gpu0");
+    assert_eq!(inst[0]["stat_lines"], 493);
+    assert_eq!(inst[1]["stat_lines"], 494);
+    assert_eq!(inst[0]["span_s"], 485.0);
+    assert_eq!(inst[1]["span_s"], 608.0);
+    // the second GPU is 25% slower
+    let g0 = inst[0]["gen_tps_mean"].as_f64().unwrap();
+    let g1 = inst[1]["gen_tps_mean"].as_f64().unwrap();
+    assert!((g0 / g1 - 1.25).abs() < 0.01, "{g0} / {g1}");
+    // the table form names both instances
+    let (code, table, _) = tokstat(&["report", &fixture("runs/demo")]);
+    assert_eq!(code, 0);
+    assert!(
+        table.contains("sglang_gpu0")
+            && table.contains("sglang_gpu1")
+            && table.contains("4,680 total"),
+        "{table}"
+    );
+}
+
+#[test]
+fn year_comes_from_the_flag_or_the_file_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("v.log");
+    std::fs::write(&p, "INFO 03-18 09:10:11 [loggers.py:80] Avg prompt throughput: 1.0 tokens/s, Avg generation throughput: 2.0 tokens/s, Running: 4 reqs, Waiting: 0 reqs, GPU KV cache usage: 2.1%, Prefix cache hit rate: 50.0%").unwrap();
+    let (_, out, _) = tokstat(&["parse", "--year", "2025", p.to_str().unwrap()]);
+    assert_eq!(records(&out)[0]["ts"], "2025-03-18T09:10:11");
+    // 2024-07-01 as the modification time
+    let f = std::fs::File::options().write(true).open(&p).unwrap();
+    f.set_modified(std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_719_792_000))
+        .unwrap();
+    drop(f);
+    let (_, out, _) = tokstat(&["parse", p.to_str().unwrap()]);
+    let r = &records(&out)[0];
+    assert_eq!(r["ts"], "2024-03-18T09:10:11");
+    assert_eq!(r["kv_usage"], 0.021);
+    assert_eq!(r["prefix_hit_rate"], 0.5);
+}
+
+#[test]
+fn globs_folders_and_errors() {
+    let pattern = format!(
+        "{}/formats/vllm/vllm-v0*.log",
+        root().join("fixtures").display()
+    );
+    let (code, _, err) = tokstat(&["parse", &pattern]);
+    assert_eq!(code, 0);
+    assert_eq!(err.lines().count(), 2, "{err}");
+    let (code, _, err) = tokstat(&["parse", "/no/such/file.log"]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("/no/such/file.log") && err.contains("no such file"),
+        "{err}"
+    );
+    let (code, _, err) = tokstat(&["parse"]);
+    assert_eq!(code, 2, "{err}");
+    let (code, _, err) = tokstat(&["report", "--format", "yaml", "x"]);
+    assert_eq!(code, 2, "{err}");
+    // a JSON file is not a log: skipped with a reason, not misread
+    let dir = tempfile::tempdir().unwrap();
+    let j = dir.path().join("c.jsonl");
+    std::fs::write(&j, "{\"id\":1}\n").unwrap();
+    let (code, out, err) = tokstat(&["parse", j.to_str().unwrap()]);
+    assert_eq!((code, out.as_str()), (0, ""));
+    assert!(err.contains("skipped: json content"), "{err}");
+}
+
+#[test]
+fn schema_lists_the_tables() {
+    let (code, out, _) = tokstat(&["schema", "--format", "json"]);
+    assert_eq!(code, 0);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let cols: Vec<&str> = v["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert!(cols.contains(&"gen_tps") && cols.contains(&"kv_usage") && cols.contains(&"extra"));
+}
