@@ -7,7 +7,7 @@ use std::borrow::Cow;
 use std::time::SystemTime;
 use tokstat_parsers::detect;
 use tokstat_parsers::record::{Body, Engine, Line};
-use tokstat_parsers::scan::{self, lines, Chunk};
+use tokstat_parsers::scan::{self, lines, str_lines, Chunk};
 use tokstat_parsers::source::{self, Data, Input, Source};
 use tokstat_parsers::stamp::{civil_from_days, days_from_civil, Calendar, Ts};
 
@@ -69,15 +69,27 @@ impl FileCtx {
     /// engine 0 keeps the bare stem, since every vLLM since 0.8.3 prints `Engine 000:` even
     /// with a single engine.
     pub fn instance(&self, line: &Line<'_>) -> Cow<'_, str> {
-        let dp = match &line.body {
-            Body::Step(s) if s.engine == Some(Engine::Vllm) => s.engine_index.filter(|&i| i > 0),
-            _ => line.prefix.ranks.dp,
-        };
+        self.instance_of(instance_rank(line))
+    }
+
+    /// The instance name for a rank found by [`instance_rank`].
+    pub fn instance_of(&self, dp: Option<u32>) -> Cow<'_, str> {
         match dp {
             Some(n) => Cow::Owned(format!("{}#DP{n}", self.stem)),
             None => Cow::Borrowed(&self.stem),
         }
     }
+}
+
+/// The rank that tells instances of one file apart (see [`FileCtx::instance`]).
+pub fn instance_rank(line: &Line<'_>) -> Option<u32> {
+    match &line.body {
+        Body::Step(s) if s.engine == Some(Engine::Vllm) => s.engine_index.filter(|&i| i > 0),
+        _ => line.prefix.ranks.dp,
+    }
+}
+
+impl FileCtx {
 }
 
 /// One line as handed to a visitor.
@@ -105,21 +117,25 @@ pub fn visit_chunk<R>(
     let mut cal = chunk.calendar;
     let mut tally = Tally::default();
     let mut scratch = String::new();
-    for (i, raw) in lines(chunk.bytes).enumerate() {
-        let line_no = chunk.first_line + i as u64 + 1;
-        let line = tokstat_parsers::parse_line(raw, &mut scratch);
+    let mut each = |line_no: u64, line: Line<'_>, cal: &mut Calendar| {
         let ts = cal.resolve(line.prefix.stamp);
         tally.count(line_no, &line.body);
         if !matches!(line.body, Body::Other | Body::Malformed(_)) {
-            f(
-                &mut state,
-                Visit {
-                    file,
-                    line_no,
-                    ts,
-                    line: &line,
-                },
-            );
+            f(&mut state, Visit { file, line_no, ts, line: &line });
+        }
+    };
+    // validating the whole chunk once is much cheaper than each line; a chunk with invalid
+    // bytes falls back to per-line validation (and replacement)
+    match std::str::from_utf8(chunk.bytes) {
+        Ok(text) => {
+            for (i, raw) in str_lines(text).enumerate() {
+                each(chunk.first_line + i as u64 + 1, tokstat_parsers::parse_str_line(raw, &mut scratch), &mut cal);
+            }
+        }
+        Err(_) => {
+            for (i, raw) in lines(chunk.bytes).enumerate() {
+                each(chunk.first_line + i as u64 + 1, tokstat_parsers::parse_line(raw, &mut scratch), &mut cal);
+            }
         }
     }
     (ChunkOut { tally, out: state }, cal)

@@ -4,7 +4,7 @@
 //! costs one parallel pass over the bytes. Means here are means over stats lines; the
 //! time-weighted token estimates and steady-state analysis belong to the timeline stage.
 
-use crate::logs::Visit;
+use crate::logs::{instance_rank, FileCtx, Visit};
 use std::collections::BTreeMap;
 use tokstat_parsers::record::{Body, EventKind, StepKind};
 use tokstat_parsers::stamp::Ts;
@@ -98,20 +98,40 @@ impl Instance {
     }
 }
 
-/// Instances of a file (or a chunk), keyed by their instance name.
+/// Instances of all files, keyed by their instance name.
 #[derive(Debug, Clone, Default)]
 pub struct Summary {
     pub instances: BTreeMap<String, Instance>,
 }
 
 impl Summary {
+    /// Adds the instances of a chunk of `file`.
+    pub fn absorb(&mut self, file: &FileCtx, chunk: ChunkSummary) {
+        for (rank, inst) in chunk.ranks {
+            self.instances.entry(file.instance_of(rank).into_owned()).or_default().merge(&inst);
+        }
+    }
+}
+
+/// The instances of one chunk, keyed by rank: a chunk belongs to one file, so the rank alone
+/// names the instance, and no string is built or compared per line.
+#[derive(Debug, Clone, Default)]
+pub struct ChunkSummary {
+    ranks: Vec<(Option<u32>, Instance)>,
+}
+
+impl ChunkSummary {
     /// Adds one visited line.
     pub fn visit(&mut self, v: &Visit<'_, '_>) {
-        let name = v.file.instance(v.line);
-        let inst = match self.instances.get_mut(name.as_ref()) {
+        let rank = instance_rank(v.line);
+        let idx = match self.ranks.iter().position(|(r, _)| *r == rank) {
             Some(i) => i,
-            None => self.instances.entry(name.into_owned()).or_default(),
+            None => {
+                self.ranks.push((rank, Instance::default()));
+                self.ranks.len() - 1
+            }
         };
+        let inst = &mut self.ranks[idx].1;
         if let Some(ts) = v.ts {
             inst.first = Some(inst.first.map_or(ts, |f| f.min(ts)));
             inst.last = Some(inst.last.map_or(ts, |l| l.max(ts)));
@@ -167,10 +187,4 @@ impl Summary {
         }
     }
 
-    /// Adds a later chunk.
-    pub fn merge(&mut self, o: Summary) {
-        for (k, v) in o.instances {
-            self.instances.entry(k).or_default().merge(&v);
-        }
-    }
 }

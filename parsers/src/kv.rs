@@ -11,16 +11,48 @@
 /// Iterator over the `key: value` pairs of a stats body.
 #[derive(Debug, Clone)]
 pub struct Pairs<'a> {
-    rest: &'a str,
+    s: &'a str,
+    pos: usize,
+    /// The part after the current one, already scanned while looking ahead.
+    peeked: Option<Part>,
 }
 
 /// Splits `body` into `key: value` pairs; see the module documentation.
 pub fn pairs(body: &str) -> Pairs<'_> {
-    Pairs { rest: body }
+    Pairs { s: body, pos: 0, peeked: None }
 }
 
-fn next_sep(s: &str) -> Option<usize> {
-    memchr::memmem::find(s.as_bytes(), b", ")
+/// One `", "`-separated part: where it ends, and where its first `": "` is.
+#[derive(Debug, Clone, Copy)]
+struct Part {
+    start: usize,
+    end: usize,
+    colon: Option<usize>,
+    /// Another `": "` after the first one (vLLM 0.7.1's missing comma).
+    colon2: bool,
+}
+
+/// Scans one part from `start` in a single pass over its bytes (parts are a few dozen bytes:
+/// a plain loop beats calling a SIMD search twice per part).
+#[inline]
+fn part(b: &[u8], start: usize) -> Part {
+    let mut colon = None;
+    let mut colon2 = false;
+    let mut i = start;
+    while i + 1 < b.len() {
+        let c = b[i];
+        if b[i + 1] == b' ' {
+            if c == b',' {
+                return Part { start, end: i, colon, colon2 };
+            }
+            if c == b':' {
+                colon2 |= colon.is_some();
+                colon = colon.or(Some(i));
+            }
+        }
+        i += 1;
+    }
+    Part { start, end: b.len(), colon, colon2 }
 }
 
 impl<'a> Iterator for Pairs<'a> {
@@ -28,41 +60,40 @@ impl<'a> Iterator for Pairs<'a> {
     type Item = (&'a str, &'a str);
 
     fn next(&mut self) -> Option<Self::Item> {
-        let s = self.rest;
-        if s.is_empty() {
+        let (s, b) = (self.s, self.s.as_bytes());
+        if self.pos >= s.len() {
             return None;
         }
-        let end = next_sep(s).unwrap_or(s.len());
-        let item = &s[..end];
-        let Some(colon) = memchr::memmem::find(item.as_bytes(), b": ") else {
+        let first = self.peeked.take().unwrap_or_else(|| part(b, self.pos));
+        let Some(colon_at) = first.colon else {
             // a part with no key (it should have continued a value): hand it out alone
-            self.rest = s.get(end + 2..).unwrap_or("");
-            return Some(("", item));
+            self.pos = first.end + 2;
+            return Some(("", &s[first.start..first.end]));
         };
-        let key = &item[..colon];
-        let vstart = colon + 2;
+        let key = &s[first.start..colon_at];
+        let vstart = colon_at + 2;
         // extend over following parts that carry no key of their own
-        let mut vend = end;
+        let mut vend = first.end;
         while vend < s.len() {
-            let next_start = vend + 2;
-            let next_end = next_sep(&s[next_start..]).map_or(s.len(), |e| next_start + e);
-            let part = &s[next_start..next_end];
-            if part.contains(": ") || part.is_empty() {
+            let next = part(b, vend + 2);
+            if next.end == next.start || next.colon.is_some() {
+                self.peeked = Some(next);
                 break;
             }
-            vend = next_end;
+            vend = next.end;
         }
         let value = &s[vstart..vend];
         // vLLM 0.7.1: `0 reqs GPU KV cache usage: 2.1%` — cut after the number and unit
-        if let Some(inner) = memchr::memmem::find(value.as_bytes(), b": ") {
+        if let Some(inner) = first.colon2.then(|| value.find(": ")).flatten() {
             if let Some(cut) = value_end(value) {
                 if cut < inner {
-                    self.rest = &s[vstart + cut + 1..];
+                    self.peeked = None;
+                    self.pos = vstart + cut + 1;
                     return Some((key, &value[..cut]));
                 }
             }
         }
-        self.rest = s.get(vend + 2..).unwrap_or("");
+        self.pos = vend + 2;
         Some((key, value))
     }
 }

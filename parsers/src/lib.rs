@@ -30,6 +30,14 @@ pub fn parse_line<'a>(raw: &'a [u8], scratch: &'a mut String) -> Line<'a> {
     Line { prefix, body }
 }
 
+/// [`parse_line`] for text already known to be UTF-8.
+pub fn parse_str_line<'a>(raw: &'a str, scratch: &'a mut String) -> Line<'a> {
+    let text = prefix::normalize_str(raw, scratch);
+    let (prefix, msg) = prefix::split(text);
+    let body = classify(prefix.style, prefix.level, msg);
+    Line { prefix, body }
+}
+
 fn classify<'a>(style: Style, level: Option<prefix::Level>, msg: &'a str) -> Body<'a> {
     let found = match style {
         Style::Sglang => sglang::parse(msg),
@@ -37,7 +45,8 @@ fn classify<'a>(style: Style, level: Option<prefix::Level>, msg: &'a str) -> Bod
         Style::Bare => sglang::parse(msg).or_else(|| vllm::parse(msg, level)),
     };
     found.unwrap_or_else(|| {
-        if msg.contains("Application startup complete") {
+        // uvicorn: `INFO:     Application startup complete.`
+        if msg.starts_with("INFO:") && msg.trim_end().ends_with("Application startup complete.") {
             Body::Event(record::Event {
                 engine: None,
                 kind: EventKind::ServerReady,

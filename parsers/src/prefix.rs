@@ -9,7 +9,7 @@
 
 use crate::stamp::{days_from_civil, valid_date, Stamp};
 use memchr::memchr2_iter;
-use nom::bytes::complete::{tag, take_while1, take_while_m_n};
+use nom::bytes::complete::{tag, take_while1};
 use nom::character::complete::char;
 use nom::combinator::opt;
 use nom::{IResult, Parser};
@@ -43,13 +43,8 @@ fn ansi_at(s: &[u8], i: usize) -> Option<(usize, usize)> {
     }
 }
 
-/// Turns raw line bytes into text: drops a trailing `\r`, removes ANSI colour codes, and
-/// replaces invalid UTF-8. Borrows `line` when nothing changes; otherwise writes to `scratch`.
-pub fn normalize<'a>(line: &'a [u8], scratch: &'a mut String) -> &'a str {
-    let mut line = line;
-    while let Some((b'\r', rest)) = line.split_last() {
-        line = rest;
-    }
+/// Removes ANSI colour sequences; `None` when the line has none (the common case).
+fn strip_ansi(line: &[u8]) -> Option<Vec<u8>> {
     let mut cleaned: Option<Vec<u8>> = None;
     let mut copied_to = 0;
     for i in memchr2_iter(b'[', 0x1b, line) {
@@ -62,7 +57,35 @@ pub fn normalize<'a>(line: &'a [u8], scratch: &'a mut String) -> &'a str {
             copied_to = end;
         }
     }
-    match cleaned {
+    let mut buf = cleaned?;
+    buf.extend_from_slice(&line[copied_to..]);
+    Some(buf)
+}
+
+fn trim_cr(mut line: &[u8]) -> &[u8] {
+    while let Some((b'\r', rest)) = line.split_last() {
+        line = rest;
+    }
+    line
+}
+
+fn into_scratch(buf: Vec<u8>, scratch: &mut String) -> &str {
+    match String::from_utf8(buf) {
+        Ok(s) => *scratch = s,
+        Err(e) => {
+            scratch.clear();
+            scratch.push_str(&String::from_utf8_lossy(e.as_bytes()));
+        }
+    }
+    scratch.as_str()
+}
+
+/// Turns raw line bytes into text: drops a trailing `\r`, removes ANSI colour codes, and
+/// replaces invalid UTF-8. Borrows `line` when nothing changes; otherwise writes to `scratch`.
+pub fn normalize<'a>(line: &'a [u8], scratch: &'a mut String) -> &'a str {
+    let line = trim_cr(line);
+    match strip_ansi(line) {
+        Some(buf) => into_scratch(buf, scratch),
         None => match std::str::from_utf8(line) {
             Ok(s) => s,
             Err(_) => {
@@ -71,15 +94,17 @@ pub fn normalize<'a>(line: &'a [u8], scratch: &'a mut String) -> &'a str {
                 scratch.as_str()
             }
         },
-        Some(mut buf) => {
-            buf.extend_from_slice(&line[copied_to..]);
-            scratch.clear();
-            match String::from_utf8(buf) {
-                Ok(s) => *scratch = s,
-                Err(e) => scratch.push_str(&String::from_utf8_lossy(e.as_bytes())),
-            }
-            scratch.as_str()
-        }
+    }
+}
+
+/// [`normalize`] for a line already known to be UTF-8 (a whole chunk validated at once is
+/// cheaper than each line on its own).
+pub fn normalize_str<'a>(line: &'a str, scratch: &'a mut String) -> &'a str {
+    let trimmed = trim_cr(line.as_bytes());
+    let line = &line[..trimmed.len()];
+    match strip_ansi(trimmed) {
+        Some(buf) => into_scratch(buf, scratch),
+        None => line,
     }
 }
 
@@ -143,32 +168,65 @@ pub struct Prefix<'a> {
 }
 
 fn digits<'a>(n: usize) -> impl Parser<&'a str, Output = u32, Error = ()> {
-    take_while_m_n(n, n, |c: char| c.is_ascii_digit())
-        .map(|d: &str| d.bytes().fold(0u32, |a, b| a * 10 + u32::from(b - b'0')))
+    move |i: &'a str| match fixed_digits(i.as_bytes(), n) {
+        Some(v) => Ok((&i[n..], v)),
+        None => Err(nom::Err::Error(())),
+    }
+}
+
+/// `n` ASCII digits at the start of `b` as a number. Stamps are fixed-width, so this is the
+/// whole of their number parsing (a hot path: every line has a stamp).
+#[inline]
+fn fixed_digits(b: &[u8], n: usize) -> Option<u32> {
+    let d = b.get(..n)?;
+    let mut v = 0u32;
+    for &c in d {
+        let x = c.wrapping_sub(b'0');
+        if x > 9 {
+            return None;
+        }
+        v = v * 10 + u32::from(x);
+    }
+    Some(v)
 }
 
 /// `HH:MM:SS` with optional `.mmm` (or more fraction digits, truncated to ms).
 fn time_of_day(i: &str) -> Res<'_, u32> {
-    let (i, (h, _, m, _, s)) = (digits(2), char(':'), digits(2), char(':'), digits(2)).parse(i)?;
-    let (i, frac) = opt((char('.'), take_while1(|c: char| c.is_ascii_digit()))).parse(i)?;
-    if h > 23 || m > 59 || s > 60 {
-        return Err(nom::Err::Error(()));
+    let b = i.as_bytes();
+    let err = || nom::Err::Error(());
+    if b.len() < 8 || b[2] != b':' || b[5] != b':' {
+        return Err(err());
     }
-    let ms = frac.map_or(0, |(_, f): (char, &str)| {
-        let f = &f.as_bytes()[..f.len().min(3)];
-        let v = f.iter().fold(0u32, |a, b| a * 10 + u32::from(b - b'0'));
-        v * 10u32.pow(3 - f.len() as u32)
-    });
-    Ok((i, (h * 3600 + m * 60 + s.min(59)) * 1000 + ms))
+    let (h, m, s) = (fixed_digits(b, 2).ok_or_else(err)?, fixed_digits(&b[3..], 2).ok_or_else(err)?, fixed_digits(&b[6..], 2).ok_or_else(err)?);
+    if h > 23 || m > 59 || s > 60 {
+        return Err(err());
+    }
+    let mut end = 8;
+    let mut ms = 0;
+    if b.get(8) == Some(&b'.') {
+        let n = b[9..].iter().take_while(|c| c.is_ascii_digit()).count();
+        if n == 0 {
+            return Err(err());
+        }
+        let take = n.min(3);
+        ms = fixed_digits(&b[9..], take).ok_or_else(err)? * 10u32.pow(3 - take as u32);
+        end = 9 + n;
+    }
+    Ok((&i[end..], (h * 3600 + m * 60 + s.min(59)) * 1000 + ms))
 }
 
 /// `YYYY-MM-DD` as days since the epoch.
 fn date(i: &str) -> Res<'_, i32> {
-    let (i, (y, _, m, _, d)) = (digits(4), char('-'), digits(2), char('-'), digits(2)).parse(i)?;
-    if !valid_date(y as i32, m as u8, d as u8) {
-        return Err(nom::Err::Error(()));
+    let b = i.as_bytes();
+    let err = || nom::Err::Error(());
+    if b.len() < 10 || b[4] != b'-' || b[7] != b'-' {
+        return Err(err());
     }
-    Ok((i, days_from_civil(y as i32, m as u8, d as u8)))
+    let (y, m, d) = (fixed_digits(b, 4).ok_or_else(err)?, fixed_digits(&b[5..], 2).ok_or_else(err)?, fixed_digits(&b[8..], 2).ok_or_else(err)?);
+    if !valid_date(y as i32, m as u8, d as u8) {
+        return Err(err());
+    }
+    Ok((&i[10..], days_from_civil(y as i32, m as u8, d as u8)))
 }
 
 /// Docker / k8s RFC3339 stamp: `2026-05-12T07:51:36.069569496Z ` (or `+02:00`).

@@ -50,51 +50,56 @@ impl StepKind {
     }
 }
 
-/// Unmodelled `key: value` pairs, borrowed; a fixed capacity so that no line allocates.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Extra<'a> {
-    items: [(&'a str, &'a str); Extra::CAP],
-    len: u8,
-    /// Pairs beyond the capacity (counted, so nothing is dropped silently).
-    pub overflow: u8,
+/// Which parser's field table decides what is "extra" in a body.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Dialect {
+    /// Nothing extra.
+    #[default]
+    None,
+    /// SGLang `Decode batch` / `Prefill batch` body.
+    SglangBatch,
+    /// vLLM periodic stats body.
+    VllmStats,
+    /// vLLM speculative-decoding body.
+    VllmSpec,
+    /// vLLM V0 prefix-cache body.
+    VllmCache,
 }
 
-impl Default for Extra<'_> {
-    fn default() -> Self {
-        Extra {
-            items: [("", ""); Extra::CAP],
-            len: 0,
-            overflow: 0,
-        }
-    }
+/// Unmodelled `key: value` pairs of a stats line, found lazily: the record keeps the body it
+/// came from and re-reads it only when asked, so parsing a line copies nothing and the
+/// record stays small, and there is no cap on how many unknown pairs a line may carry.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Extra<'a> {
+    body: &'a str,
+    dialect: Dialect,
 }
 
 impl<'a> Extra<'a> {
-    /// How many pairs are kept per line.
-    pub const CAP: usize = 16;
-
-    pub fn push(&mut self, key: &'a str, value: &'a str) {
-        if usize::from(self.len) < Self::CAP {
-            self.items[usize::from(self.len)] = (key, value);
-            self.len += 1;
-        } else {
-            self.overflow = self.overflow.saturating_add(1);
-        }
+    pub(crate) fn new(body: &'a str, dialect: Dialect) -> Extra<'a> {
+        Extra { body, dialect }
     }
 
-    pub fn as_slice(&self) -> &[(&'a str, &'a str)] {
-        &self.items[..usize::from(self.len)]
+    /// The pairs the parser did not map to a column, in line order.
+    pub fn iter(&self) -> impl Iterator<Item = (&'a str, &'a str)> + 'a {
+        let dialect = self.dialect;
+        let mut kv_seen = false;
+        let body = if dialect == Dialect::None { "" } else { self.body };
+        crate::kv::pairs(body).filter_map(move |(k, v)| match dialect {
+            Dialect::None => None,
+            Dialect::SglangBatch => crate::sglang::extra(k, v),
+            Dialect::VllmStats => crate::vllm::stats_extra(k, v, &mut kv_seen),
+            Dialect::VllmSpec => crate::vllm::spec_extra(k, v),
+            Dialect::VllmCache => (k != "GPU").then_some((k, v)),
+        })
     }
 
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.iter().next().is_none()
     }
 
     pub fn get(&self, key: &str) -> Option<&'a str> {
-        self.as_slice()
-            .iter()
-            .find(|(k, _)| *k == key)
-            .map(|(_, v)| *v)
+        self.iter().find(|(k, _)| *k == key).map(|(_, v)| v)
     }
 }
 

@@ -59,6 +59,36 @@ impl<'a> Iterator for Lines<'a> {
     }
 }
 
+/// Iterator over the lines of a chunk already validated as UTF-8.
+#[derive(Debug, Clone)]
+pub struct StrLines<'a> {
+    rest: &'a str,
+}
+
+/// The lines of `text`, without their `\n`.
+pub fn str_lines(text: &str) -> StrLines<'_> {
+    StrLines { rest: text }
+}
+
+impl<'a> Iterator for StrLines<'a> {
+    type Item = &'a str;
+
+    #[inline]
+    fn next(&mut self) -> Option<&'a str> {
+        if self.rest.is_empty() {
+            return None;
+        }
+        match memchr::memchr(b'\n', self.rest.as_bytes()) {
+            Some(i) => {
+                let line = &self.rest[..i];
+                self.rest = &self.rest[i + 1..];
+                Some(line)
+            }
+            None => Some(std::mem::take(&mut self.rest)),
+        }
+    }
+}
+
 /// Number of lines in a chunk (a last line without newline counts).
 pub fn count_lines(bytes: &[u8]) -> u64 {
     let n = memchr::memchr_iter(b'\n', bytes).count() as u64;

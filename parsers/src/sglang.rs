@@ -6,7 +6,7 @@
 
 use crate::kv::pairs;
 use crate::num::{float, percent_as_fraction, pybool, uint};
-use crate::record::{Body, Config, Engine, Event, EventKind, Step, StepKind};
+use crate::record::{Body, Config, Dialect, Engine, Event, EventKind, Extra, Step, StepKind};
 
 const SG: Option<Engine> = Some(Engine::Sglang);
 
@@ -127,6 +127,7 @@ fn batch(rest: &str, kind: StepKind) -> Body<'_> {
 fn fields(body: &str, kind: StepKind) -> Body<'_> {
     let body = body.trim_end_matches([',', ' ']);
     let mut s = Step {
+        extra: Extra::new(body, Dialect::SglangBatch),
         engine: SG,
         kind: Some(kind),
         ..Step::default()
@@ -168,42 +169,86 @@ fn set_f(slot: &mut Option<f64>, v: &str) -> Result<(), &'static str> {
     Ok(())
 }
 
+/// The columns SGLang keys map to: the one table both the parser and [`extra`] consult.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Field {
+    Running,
+    Waiting,
+    Tokens,
+    KvUsage,
+    SwaUsage,
+    MambaUsage,
+    GenTps,
+    PromptTps,
+    AcceptLen,
+    AcceptRate,
+    NewSeq,
+    NewTokens,
+    CachedTokens,
+    HitRate,
+    Graph,
+}
+
+fn field(key: &str) -> Option<Field> {
+    Some(match key {
+        "#running-req" | "#running_req" => Field::Running,
+        "#queue-req" | "#remaining_req" => Field::Waiting,
+        "#token" | "#full token" | "#gpu token" => Field::Tokens,
+        "token usage" | "full token usage" | "gpu token usage" => Field::KvUsage,
+        "swa token usage" => Field::SwaUsage,
+        "mamba usage" => Field::MambaUsage,
+        "gen throughput (token/s)" => Field::GenTps,
+        "input throughput (token/s)" => Field::PromptTps,
+        "accept len" => Field::AcceptLen,
+        "accept rate" => Field::AcceptRate,
+        "#new-seq" | "#seq" => Field::NewSeq,
+        "#new-token" | "#new_token" => Field::NewTokens,
+        "#cached-token" | "#cached_token" => Field::CachedTokens,
+        "cache hit rate" | "tree_cache_hit_rate" => Field::HitRate,
+        k if k.ends_with(" graph") => Field::Graph,
+        _ => return None,
+    })
+}
+
+/// An SGLang body pair that no column takes (the 0.4.9 `#token: full=…, swa=…` gives its SWA
+/// half as `#swa token`).
+pub(crate) fn extra<'a>(key: &'a str, value: &'a str) -> Option<(&'a str, &'a str)> {
+    match field(key) {
+        None if !key.is_empty() => Some((key, value)),
+        Some(Field::Tokens) => full_swa(value).1.map(|swa| ("#swa token", swa)),
+        _ => None,
+    }
+}
+
 fn apply<'a>(s: &mut Step<'a>, key: &'a str, value: &'a str) -> Result<(), &'static str> {
-    match key {
-        "" => return Err("a part without `key: value` (wrapped or cut line?)"),
-        "#running-req" | "#running_req" => set_u(&mut s.running, value)?,
-        "#queue-req" | "#remaining_req" => set_u(&mut s.waiting, value)?,
-        "#token" | "#full token" | "#gpu token" => {
-            let (full, swa) = full_swa(value);
-            set_u(&mut s.tokens, full)?;
-            if let Some(swa) = swa {
-                s.extra.push("#swa token", swa);
-            }
-        }
-        "token usage" | "full token usage" | "gpu token usage" => {
+    if key.is_empty() {
+        return Err("a part without `key: value` (wrapped or cut line?)");
+    }
+    let Some(f) = field(key) else { return Ok(()) };
+    match f {
+        Field::Running => set_u(&mut s.running, value)?,
+        Field::Waiting => set_u(&mut s.waiting, value)?,
+        Field::Tokens => set_u(&mut s.tokens, full_swa(value).0)?,
+        Field::KvUsage => {
             let (full, swa) = full_swa(value);
             set_f(&mut s.kv_usage, full)?;
             if let Some(swa) = swa {
                 set_f(&mut s.swa_usage, swa)?;
             }
         }
-        "swa token usage" => set_f(&mut s.swa_usage, value)?,
-        "mamba usage" => set_f(&mut s.mamba_usage, value)?,
-        "gen throughput (token/s)" => set_f(&mut s.gen_tps, value)?,
-        "input throughput (token/s)" => set_f(&mut s.prompt_tps, value)?,
-        "accept len" => set_f(&mut s.accept_len, value)?,
-        "accept rate" => set_f(&mut s.accept_rate, value)?,
-        "#new-seq" | "#seq" => set_u(&mut s.new_seq, value)?,
-        "#new-token" | "#new_token" => set_u(&mut s.new_tokens, value)?,
-        "#cached-token" | "#cached_token" => set_u(&mut s.cached_tokens, value)?,
-        "cache hit rate" | "tree_cache_hit_rate" => {
-            s.prefix_hit_rate =
-                Some(percent_as_fraction(value).ok_or("a percent field is not a number")?)
+        Field::SwaUsage => set_f(&mut s.swa_usage, value)?,
+        Field::MambaUsage => set_f(&mut s.mamba_usage, value)?,
+        Field::GenTps => set_f(&mut s.gen_tps, value)?,
+        Field::PromptTps => set_f(&mut s.prompt_tps, value)?,
+        Field::AcceptLen => set_f(&mut s.accept_len, value)?,
+        Field::AcceptRate => set_f(&mut s.accept_rate, value)?,
+        Field::NewSeq => set_u(&mut s.new_seq, value)?,
+        Field::NewTokens => set_u(&mut s.new_tokens, value)?,
+        Field::CachedTokens => set_u(&mut s.cached_tokens, value)?,
+        Field::HitRate => {
+            s.prefix_hit_rate = Some(percent_as_fraction(value).ok_or("a percent field is not a number")?)
         }
-        k if k.ends_with(" graph") => {
-            s.graph = Some(pybool(value).ok_or("a graph flag is not True/False")?)
-        }
-        _ => s.extra.push(key, value),
+        Field::Graph => s.graph = Some(pybool(value).ok_or("a graph flag is not True/False")?),
     }
     Ok(())
 }

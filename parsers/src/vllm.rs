@@ -7,7 +7,7 @@
 use crate::kv::pairs;
 use crate::num::{float, percent_as_fraction, split_unit, uint};
 use crate::prefix::Level;
-use crate::record::{Body, Config, Engine, Event, EventKind, Step, StepKind};
+use crate::record::{Body, Config, Dialect, Engine, Event, EventKind, Extra, Step, StepKind};
 
 const VL: Option<Engine> = Some(Engine::Vllm);
 
@@ -79,6 +79,40 @@ fn num_of(v: &str) -> &str {
     split_unit(v).0
 }
 
+/// Columns of the periodic stats line; a `{device} KV cache usage` maps to `kv_usage` only
+/// the first time (V0 also prints the CPU swap space).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stat {
+    PromptTps,
+    GenTps,
+    Running,
+    Waiting,
+    Preemptions,
+    HitRate,
+    KvUsage,
+}
+
+fn stat_field(key: &str, kv_seen: &mut bool) -> Option<Stat> {
+    Some(match key {
+        "Avg prompt throughput" => Stat::PromptTps,
+        "Avg generation throughput" => Stat::GenTps,
+        "Running" => Stat::Running,
+        "Pending" | "Waiting" => Stat::Waiting,
+        "Preemptions" => Stat::Preemptions,
+        "Prefix cache hit rate" => Stat::HitRate,
+        k if k.ends_with(" KV cache usage") && !*kv_seen => {
+            *kv_seen = true;
+            Stat::KvUsage
+        }
+        _ => return None,
+    })
+}
+
+/// A stats pair that no column takes.
+pub(crate) fn stats_extra<'a>(key: &'a str, value: &'a str, kv_seen: &mut bool) -> Option<(&'a str, &'a str)> {
+    (stat_field(key, kv_seen).is_none() && !key.is_empty()).then_some((key, value))
+}
+
 fn stats(body: &str, engine_index: Option<u32>, aggregated: Option<u32>) -> Body<'_> {
     let body = body.trim_end().trim_end_matches('.');
     let mut s = Step {
@@ -86,30 +120,24 @@ fn stats(body: &str, engine_index: Option<u32>, aggregated: Option<u32>) -> Body
         kind: Some(StepKind::Stats),
         engine_index,
         aggregated_engines: aggregated,
+        extra: Extra::new(body, Dialect::VllmStats),
         ..Step::default()
     };
+    let mut kv_seen = false;
     for (key, value) in pairs(body) {
+        if key.is_empty() {
+            return Body::Malformed("a part without `key: value` in a stats line");
+        }
         let n = num_of(value);
-        let ok = match key {
-            "Avg prompt throughput" => float(n).map(|v| s.prompt_tps = Some(v)).is_some(),
-            "Avg generation throughput" => float(n).map(|v| s.gen_tps = Some(v)).is_some(),
-            "Running" => uint(n).map(|v| s.running = Some(v)).is_some(),
-            "Pending" | "Waiting" => uint(n).map(|v| s.waiting = Some(v)).is_some(),
-            "Preemptions" => uint(n).map(|v| s.preemptions = Some(v)).is_some(),
-            "Prefix cache hit rate" => percent_as_fraction(n)
-                .map(|v| s.prefix_hit_rate = Some(v))
-                .is_some(),
-            "" => false,
-            k if k.ends_with(" KV cache usage") && s.kv_usage.is_none() => {
-                // the first device usage is the KV pool (V0 also prints the CPU swap space)
-                percent_as_fraction(n)
-                    .map(|v| s.kv_usage = Some(v))
-                    .is_some()
-            }
-            _ => {
-                s.extra.push(key, value);
-                true
-            }
+        let ok = match stat_field(key, &mut kv_seen) {
+            Some(Stat::PromptTps) => float(n).map(|v| s.prompt_tps = Some(v)).is_some(),
+            Some(Stat::GenTps) => float(n).map(|v| s.gen_tps = Some(v)).is_some(),
+            Some(Stat::Running) => uint(n).map(|v| s.running = Some(v)).is_some(),
+            Some(Stat::Waiting) => uint(n).map(|v| s.waiting = Some(v)).is_some(),
+            Some(Stat::Preemptions) => uint(n).map(|v| s.preemptions = Some(v)).is_some(),
+            Some(Stat::HitRate) => percent_as_fraction(n).map(|v| s.prefix_hit_rate = Some(v)).is_some(),
+            Some(Stat::KvUsage) => percent_as_fraction(n).map(|v| s.kv_usage = Some(v)).is_some(),
+            None => true,
         };
         if !ok {
             return Body::Malformed("a stats field did not parse as a number");
@@ -121,12 +149,22 @@ fn stats(body: &str, engine_index: Option<u32>, aggregated: Option<u32>) -> Body
     Body::Step(s)
 }
 
+fn is_spec_field(key: &str) -> bool {
+    matches!(key, "Mean acceptance length" | "Avg Draft acceptance rate" | "Draft acceptance rate")
+}
+
+/// A speculative-decoding pair that no column takes.
+pub(crate) fn spec_extra<'a>(key: &'a str, value: &'a str) -> Option<(&'a str, &'a str)> {
+    (!is_spec_field(key) && !key.is_empty()).then_some((key, value))
+}
+
 /// `SpecDecoding metrics: …` (V1, every variant) and `Speculative metrics: …` (V0).
 fn spec(body: &str) -> Body<'_> {
     let body = body.trim_end().trim_end_matches('.');
     let mut s = Step {
         engine: VL,
         kind: Some(StepKind::Spec),
+        extra: Extra::new(body, Dialect::VllmSpec),
         ..Step::default()
     };
     for (key, value) in pairs(body) {
@@ -134,18 +172,11 @@ fn spec(body: &str) -> Body<'_> {
             "Mean acceptance length" => float(value).map(|v| s.accept_len = Some(v)).is_some(),
             // V1 prints a percent, V0 a fraction with 3 decimals; the `%` tells them apart
             "Avg Draft acceptance rate" | "Draft acceptance rate" => {
-                let v = if value.ends_with('%') {
-                    percent_as_fraction(value)
-                } else {
-                    float(value)
-                };
+                let v = if value.ends_with('%') { percent_as_fraction(value) } else { float(value) };
                 v.map(|v| s.accept_rate = Some(v)).is_some()
             }
             "" => false,
-            _ => {
-                s.extra.push(key, value);
-                true
-            }
+            _ => true,
         };
         if !ok {
             return Body::Malformed("a speculative-decoding field did not parse");
@@ -159,15 +190,16 @@ fn spec(body: &str) -> Body<'_> {
 
 /// V0 `Prefix cache hit rate: GPU: 41.23%, CPU: 0.00%`.
 fn prefix_cache(rest: &str) -> Body<'_> {
+    let body = rest.trim_end();
     let mut s = Step {
         engine: VL,
         kind: Some(StepKind::Cache),
+        extra: Extra::new(body, Dialect::VllmCache),
         ..Step::default()
     };
-    for (key, value) in pairs(rest.trim_end()) {
-        match key {
-            "GPU" => s.prefix_hit_rate = percent_as_fraction(value),
-            _ => s.extra.push(key, value),
+    for (key, value) in pairs(body) {
+        if key == "GPU" {
+            s.prefix_hit_rate = percent_as_fraction(value);
         }
     }
     if s.prefix_hit_rate.is_none() {

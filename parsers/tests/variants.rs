@@ -79,7 +79,7 @@ fn describe(line: &Line<'_>, ts: Option<String>) -> String {
             if let Some(g) = st.graph {
                 write!(s, " graph={g}").unwrap();
             }
-            for (k, v) in st.extra.as_slice() {
+            for (k, v) in st.extra.iter() {
                 write!(s, " [{k}]={v:?}").unwrap();
             }
         }

@@ -3,7 +3,7 @@
 use crate::cli::{Format, InputArgs};
 use crate::logs::{self, visit_chunk, Dates, FileCtx, Skipped, Tally};
 use crate::render::num::{duration, group, opt};
-use crate::summary::{Instance, Summary};
+use crate::summary::{ChunkSummary, Instance, Summary};
 use anyhow::Result;
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, Table};
 use serde_json::{json, Value};
@@ -21,8 +21,8 @@ pub fn run(
     let (files, skipped) = logs::scan_logs(
         &inputs,
         dates,
-        |file, chunk| visit_chunk(file, chunk, Summary::default(), |s, v| s.visit(&v)),
-        |_, s: Summary| summary.merge(s),
+        |file, chunk| visit_chunk(file, chunk, ChunkSummary::default(), |s, v| s.visit(&v)),
+        |file, s: ChunkSummary| summary.absorb(file, s),
     );
     match format {
         Format::Json => {

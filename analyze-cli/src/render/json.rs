@@ -104,8 +104,9 @@ impl<'b> Obj<'b> {
     }
 
     /// A nested object of raw `key: value` pairs.
-    pub fn pairs(&mut self, k: &str, pairs: &[(&str, &str)]) -> &mut Self {
-        if pairs.is_empty() {
+    pub fn pairs<'p>(&mut self, k: &str, pairs: impl Iterator<Item = (&'p str, &'p str)>) -> &mut Self {
+        let mut pairs = pairs.peekable();
+        if pairs.peek().is_none() {
             return self;
         }
         self.key(k);

@@ -58,7 +58,7 @@ fn step(buf: &mut Vec<u8>, v: &Visit<'_, '_>, s: &Step<'_>) {
         .f("prefix_hit_rate", s.prefix_hit_rate)
         .u("preemptions", s.preemptions)
         .u("engines", s.aggregated_engines.map(u64::from))
-        .pairs("extra", s.extra.as_slice());
+        .pairs("extra", s.extra.iter());
     o.end();
     buf.push(b'\n');
 }
