@@ -1,1 +1,77 @@
-fn main() {}
+//! Parser micro-benchmarks: one line of each common kind, and the parallel scan over a
+//! simulated SGLang log held in memory (`cargo bench -p tokstat-parsers`).
+
+use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use tokstat_parsers::record::Body;
+use tokstat_parsers::scan::{scan, str_lines};
+use tokstat_parsers::source::Data;
+use tokstat_parsers::stamp::Calendar;
+
+const LINES: &[(&str, &str)] = &[
+    ("sglang_decode", "[2026-05-09 22:29:23 TP0] Decode batch, #running-req: 45, #token: 44672, token usage: 0.12, cuda graph: True, gen throughput (token/s): 1863.65, #queue-req: 81"),
+    ("sglang_prefill", "[2026-05-09 22:29:22 TP0] Prefill batch, #new-seq: 1, #new-token: 896, #cached-token: 0, token usage: 0.12, #running-req: 45, #queue-req: 81, #pending-token: 70187, cuda graph: False, input throughput (token/s): 3521.40"),
+    ("sglang_access", "[2026-10-30 10:00:13] INFO:     127.0.0.1:40052 - \"POST /v1/chat/completions HTTP/1.1\" 200 OK"),
+    ("vllm_stats", "(APIServer pid=1) INFO 05-29 09:10:11 [loggers.py:271] Engine 000: Avg prompt throughput: 4120.0 tokens/s, Avg generation throughput: 512.3 tokens/s, Running: 64 reqs, Waiting: 40 reqs, Preemptions: 3, GPU KV cache usage: 98.1%, Prefix cache hit rate: 41.2%"),
+    ("vllm_ansi", "\x1b[1;36m(APIServer pid=31337)\x1b[0;0m INFO 08-18 09:10:11 [loggers.py:123] Engine 000: Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 640.0 tokens/s, Running: 16 reqs, Waiting: 2 reqs, GPU KV cache usage: 33.7%, Prefix cache hit rate: 0.0%"),
+];
+
+fn lines(c: &mut Criterion) {
+    let mut g = c.benchmark_group("line");
+    for (name, line) in LINES {
+        g.throughput(Throughput::Bytes(line.len() as u64));
+        g.bench_with_input(BenchmarkId::from_parameter(name), line, |b, line| {
+            let mut scratch = String::new();
+            b.iter(|| {
+                let l = tokstat_parsers::parse_line(black_box(line.as_bytes()), &mut scratch);
+                black_box(matches!(l.body, Body::Step(_)))
+            })
+        });
+    }
+    g.finish();
+}
+
+/// 16 MiB of the three SGLang line kinds in simulator proportions (decode 21%, prefill 39%,
+/// access 40%), scanned in parallel with a per-chunk aggregate, as `tokstat report` does.
+fn scan_log(c: &mut Criterion) {
+    let mut text = String::new();
+    let pattern = [1usize, 0, 2, 1, 2, 1, 0, 2, 1, 2];
+    let mut i = 0;
+    while text.len() < 16 << 20 {
+        text.push_str(LINES[pattern[i % pattern.len()]].1);
+        text.push('\n');
+        i += 1;
+    }
+    let mut g = c.benchmark_group("scan");
+    g.throughput(Throughput::Bytes(text.len() as u64));
+    g.sample_size(20);
+    g.bench_function("sglang_16MiB", |b| {
+        b.iter(|| {
+            let mut total = 0.0;
+            scan(
+                Data::Owned(text.clone().into_bytes()),
+                Calendar::new(2026, 0),
+                |chunk| {
+                    let mut cal = chunk.calendar;
+                    let mut scratch = String::new();
+                    let mut sum = 0.0;
+                    let text = std::str::from_utf8(chunk.bytes).unwrap();
+                    for l in str_lines(text) {
+                        let line = tokstat_parsers::parse_str_line(l, &mut scratch);
+                        cal.resolve(line.prefix.stamp);
+                        if let Body::Step(s) = line.body {
+                            sum += s.gen_tps.unwrap_or(0.0);
+                        }
+                    }
+                    (sum, cal)
+                },
+                |s| total += s,
+            )
+            .unwrap();
+            black_box(total)
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, lines, scan_log);
+criterion_main!(benches);

@@ -39,18 +39,16 @@ fn part(b: &[u8], start: usize) -> Part {
     let mut colon = None;
     let mut colon2 = false;
     let mut i = start;
-    while i + 1 < b.len() {
-        let c = b[i];
-        if b[i + 1] == b' ' {
-            if c == b',' {
-                return Part { start, end: i, colon, colon2 };
+    while let Some(off) = memchr::memchr2(b',', b':', &b[i.min(b.len())..]) {
+        let at = i + off;
+        if b.get(at + 1) == Some(&b' ') {
+            if b[at] == b',' {
+                return Part { start, end: at, colon, colon2 };
             }
-            if c == b':' {
-                colon2 |= colon.is_some();
-                colon = colon.or(Some(i));
-            }
+            colon2 |= colon.is_some();
+            colon = colon.or(Some(at));
         }
-        i += 1;
+        i = at + 1;
     }
     Part { start, end: b.len(), colon, colon2 }
 }

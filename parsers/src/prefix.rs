@@ -365,7 +365,12 @@ pub fn split(line: &str) -> (Prefix<'_>, &str) {
     let mut p = Prefix::default();
     let mut rest = line;
     let mut wrapper_stamp = Stamp::None;
+    // wrappers start with a digit (docker stamp) or a service name; engine prefixes with
+    // `[` or `(` — most lines skip this loop at their first byte
     for _ in 0..3 {
+        if !rest.as_bytes().first().is_some_and(u8::is_ascii_alphanumeric) {
+            break;
+        }
         if let Ok((r, s)) = docker_stamp(rest) {
             wrapper_stamp = s;
             rest = r;
