@@ -89,8 +89,7 @@ pub fn instance_rank(line: &Line<'_>) -> Option<u32> {
     }
 }
 
-impl FileCtx {
-}
+impl FileCtx {}
 
 /// One line as handed to a visitor.
 pub struct Visit<'a, 'l> {
@@ -121,7 +120,15 @@ pub fn visit_chunk<R>(
         let ts = cal.resolve(line.prefix.stamp);
         tally.count(line_no, &line.body);
         if !matches!(line.body, Body::Other | Body::Malformed(_)) {
-            f(&mut state, Visit { file, line_no, ts, line: &line });
+            f(
+                &mut state,
+                Visit {
+                    file,
+                    line_no,
+                    ts,
+                    line: &line,
+                },
+            );
         }
     };
     // validating the whole chunk once is much cheaper than each line; a chunk with invalid
@@ -129,12 +136,20 @@ pub fn visit_chunk<R>(
     match std::str::from_utf8(chunk.bytes) {
         Ok(text) => {
             for (i, raw) in str_lines(text).enumerate() {
-                each(chunk.first_line + i as u64 + 1, tokstat_parsers::parse_str_line(raw, &mut scratch), &mut cal);
+                each(
+                    chunk.first_line + i as u64 + 1,
+                    tokstat_parsers::parse_str_line(raw, &mut scratch),
+                    &mut cal,
+                );
             }
         }
         Err(_) => {
             for (i, raw) in lines(chunk.bytes).enumerate() {
-                each(chunk.first_line + i as u64 + 1, tokstat_parsers::parse_line(raw, &mut scratch), &mut cal);
+                each(
+                    chunk.first_line + i as u64 + 1,
+                    tokstat_parsers::parse_line(raw, &mut scratch),
+                    &mut cal,
+                );
             }
         }
     }

@@ -108,7 +108,10 @@ impl Summary {
     /// Adds the instances of a chunk of `file`.
     pub fn absorb(&mut self, file: &FileCtx, chunk: ChunkSummary) {
         for (rank, inst) in chunk.ranks {
-            self.instances.entry(file.instance_of(rank).into_owned()).or_default().merge(&inst);
+            self.instances
+                .entry(file.instance_of(rank).into_owned())
+                .or_default()
+                .merge(&inst);
         }
     }
 }
@@ -186,5 +189,4 @@ impl ChunkSummary {
             _ => {}
         }
     }
-
 }

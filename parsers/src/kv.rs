@@ -19,7 +19,11 @@ pub struct Pairs<'a> {
 
 /// Splits `body` into `key: value` pairs; see the module documentation.
 pub fn pairs(body: &str) -> Pairs<'_> {
-    Pairs { s: body, pos: 0, peeked: None }
+    Pairs {
+        s: body,
+        pos: 0,
+        peeked: None,
+    }
 }
 
 /// One `", "`-separated part: where it ends, and where its first `": "` is.
@@ -43,14 +47,24 @@ fn part(b: &[u8], start: usize) -> Part {
         let at = i + off;
         if b.get(at + 1) == Some(&b' ') {
             if b[at] == b',' {
-                return Part { start, end: at, colon, colon2 };
+                return Part {
+                    start,
+                    end: at,
+                    colon,
+                    colon2,
+                };
             }
             colon2 |= colon.is_some();
             colon = colon.or(Some(at));
         }
         i = at + 1;
     }
-    Part { start, end: b.len(), colon, colon2 }
+    Part {
+        start,
+        end: b.len(),
+        colon,
+        colon2,
+    }
 }
 
 impl<'a> Iterator for Pairs<'a> {

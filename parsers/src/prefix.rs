@@ -197,7 +197,11 @@ fn time_of_day(i: &str) -> Res<'_, u32> {
     if b.len() < 8 || b[2] != b':' || b[5] != b':' {
         return Err(err());
     }
-    let (h, m, s) = (fixed_digits(b, 2).ok_or_else(err)?, fixed_digits(&b[3..], 2).ok_or_else(err)?, fixed_digits(&b[6..], 2).ok_or_else(err)?);
+    let (h, m, s) = (
+        fixed_digits(b, 2).ok_or_else(err)?,
+        fixed_digits(&b[3..], 2).ok_or_else(err)?,
+        fixed_digits(&b[6..], 2).ok_or_else(err)?,
+    );
     if h > 23 || m > 59 || s > 60 {
         return Err(err());
     }
@@ -222,7 +226,11 @@ fn date(i: &str) -> Res<'_, i32> {
     if b.len() < 10 || b[4] != b'-' || b[7] != b'-' {
         return Err(err());
     }
-    let (y, m, d) = (fixed_digits(b, 4).ok_or_else(err)?, fixed_digits(&b[5..], 2).ok_or_else(err)?, fixed_digits(&b[8..], 2).ok_or_else(err)?);
+    let (y, m, d) = (
+        fixed_digits(b, 4).ok_or_else(err)?,
+        fixed_digits(&b[5..], 2).ok_or_else(err)?,
+        fixed_digits(&b[8..], 2).ok_or_else(err)?,
+    );
     if !valid_date(y as i32, m as u8, d as u8) {
         return Err(err());
     }
@@ -368,7 +376,11 @@ pub fn split(line: &str) -> (Prefix<'_>, &str) {
     // wrappers start with a digit (docker stamp) or a service name; engine prefixes with
     // `[` or `(` — most lines skip this loop at their first byte
     for _ in 0..3 {
-        if !rest.as_bytes().first().is_some_and(u8::is_ascii_alphanumeric) {
+        if !rest
+            .as_bytes()
+            .first()
+            .is_some_and(u8::is_ascii_alphanumeric)
+        {
             break;
         }
         if let Ok((r, s)) = docker_stamp(rest) {

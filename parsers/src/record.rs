@@ -84,7 +84,11 @@ impl<'a> Extra<'a> {
     pub fn iter(&self) -> impl Iterator<Item = (&'a str, &'a str)> + 'a {
         let dialect = self.dialect;
         let mut kv_seen = false;
-        let body = if dialect == Dialect::None { "" } else { self.body };
+        let body = if dialect == Dialect::None {
+            ""
+        } else {
+            self.body
+        };
         crate::kv::pairs(body).filter_map(move |(k, v)| match dialect {
             Dialect::None => None,
             Dialect::SglangBatch => crate::sglang::extra(k, v),

@@ -246,7 +246,8 @@ fn apply<'a>(s: &mut Step<'a>, key: &'a str, value: &'a str) -> Result<(), &'sta
         Field::NewTokens => set_u(&mut s.new_tokens, value)?,
         Field::CachedTokens => set_u(&mut s.cached_tokens, value)?,
         Field::HitRate => {
-            s.prefix_hit_rate = Some(percent_as_fraction(value).ok_or("a percent field is not a number")?)
+            s.prefix_hit_rate =
+                Some(percent_as_fraction(value).ok_or("a percent field is not a number")?)
         }
         Field::Graph => s.graph = Some(pybool(value).ok_or("a graph flag is not True/False")?),
     }

@@ -35,9 +35,7 @@ pub fn parse(msg: &str, level: Option<Level>) -> Option<Body<'_>> {
         b'C' => chunked_prefill(msg).or_else(|| capacity(msg)),
         b'G' | b'X' | b'T' | b'H' | b'N' | b'M' => capacity(msg),
         b'#' => msg.strip_prefix("# GPU blocks: ").map(blocks),
-        b'n' => msg
-            .strip_prefix("non-default args: ")
-            .map(|r| dict_config(r)),
+        b'n' => msg.strip_prefix("non-default args: ").map(dict_config),
         b'a' => msg.strip_prefix("args: ").map(namespace_config),
         b'v' => msg
             .strip_prefix("vLLM API server version ")
@@ -45,15 +43,15 @@ pub fn parse(msg: &str, level: Option<Level>) -> Option<Body<'_>> {
         b'I' => engine_config(msg),
         _ => None,
     };
-    body.or_else(|| match level {
-        Some(Level::Error | Level::Critical) => Some(Body::Event(Event {
-            engine: VL,
-            kind: EventKind::Error,
-            message: msg,
-            count: None,
-        })),
-        _ => None,
-    })
+    if body.is_some() {
+        return body;
+    }
+    matches!(level, Some(Level::Error | Level::Critical)).then_some(Body::Event(Event {
+        engine: VL,
+        kind: EventKind::Error,
+        message: msg,
+        count: None,
+    }))
 }
 
 /// `Engine 000: Avg prompt throughput: …` (0.8.3+).
@@ -109,7 +107,11 @@ fn stat_field(key: &str, kv_seen: &mut bool) -> Option<Stat> {
 }
 
 /// A stats pair that no column takes.
-pub(crate) fn stats_extra<'a>(key: &'a str, value: &'a str, kv_seen: &mut bool) -> Option<(&'a str, &'a str)> {
+pub(crate) fn stats_extra<'a>(
+    key: &'a str,
+    value: &'a str,
+    kv_seen: &mut bool,
+) -> Option<(&'a str, &'a str)> {
     (stat_field(key, kv_seen).is_none() && !key.is_empty()).then_some((key, value))
 }
 
@@ -135,8 +137,12 @@ fn stats(body: &str, engine_index: Option<u32>, aggregated: Option<u32>) -> Body
             Some(Stat::Running) => uint(n).map(|v| s.running = Some(v)).is_some(),
             Some(Stat::Waiting) => uint(n).map(|v| s.waiting = Some(v)).is_some(),
             Some(Stat::Preemptions) => uint(n).map(|v| s.preemptions = Some(v)).is_some(),
-            Some(Stat::HitRate) => percent_as_fraction(n).map(|v| s.prefix_hit_rate = Some(v)).is_some(),
-            Some(Stat::KvUsage) => percent_as_fraction(n).map(|v| s.kv_usage = Some(v)).is_some(),
+            Some(Stat::HitRate) => percent_as_fraction(n)
+                .map(|v| s.prefix_hit_rate = Some(v))
+                .is_some(),
+            Some(Stat::KvUsage) => percent_as_fraction(n)
+                .map(|v| s.kv_usage = Some(v))
+                .is_some(),
             None => true,
         };
         if !ok {
@@ -150,7 +156,10 @@ fn stats(body: &str, engine_index: Option<u32>, aggregated: Option<u32>) -> Body
 }
 
 fn is_spec_field(key: &str) -> bool {
-    matches!(key, "Mean acceptance length" | "Avg Draft acceptance rate" | "Draft acceptance rate")
+    matches!(
+        key,
+        "Mean acceptance length" | "Avg Draft acceptance rate" | "Draft acceptance rate"
+    )
 }
 
 /// A speculative-decoding pair that no column takes.
@@ -172,7 +181,11 @@ fn spec(body: &str) -> Body<'_> {
             "Mean acceptance length" => float(value).map(|v| s.accept_len = Some(v)).is_some(),
             // V1 prints a percent, V0 a fraction with 3 decimals; the `%` tells them apart
             "Avg Draft acceptance rate" | "Draft acceptance rate" => {
-                let v = if value.ends_with('%') { percent_as_fraction(value) } else { float(value) };
+                let v = if value.ends_with('%') {
+                    percent_as_fraction(value)
+                } else {
+                    float(value)
+                };
                 v.map(|v| s.accept_rate = Some(v)).is_some()
             }
             "" => false,

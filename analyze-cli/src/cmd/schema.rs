@@ -5,8 +5,11 @@ use anyhow::Result;
 use serde_json::json;
 use std::io::Write;
 
-/// `(table, [(column, type, meaning)])`.
-pub const TABLES: &[(&str, &[(&str, &str, &str)])] = &[
+/// A column: name, type, meaning.
+pub type Column = (&'static str, &'static str, &'static str);
+
+/// `(table, columns)`.
+pub const TABLES: &[(&str, &[Column])] = &[
     (
         "steps",
         &[

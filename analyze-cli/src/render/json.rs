@@ -104,7 +104,11 @@ impl<'b> Obj<'b> {
     }
 
     /// A nested object of raw `key: value` pairs.
-    pub fn pairs<'p>(&mut self, k: &str, pairs: impl Iterator<Item = (&'p str, &'p str)>) -> &mut Self {
+    pub fn pairs<'p>(
+        &mut self,
+        k: &str,
+        pairs: impl Iterator<Item = (&'p str, &'p str)>,
+    ) -> &mut Self {
         let mut pairs = pairs.peekable();
         if pairs.peek().is_none() {
             return self;
