@@ -74,4 +74,43 @@ fn scan_log(c: &mut Criterion) {
 }
 
 criterion_group!(benches, lines, scan_log);
-criterion_main!(benches);
+criterion_main!(benches, floor_benches);
+
+/// Floors: how fast the line loop goes with less work per line (for judging the budget).
+fn floors(c: &mut Criterion) {
+    let mut text = String::new();
+    let pattern = [1usize, 0, 2, 1, 2, 1, 0, 2, 1, 2];
+    let mut i = 0;
+    while text.len() < 16 << 20 {
+        text.push_str(LINES[pattern[i % pattern.len()]].1);
+        text.push('\n');
+        i += 1;
+    }
+    let mut g = c.benchmark_group("floor");
+    g.throughput(Throughput::Bytes(text.len() as u64));
+    g.sample_size(20);
+    g.bench_function("lines_only", |b| b.iter(|| str_lines(black_box(&text)).map(|l| l.len()).sum::<usize>()));
+    g.bench_function("prefix_only", |b| {
+        b.iter(|| {
+            let mut n = 0;
+            for l in str_lines(black_box(&text)) {
+                let (p, m) = tokstat_parsers::prefix::split(l);
+                n += m.len() + p.stamp.is_some() as usize;
+            }
+            n
+        })
+    });
+    g.bench_function("parse_str_line", |b| {
+        let mut scratch = String::new();
+        b.iter(|| {
+            let mut n = 0;
+            for l in str_lines(black_box(&text)) {
+                n += matches!(tokstat_parsers::parse_str_line(l, &mut scratch).body, Body::Step(_)) as usize;
+            }
+            n
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(floor_benches, floors);

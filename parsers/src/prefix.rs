@@ -191,6 +191,7 @@ fn fixed_digits(b: &[u8], n: usize) -> Option<u32> {
 }
 
 /// `HH:MM:SS` with optional `.mmm` (or more fraction digits, truncated to ms).
+#[inline]
 fn time_of_day(i: &str) -> Res<'_, u32> {
     let b = i.as_bytes();
     let err = || nom::Err::Error(());
@@ -220,6 +221,7 @@ fn time_of_day(i: &str) -> Res<'_, u32> {
 }
 
 /// `YYYY-MM-DD` as days since the epoch.
+#[inline]
 fn date(i: &str) -> Res<'_, i32> {
     let b = i.as_bytes();
     let err = || nom::Err::Error(());
@@ -265,34 +267,55 @@ fn compose_wrapper(i: &str) -> Res<'_, ()> {
 }
 
 /// SGLang `[2026-05-09 22:29:22.104 DP0 TP0] `, `[22:29:22 TP0] `, `[2025-07-06 10:00:06] `.
+///
+/// Every line of an SGLang log starts with this, so it is read byte by byte rather than
+/// through combinators.
+#[inline]
 fn sglang_prefix(i: &str) -> Res<'_, (Stamp, Ranks)> {
-    let (i, _) = char('[').parse(i)?;
-    let (i, day) = opt((date, char(' '))).parse(i)?;
-    let (i, ms) = time_of_day(i)?;
+    let b = i.as_bytes();
+    let err = || nom::Err::Error(());
+    if b.first() != Some(&b'[') {
+        return Err(err());
+    }
+    let (rest, day) = if b.get(5) == Some(&b'-') {
+        let (r, days) = date(&i[1..])?;
+        (r.strip_prefix(' ').ok_or_else(err)?, Some(days))
+    } else {
+        (&i[1..], None)
+    };
+    let (rest, ms) = time_of_day(rest)?;
     let stamp = match day {
-        Some((days, _)) => Stamp::Full { days, ms },
+        Some(days) => Stamp::Full { days, ms },
         None => Stamp::TimeOnly { ms },
     };
     let mut ranks = Ranks::default();
-    let mut i = i;
-    while let Some(r) = i.strip_prefix(' ') {
-        let name_len = r
-            .bytes()
-            .take_while(|c| c.is_ascii_uppercase() || *c == b'_')
-            .count();
-        let num_len = r[name_len..].bytes().take_while(u8::is_ascii_digit).count();
-        if name_len == 0 || num_len == 0 || num_len > 6 {
-            return Err(nom::Err::Error(()));
+    let r = rest.as_bytes();
+    let mut pos = 0;
+    while r.get(pos) == Some(&b' ') {
+        let name_start = pos + 1;
+        let mut j = name_start;
+        while j < r.len() && (r[j].is_ascii_uppercase() || r[j] == b'_') {
+            j += 1;
         }
-        let n: u32 = r[name_len..name_len + num_len]
-            .parse()
-            .map_err(|_| nom::Err::Error(()))?;
-        ranks.set(&r[..name_len], n);
-        i = &r[name_len + num_len..];
+        let num_start = j;
+        while j < r.len() && r[j].is_ascii_digit() {
+            j += 1;
+        }
+        if num_start == name_start || j == num_start || j - num_start > 6 {
+            return Err(err());
+        }
+        let n = fixed_digits(&r[num_start..], j - num_start).ok_or_else(err)?;
+        ranks.set(&rest[name_start..num_start], n);
+        pos = j;
     }
-    let (i, _) = tag("]").parse(i)?;
-    let i = i.strip_prefix(' ').unwrap_or(i);
-    Ok((i, (stamp, ranks)))
+    if r.get(pos) != Some(&b']') {
+        return Err(err());
+    }
+    pos += 1;
+    if r.get(pos) == Some(&b' ') {
+        pos += 1;
+    }
+    Ok((&rest[pos..], (stamp, ranks)))
 }
 
 /// SGLang 0.1.18–0.2.12 `[gpu_id=0] ` / `[gpu=0] `.

@@ -68,6 +68,7 @@ impl fmt::Display for Ts {
 }
 
 /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
+#[inline]
 pub fn days_from_civil(y: i32, m: u8, d: u8) -> i32 {
     let y = if m <= 2 { y - 1 } else { y };
     let era = if y >= 0 { y } else { y - 399 } / 400;
@@ -93,6 +94,7 @@ pub fn civil_from_days(z: i32) -> (i32, u8, u8) {
 }
 
 /// Whether `(y, m, d)` is a real date.
+#[inline]
 pub fn valid_date(y: i32, m: u8, d: u8) -> bool {
     if !(1..=12).contains(&m) || d == 0 {
         return false;
