@@ -7,7 +7,9 @@
 //! that borrows the line: [`prefix`] strips what loggers and wrappers put in front,
 //! [`sglang`] and [`vllm`] read the message. Nothing here knows about tables or reports.
 
+pub mod completion;
 pub mod detect;
+pub mod json;
 pub mod kv;
 pub mod num;
 pub mod prefix;

@@ -1,0 +1,486 @@
+//! A lazy, zero-copy JSON scanner for one record per line.
+//!
+//! A completion record is mostly text (reasoning, content) and a few small fields (usage,
+//! finish reason). The scanner walks the record's structure, hands the caller the keys it
+//! meets, and skips every value the caller does not ask for: a string is skipped by jumping
+//! between `"` and `\` with memchr, a nested object or array by counting brackets without
+//! recursion. It still checks the grammar of everything it passes (control characters in
+//! strings, escapes, numbers, literals, commas and colons), so a line it accepts is a line
+//! serde_json accepts — except for `NaN` / `Infinity` / `-Infinity`, which SGLang's
+//! benchmark writes and which are read as numbers on purpose.
+
+use std::borrow::Cow;
+
+/// Why a line is not JSON, and at which byte.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("{what} at byte {at}")]
+pub struct JsonError {
+    pub what: &'static str,
+    pub at: usize,
+}
+
+type R<T> = Result<T, JsonError>;
+
+/// A string as it appears in the input: the bytes between the quotes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Str<'a> {
+    pub raw: &'a [u8],
+    /// Whether `raw` holds backslash escapes (then it must be decoded to compare).
+    pub escaped: bool,
+}
+
+impl<'a> Str<'a> {
+    /// Compares with `s` as serde_json would after decoding.
+    pub fn eq(&self, s: &str) -> bool {
+        if self.escaped {
+            self.decode() == s
+        } else {
+            self.raw == s.as_bytes()
+        }
+    }
+
+    /// The decoded text (borrowed when there are no escapes). Lone surrogates become U+FFFD.
+    pub fn decode(&self) -> Cow<'a, str> {
+        if !self.escaped {
+            return String::from_utf8_lossy(self.raw);
+        }
+        let mut out = Vec::with_capacity(self.raw.len());
+        let b = self.raw;
+        let mut i = 0;
+        while i < b.len() {
+            if b[i] != b'\\' {
+                out.push(b[i]);
+                i += 1;
+                continue;
+            }
+            let c = b.get(i + 1).copied().unwrap_or(b'\\');
+            i += 2;
+            let ch = match c {
+                b'n' => '\n',
+                b't' => '\t',
+                b'r' => '\r',
+                b'b' => '\u{8}',
+                b'f' => '\u{c}',
+                b'u' => {
+                    let hi = hex4(&b[i.min(b.len())..]).unwrap_or(0xFFFD);
+                    i += 4;
+                    if (0xD800..0xDC00).contains(&hi) && b.get(i) == Some(&b'\\') && b.get(i + 1) == Some(&b'u') {
+                        match hex4(&b[i + 2..]) {
+                            Some(lo) if (0xDC00..0xE000).contains(&lo) => {
+                                i += 6;
+                                char::from_u32(0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00)).unwrap_or('\u{FFFD}')
+                            }
+                            _ => '\u{FFFD}',
+                        }
+                    } else {
+                        char::from_u32(hi).unwrap_or('\u{FFFD}')
+                    }
+                }
+                other => other as char,
+            };
+            let mut buf = [0u8; 4];
+            out.extend_from_slice(ch.encode_utf8(&mut buf).as_bytes());
+        }
+        Cow::Owned(String::from_utf8_lossy(&out).into_owned())
+    }
+
+    /// Number of characters after decoding, counted without decoding: every byte that does
+    /// not continue a UTF-8 sequence starts a character, every escape is one character, and
+    /// a surrogate pair (`\uD83D\uDE00`) is one.
+    pub fn char_count(&self) -> usize {
+        let b = self.raw;
+        let mut n = b.iter().filter(|&&c| (c as i8) >= -0x40).count();
+        if self.escaped {
+            let mut i = 0;
+            while let Some(j) = memchr::memchr(b'\\', &b[i..]) {
+                let at = i + j;
+                // `\x` is two bytes for one char; `\uXXXX` six for one; a low surrogate
+                // after a high one adds nothing
+                let len = if b.get(at + 1) == Some(&b'u') { 6 } else { 2 };
+                n -= len - 1;
+                if len == 6 {
+                    if let Some(v) = hex4(&b[(at + 2).min(b.len())..]) {
+                        if (0xDC00..0xE000).contains(&v) && at >= 6 && b[at - 6] == b'\\' && b[at - 5] == b'u' {
+                            if let Some(h) = hex4(&b[at - 4..]) {
+                                if (0xD800..0xDC00).contains(&h) {
+                                    n -= 1;
+                                }
+                            }
+                        }
+                    }
+                }
+                i = at + len;
+                if i >= b.len() {
+                    break;
+                }
+            }
+        }
+        n
+    }
+}
+
+fn hex4(b: &[u8]) -> Option<u32> {
+    let d = b.get(..4)?;
+    let mut v = 0;
+    for &c in d {
+        v = v * 16 + (c as char).to_digit(16)?;
+    }
+    Some(v)
+}
+
+/// Whether any of the 8 bytes of `w` is below 0x20 (a control character).
+#[inline]
+fn has_control(w: u64) -> bool {
+    const LO: u64 = 0x2020_2020_2020_2020;
+    const HI: u64 = 0x8080_8080_8080_8080;
+    // bytes >= 0x80 are never below 0x20; for the others the subtraction borrows
+    (w.wrapping_sub(LO) & !w & HI) != 0
+}
+
+/// A cursor over one JSON document.
+#[derive(Debug, Clone)]
+pub struct Scanner<'a> {
+    b: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Scanner<'a> {
+    pub fn new(b: &'a [u8]) -> Scanner<'a> {
+        Scanner { b, pos: 0 }
+    }
+
+    /// Byte offset of the cursor.
+    pub fn pos(&self) -> usize {
+        self.pos
+    }
+
+    fn err<T>(&self, what: &'static str) -> R<T> {
+        Err(JsonError { what, at: self.pos })
+    }
+
+    #[inline]
+    fn ws(&mut self) {
+        while let Some(&c) = self.b.get(self.pos) {
+            if matches!(c, b' ' | b'\t' | b'\n' | b'\r') {
+                self.pos += 1;
+            } else {
+                break;
+            }
+        }
+    }
+
+    /// The next non-space byte, without consuming it.
+    pub fn peek(&mut self) -> Option<u8> {
+        self.ws();
+        self.b.get(self.pos).copied()
+    }
+
+    /// Checks that only white space remains.
+    pub fn end(&mut self) -> R<()> {
+        self.ws();
+        if self.pos == self.b.len() {
+            Ok(())
+        } else {
+            self.err("trailing characters")
+        }
+    }
+
+    fn expect(&mut self, c: u8, what: &'static str) -> R<()> {
+        self.ws();
+        if self.b.get(self.pos) == Some(&c) {
+            self.pos += 1;
+            Ok(())
+        } else {
+            self.err(what)
+        }
+    }
+
+    /// Reads a string (the cursor on its opening quote).
+    pub fn string(&mut self) -> R<Str<'a>> {
+        self.expect(b'"', "expected a string")?;
+        let start = self.pos;
+        let mut escaped = false;
+        loop {
+            let rest = &self.b[self.pos..];
+            let Some(i) = memchr::memchr2(b'"', b'\\', rest) else {
+                self.pos = self.b.len();
+                return self.err("unterminated string");
+            };
+            self.check_controls(self.pos, self.pos + i)?;
+            self.pos += i;
+            if self.b[self.pos] == b'"' {
+                let raw = &self.b[start..self.pos];
+                self.pos += 1;
+                return Ok(Str { raw, escaped });
+            }
+            escaped = true;
+            match self.b.get(self.pos + 1) {
+                Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => self.pos += 2,
+                Some(b'u') => {
+                    if hex4(&self.b[self.pos + 2..]).is_none() {
+                        return self.err("bad \\u escape");
+                    }
+                    self.pos += 6;
+                }
+                _ => return self.err("bad escape"),
+            }
+        }
+    }
+
+    /// Rejects raw control characters in `b[from..to]` (JSON requires them escaped).
+    #[inline]
+    fn check_controls(&self, from: usize, to: usize) -> R<()> {
+        let s = &self.b[from..to];
+        let mut words = s.chunks_exact(8);
+        for w in &mut words {
+            if has_control(u64::from_le_bytes(w.try_into().unwrap_or([0; 8]))) {
+                return Err(JsonError { what: "control character in string", at: from });
+            }
+        }
+        if words.remainder().iter().any(|&c| c < 0x20) {
+            return Err(JsonError { what: "control character in string", at: from });
+        }
+        Ok(())
+    }
+
+    /// Reads a number's text (also `NaN`, `Infinity`, `-Infinity`).
+    pub fn number(&mut self) -> R<&'a [u8]> {
+        self.ws();
+        let b = self.b;
+        let start = self.pos;
+        for lit in [&b"NaN"[..], b"Infinity", b"-Infinity"] {
+            if b[start..].starts_with(lit) {
+                self.pos += lit.len();
+                return Ok(lit);
+            }
+        }
+        let mut i = start;
+        if b.get(i) == Some(&b'-') {
+            i += 1;
+        }
+        match b.get(i) {
+            Some(b'0') => i += 1,
+            Some(b'1'..=b'9') => {
+                while b.get(i).is_some_and(u8::is_ascii_digit) {
+                    i += 1;
+                }
+            }
+            _ => return self.err("expected a value"),
+        }
+        if b.get(i) == Some(&b'.') {
+            i += 1;
+            let d = i;
+            while b.get(i).is_some_and(u8::is_ascii_digit) {
+                i += 1;
+            }
+            if i == d {
+                self.pos = i;
+                return self.err("bad number");
+            }
+        }
+        if matches!(b.get(i), Some(b'e' | b'E')) {
+            i += 1;
+            if matches!(b.get(i), Some(b'+' | b'-')) {
+                i += 1;
+            }
+            let d = i;
+            while b.get(i).is_some_and(u8::is_ascii_digit) {
+                i += 1;
+            }
+            if i == d {
+                self.pos = i;
+                return self.err("bad number");
+            }
+        }
+        self.pos = i;
+        Ok(&b[start..i])
+    }
+
+    fn literal(&mut self, lit: &'static [u8]) -> R<()> {
+        if self.b[self.pos..].starts_with(lit) {
+            self.pos += lit.len();
+            Ok(())
+        } else {
+            self.err("expected a value")
+        }
+    }
+
+    /// Skips one value of any kind, checking its grammar. Nesting costs no call stack: open
+    /// containers are bits of a `u64` (1 = object), spilling to a vector only beyond 64 levels.
+    pub fn skip(&mut self) -> R<()> {
+        let mut bits: u64 = 0;
+        let mut depth: usize = 0;
+        let mut spill: Vec<u64> = Vec::new();
+        let push = |bits: &mut u64, depth: &mut usize, spill: &mut Vec<u64>, obj: bool| {
+            if *depth > 0 && *depth % 64 == 0 {
+                spill.push(*bits);
+                *bits = 0;
+            }
+            *bits = (*bits << 1) | u64::from(obj);
+            *depth += 1;
+        };
+        loop {
+            // a value
+            match self.peek() {
+                Some(b'{') => {
+                    self.pos += 1;
+                    if self.peek() == Some(b'}') {
+                        self.pos += 1;
+                    } else {
+                        push(&mut bits, &mut depth, &mut spill, true);
+                        self.string()?;
+                        self.expect(b':', "expected `:`")?;
+                        continue;
+                    }
+                }
+                Some(b'[') => {
+                    self.pos += 1;
+                    if self.peek() == Some(b']') {
+                        self.pos += 1;
+                    } else {
+                        push(&mut bits, &mut depth, &mut spill, false);
+                        continue;
+                    }
+                }
+                Some(b'"') => {
+                    self.string()?;
+                }
+                Some(b't') => self.literal(b"true")?,
+                Some(b'f') => self.literal(b"false")?,
+                Some(b'n') => self.literal(b"null")?,
+                Some(_) => {
+                    self.number()?;
+                }
+                None => return self.err("unexpected end"),
+            }
+            // after a value: `,` continues the innermost container, a closer ends it
+            loop {
+                if depth == 0 {
+                    return Ok(());
+                }
+                let is_obj = bits & 1 == 1;
+                match self.peek() {
+                    Some(b',') => {
+                        self.pos += 1;
+                        if is_obj {
+                            self.string()?;
+                            self.expect(b':', "expected `:`")?;
+                        }
+                        break;
+                    }
+                    Some(b'}') if is_obj => self.pos += 1,
+                    Some(b']') if !is_obj => self.pos += 1,
+                    _ => return self.err("expected `,` or a closing bracket"),
+                }
+                bits >>= 1;
+                depth -= 1;
+                if depth > 0 && depth % 64 == 0 {
+                    bits = spill.pop().unwrap_or(0);
+                }
+            }
+        }
+    }
+
+    /// Walks an object: `f` is called with each key and must consume its value (with
+    /// [`Scanner::skip`] or a reader). Duplicate keys are all visited, in order.
+    pub fn object(&mut self, mut f: impl FnMut(&mut Scanner<'a>, Str<'a>) -> R<()>) -> R<()> {
+        self.expect(b'{', "expected an object")?;
+        if self.peek() == Some(b'}') {
+            self.pos += 1;
+            return Ok(());
+        }
+        loop {
+            let key = self.string()?;
+            self.expect(b':', "expected `:`")?;
+            f(self, key)?;
+            match self.peek() {
+                Some(b',') => self.pos += 1,
+                Some(b'}') => {
+                    self.pos += 1;
+                    return Ok(());
+                }
+                _ => return self.err("expected `,` or `}`"),
+            }
+        }
+    }
+
+    /// Walks an array: `f` is called with each index and must consume the element.
+    pub fn array(&mut self, mut f: impl FnMut(&mut Scanner<'a>, usize) -> R<()>) -> R<()> {
+        self.expect(b'[', "expected an array")?;
+        if self.peek() == Some(b']') {
+            self.pos += 1;
+            return Ok(());
+        }
+        let mut i = 0;
+        loop {
+            f(self, i)?;
+            i += 1;
+            match self.peek() {
+                Some(b',') => self.pos += 1,
+                Some(b']') => {
+                    self.pos += 1;
+                    return Ok(());
+                }
+                _ => return self.err("expected `,` or `]`"),
+            }
+        }
+    }
+
+    /// Reads a scalar: a number (as f64), or `null` (None). Anything else is skipped and
+    /// gives None.
+    pub fn opt_number(&mut self) -> R<Option<f64>> {
+        match self.peek() {
+            Some(b'-' | b'0'..=b'9' | b'N' | b'I') => {
+                let t = self.number()?;
+                Ok(std::str::from_utf8(t).ok().and_then(crate::num::float))
+            }
+            _ => self.skip().map(|_| None),
+        }
+    }
+
+    /// Reads a string, or gives None (and skips) for anything else.
+    pub fn opt_string(&mut self) -> R<Option<Str<'a>>> {
+        if self.peek() == Some(b'"') {
+            self.string().map(Some)
+        } else {
+            self.skip().map(|_| None)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn valid(s: &str) -> bool {
+        let mut sc = Scanner::new(s.as_bytes());
+        sc.skip().and_then(|_| sc.end()).is_ok()
+    }
+
+    #[test]
+    fn validity_matches_the_grammar() {
+        for ok in [r#"{}"#, r#"[]"#, r#"{"a":[1,2.5e-3,{"b":null}],"c":"x\u00e9\"\\"}"#, "  -0 ", r#""\ud83d\ude00""#, "[[[[[[]]]]]]", "NaN"] {
+            assert!(valid(ok), "{ok}");
+        }
+        for bad in [r#"{"a":}"#, r#"{"a" 1}"#, "[1,]", "[1 2]", "01", "1.", "-", r#""a"#, "\"a\u{1}\"", r#""\x""#, "tru", "{\"a\":1}}", "[}", "{]"] {
+            assert!(!valid(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn strings_decode_and_count() {
+        let mut sc = Scanner::new(br#""a\n\u00e9\ud83d\ude00b\"""#);
+        let s = sc.string().unwrap();
+        assert_eq!(s.decode(), "a\né😀b\"");
+        assert_eq!(s.char_count(), 6);
+        assert!(s.eq("a\né😀b\""));
+        let mut sc = Scanner::new("\"héllo 世界\"".as_bytes());
+        assert_eq!(sc.string().unwrap().char_count(), 8);
+    }
+
+    #[test]
+    fn deep_nesting_does_not_recurse() {
+        let s = "[".repeat(100_000) + &"]".repeat(100_000);
+        assert!(valid(&s));
+    }
+}
