@@ -65,6 +65,22 @@ pub struct ReportArgs {
     pub input: InputArgs,
     #[command(flatten)]
     pub format: FormatArgs,
+    #[command(flatten)]
+    pub completions: CompletionArgs,
+}
+
+/// How to read completion records.
+#[derive(Debug, Args, Clone, Default)]
+pub struct CompletionArgs {
+    /// The output token cap (`max_tokens`); default: stated by the records or inferred.
+    #[arg(long, value_name = "N")]
+    pub cap: Option<u64>,
+    /// JSON pointer to the output token count in records of another shape (`/meta/ntok`).
+    #[arg(long, value_name = "POINTER")]
+    pub tokens_path: Option<String>,
+    /// JSON pointer to the finish reason in records of another shape (`/fr`).
+    #[arg(long, value_name = "POINTER")]
+    pub finish_path: Option<String>,
 }
 
 #[derive(Debug, Args)]

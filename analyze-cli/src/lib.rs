@@ -5,9 +5,11 @@
 //! definitions, `cmd/` one file per subcommand, [`logs`] the scan of log inputs that several
 //! subcommands share, `render/` the output formats.
 
+pub mod analysis;
 pub mod cli;
 pub mod cmd;
 pub mod logs;
+pub mod records;
 pub mod render;
 pub mod summary;
 

@@ -8,7 +8,7 @@ use std::time::SystemTime;
 use tokstat_parsers::detect;
 use tokstat_parsers::record::{Body, Engine, Line};
 use tokstat_parsers::scan::{self, lines, str_lines, Chunk};
-use tokstat_parsers::source::{self, Data, Input, Source};
+use tokstat_parsers::source::{self, Input, Source};
 use tokstat_parsers::stamp::{civil_from_days, days_from_civil, Calendar, Ts};
 
 /// How many malformed line numbers a tally keeps to show.
@@ -210,23 +210,51 @@ pub struct Skipped {
     pub failed: bool,
 }
 
-/// Head of an input for content sniffing.
-fn head(data: &Data) -> &[u8] {
-    match data {
-        Data::Mapped(m) => &m[..m.len().min(64 * 1024)],
-        Data::Owned(v) => &v[..v.len().min(64 * 1024)],
-        Data::Stream(_) => &[],
+/// An input, opened and sniffed (or why it could not be).
+pub struct Opened {
+    pub input: Input,
+    pub source: Result<Source, Skipped>,
+    pub kind: detect::Kind,
+}
+
+/// Opens an input and sniffs what it holds.
+pub fn open(input: &Input) -> Opened {
+    let name = input.display();
+    let fail = |why: String| Skipped { source: name.clone(), why, failed: true };
+    match Source::open(input) {
+        Err(e) => Opened { input: input.clone(), source: Err(fail(e.to_string())), kind: detect::Kind::Empty },
+        Ok(mut src) => match src.head() {
+            Ok(head) => Opened { input: input.clone(), kind: detect::sniff(&head), source: Ok(src) },
+            Err(e) => Opened { input: input.clone(), source: Err(fail(format!("cannot read: {e}"))), kind: detect::Kind::Empty },
+        },
     }
 }
 
-/// Scans every log among `inputs`. `work` runs on chunks in parallel; `sink` receives the
-/// results in file order. Returns each file's tally and the inputs that were skipped.
-pub fn scan_logs<R, W, S>(
-    inputs: &[Input],
-    dates: Dates,
-    work: W,
-    mut sink: S,
-) -> (Vec<(FileCtx, Tally)>, Vec<Skipped>)
+/// Scans one opened log. `work` runs on chunks in parallel; `sink` receives the results in
+/// file order. Returns the file's tally, and a read error if one cut the scan short.
+pub fn scan_log<R, W, S>(input: &Input, src: Source, dates: Dates, work: &W, sink: &mut S) -> (FileCtx, Tally, Option<Skipped>)
+where
+    R: Send,
+    W: Fn(&FileCtx, Chunk<'_>) -> (ChunkOut<R>, Calendar) + Sync,
+    S: FnMut(&FileCtx, R),
+{
+    let file = FileCtx { source: input.display(), stem: input.stem() };
+    let calendar = dates.calendar(src.modified);
+    let mut tally = Tally::default();
+    let result = scan::scan(src.data, calendar, |c| work(&file, c), |o: ChunkOut<R>| {
+        tally.merge(&o.tally);
+        sink(&file, o.out);
+    });
+    let err = result.err().map(|e| Skipped {
+        source: file.source.clone(),
+        why: format!("read error after {} lines: {e}", tally.total),
+        failed: true,
+    });
+    (file, tally, err)
+}
+
+/// Scans every log among `inputs`; other kinds of input are skipped with a reason.
+pub fn scan_logs<R, W, S>(inputs: &[Input], dates: Dates, work: W, mut sink: S) -> (Vec<(FileCtx, Tally)>, Vec<Skipped>)
 where
     R: Send,
     W: Fn(&FileCtx, Chunk<'_>) -> (ChunkOut<R>, Calendar) + Sync,
@@ -235,52 +263,24 @@ where
     let mut files = Vec::new();
     let mut skipped = Vec::new();
     for input in inputs {
-        let name = input.display();
-        let src = match Source::open(input) {
+        let opened = open(input);
+        let src = match opened.source {
             Ok(s) => s,
-            Err(e) => {
-                skipped.push(Skipped {
-                    source: name,
-                    why: e.to_string(),
-                    failed: true,
-                });
+            Err(sk) => {
+                skipped.push(sk);
                 continue;
             }
         };
-        let kind = match &src.data {
-            Data::Stream(_) => detect::Kind::Log, // sniffed by the parsers themselves as lines arrive
-            d => detect::sniff(head(d)),
-        };
-        if kind != detect::Kind::Log && kind != detect::Kind::Empty {
+        if !matches!(opened.kind, detect::Kind::Log | detect::Kind::Empty) {
             skipped.push(Skipped {
-                source: name,
-                why: format!("{} content, not a server log", kind.as_str()),
+                source: input.display(),
+                why: format!("{} content, not a server log", opened.kind.as_str()),
                 failed: false,
             });
             continue;
         }
-        let file = FileCtx {
-            source: name.clone(),
-            stem: input.stem(),
-        };
-        let calendar = dates.calendar(src.modified);
-        let mut tally = Tally::default();
-        let result = scan::scan(
-            src.data,
-            calendar,
-            |c| work(&file, c),
-            |o: ChunkOut<R>| {
-                tally.merge(&o.tally);
-                sink(&file, o.out);
-            },
-        );
-        if let Err(e) = result {
-            skipped.push(Skipped {
-                source: name,
-                why: format!("read error after {} lines: {e}", tally.total),
-                failed: true,
-            });
-        }
+        let (file, tally, err) = scan_log(input, src, dates, &work, &mut sink);
+        skipped.extend(err);
         files.push((file, tally));
     }
     (files, skipped)

@@ -278,7 +278,10 @@ impl<'a> Scanner<'a> {
                 return self.err("bad number");
             }
         }
+        let int_digits = i - start;
+        let mut exp = false;
         if matches!(b.get(i), Some(b'e' | b'E')) {
+            exp = true;
             i += 1;
             if matches!(b.get(i), Some(b'+' | b'-')) {
                 i += 1;
@@ -293,6 +296,14 @@ impl<'a> Scanner<'a> {
             }
         }
         self.pos = i;
+        // like serde_json, a number too large for an f64 is an error, not infinity
+        if exp || int_digits > 300 {
+            let text = std::str::from_utf8(&b[start..i]).unwrap_or("0");
+            if text.parse::<f64>().map_or(true, |v| !v.is_finite()) {
+                self.pos = start;
+                return self.err("number out of range");
+            }
+        }
         Ok(&b[start..i])
     }
 
@@ -465,6 +476,15 @@ mod tests {
         for bad in [r#"{"a":}"#, r#"{"a" 1}"#, "[1,]", "[1 2]", "01", "1.", "-", r#""a"#, "\"a\u{1}\"", r#""\x""#, "tru", "{\"a\":1}}", "[}", "{]"] {
             assert!(!valid(bad), "{bad}");
         }
+    }
+
+    /// Regression (found by the `json_record` fuzz target): serde_json rejects numbers that
+    /// overflow an f64; the scanner accepted them.
+    #[test]
+    fn out_of_range_numbers_are_invalid() {
+        assert!(!valid("-3E3333333333336666"));
+        assert!(!valid(&format!("1{}", "0".repeat(400))));
+        assert!(valid("1e308") && valid("-2.5E-400"));
     }
 
     #[test]

@@ -217,6 +217,27 @@ impl Source {
     }
 }
 
+impl Source {
+    /// The first bytes of the input (up to 64 KiB), for content sniffing. A stream is read
+    /// ahead and put back together, so nothing is lost for the scan that follows.
+    pub fn head(&mut self) -> io::Result<Vec<u8>> {
+        const HEAD: usize = 64 * 1024;
+        match &mut self.data {
+            Data::Mapped(m) => Ok(m[..m.len().min(HEAD)].to_vec()),
+            Data::Owned(v) => Ok(v[..v.len().min(HEAD)].to_vec()),
+            Data::Stream(r) => {
+                let mut head = Vec::with_capacity(HEAD);
+                let mut limited = r.take(HEAD as u64);
+                limited.read_to_end(&mut head)?;
+                let rest = std::mem::replace(&mut self.data, Data::Owned(Vec::new()));
+                let Data::Stream(reader) = rest else { unreachable!("matched a stream above") };
+                self.data = Data::Stream(Box::new(io::Cursor::new(head.clone()).chain(reader)));
+                Ok(head)
+            }
+        }
+    }
+}
+
 fn read_head(file: &File, head: &mut [u8]) -> io::Result<usize> {
     use std::os::unix::fs::FileExt;
     let mut n = 0;

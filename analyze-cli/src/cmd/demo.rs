@@ -18,5 +18,5 @@ pub fn run(args: &DemoArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<
         quiet: true,
     };
     writeln!(out, "tokstat demo: report on {DEMO_DIR}\n")?;
-    super::report::run(&input, args.format.format, out, err)
+    super::report::run(&input, &Default::default(), args.format.format, out, err)
 }

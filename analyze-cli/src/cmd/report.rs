@@ -1,59 +1,102 @@
-//! `tokstat report`: the post-mortem of the given inputs.
+//! `tokstat report`: the post-mortem of the given inputs — server logs and completions.
 
-use crate::cli::{Format, InputArgs};
-use crate::logs::{self, visit_chunk, Dates, FileCtx, Skipped, Tally};
+use crate::analysis::completions::{analyze, Completions};
+use crate::analysis::quantile::Summary;
+use crate::cli::{CompletionArgs, Format, InputArgs};
+use crate::logs::{self, visit_chunk, ChunkOut, Dates, FileCtx, Skipped, Tally};
+use tokstat_parsers::scan::Chunk;
+use tokstat_parsers::stamp::Calendar;
+use crate::records::{self, Row};
 use crate::render::num::{duration, group, opt};
-use crate::summary::{ChunkSummary, Instance, Summary};
+use crate::summary::{ChunkSummary, Instance, Summary as LogSummary};
 use anyhow::Result;
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, Table};
 use serde_json::{json, Value};
 use std::io::Write;
+use tokstat_parsers::completion::Paths;
+use tokstat_parsers::detect::Kind;
 
-pub fn run(
-    args: &InputArgs,
-    format: Format,
-    out: &mut dyn Write,
-    err: &mut dyn Write,
-) -> Result<i32> {
-    let inputs = logs::inputs(args)?;
-    let dates = Dates::from_args(args)?;
-    let mut summary = Summary::default();
-    let (files, skipped) = logs::scan_logs(
-        &inputs,
-        dates,
-        |file, chunk| visit_chunk(file, chunk, ChunkSummary::default(), |s, v| s.visit(&v)),
-        |file, s: ChunkSummary| summary.absorb(file, s),
-    );
-    match format {
-        Format::Json => {
-            serde_json::to_writer_pretty(&mut *out, &to_json(&files, &skipped, &summary))?;
-            writeln!(out)?;
-        }
-        Format::Table => write_table(out, &files, &skipped, &summary)?,
-    }
-    if !args.quiet && format == Format::Json {
-        logs::write_accounting(err, &files, &skipped)?;
-    }
-    let failed = skipped.iter().any(|s| s.failed);
-    let parsed: u64 = files.iter().map(|(_, t)| t.parsed).sum();
-    Ok(if failed || parsed == 0 {
-        crate::EXIT_FAILURE
-    } else {
-        0
-    })
+/// Everything read from the inputs.
+#[derive(Default)]
+struct Read {
+    files: Vec<(FileCtx, Tally, Kind)>,
+    skipped: Vec<Skipped>,
+    logs: LogSummary,
+    rows: Vec<Row>,
+    dropped_choices: u64,
 }
 
-fn totals(files: &[(FileCtx, Tally)]) -> Tally {
+fn log_work(file: &FileCtx, chunk: Chunk<'_>) -> (ChunkOut<ChunkSummary>, Calendar) {
+    visit_chunk(file, chunk, ChunkSummary::default(), |s, v| s.visit(&v))
+}
+
+fn read(args: &InputArgs, c: &CompletionArgs) -> Result<Read> {
+    let inputs = logs::inputs(args)?;
+    let dates = Dates::from_args(args)?;
+    let paths = Paths { tokens: c.tokens_path.as_deref().map(Paths::pointer), finish: c.finish_path.as_deref().map(Paths::pointer) };
+    let mut r = Read::default();
+    for input in &inputs {
+        let opened = logs::open(input);
+        let src = match opened.source {
+            Ok(s) => s,
+            Err(sk) => {
+                r.skipped.push(sk);
+                continue;
+            }
+        };
+        match opened.kind {
+            Kind::Log | Kind::Empty => {
+                let logs = &mut r.logs;
+                let (file, tally, err) = logs::scan_log(input, src, dates, &log_work, &mut |f: &FileCtx, s: ChunkSummary| logs.absorb(f, s));
+                r.skipped.extend(err);
+                r.files.push((file, tally, opened.kind));
+            }
+            Kind::Json => {
+                let (part, err) = records::read_json(input, src, &paths);
+                r.skipped.extend(err);
+                r.rows.extend(part.rows);
+                r.dropped_choices += part.dropped_choices;
+                r.files.push((FileCtx { source: input.display(), stem: input.stem() }, part.tally, Kind::Json));
+            }
+            Kind::Prometheus => r.skipped.push(Skipped {
+                source: input.display(),
+                why: "Prometheus text is not read yet".into(),
+                failed: false,
+            }),
+        }
+    }
+    Ok(r)
+}
+
+pub fn run(args: &InputArgs, c: &CompletionArgs, format: Format, out: &mut dyn Write, err: &mut dyn Write) -> Result<i32> {
+    let r = read(args, c)?;
+    let completions = (!r.rows.is_empty()).then(|| analyze(&r.rows, c.cap));
+    match format {
+        Format::Json => {
+            serde_json::to_writer_pretty(&mut *out, &to_json(&r, completions.as_ref()))?;
+            writeln!(out)?;
+        }
+        Format::Table => write_table(out, &r, completions.as_ref())?,
+    }
+    if !args.quiet && format == Format::Json {
+        let files: Vec<(FileCtx, Tally)> = r.files.iter().map(|(f, t, _)| (f.clone(), t.clone())).collect();
+        logs::write_accounting(err, &files, &r.skipped)?;
+    }
+    let failed = r.skipped.iter().any(|s| s.failed);
+    let parsed: u64 = r.files.iter().map(|(_, t, _)| t.parsed).sum();
+    Ok(if failed || parsed == 0 { crate::EXIT_FAILURE } else { 0 })
+}
+
+fn totals(files: &[(FileCtx, Tally, Kind)]) -> Tally {
     let mut t = Tally::default();
-    for (_, f) in files {
+    for (_, f, _) in files {
         t.merge(f);
     }
     t
 }
 
 fn num(v: Option<f64>) -> Value {
-    v.filter(|x| x.is_finite())
-        .map_or(Value::Null, |x| json!(x))
+    v.filter(|x| x.is_finite()).map_or(Value::Null, |x| json!(x))
 }
 
 fn instance_json(name: &str, i: &Instance) -> Value {
@@ -82,92 +125,167 @@ fn instance_json(name: &str, i: &Instance) -> Value {
     })
 }
 
-fn to_json(files: &[(FileCtx, Tally)], skipped: &[Skipped], s: &Summary) -> Value {
-    let t = totals(files);
+fn to_json(r: &Read, completions: Option<&Completions>) -> Value {
+    let t = totals(&r.files);
     json!({
         "lines": {"total": t.total, "parsed": t.parsed, "other": t.other, "malformed": t.malformed},
-        "files": files.iter().map(|(f, t)| json!({
+        "files": r.files.iter().map(|(f, t, k)| json!({
             "source": f.source,
+            "kind": k.as_str(),
             "total": t.total, "parsed": t.parsed, "other": t.other, "malformed": t.malformed,
             "malformed_samples": t.samples.iter().map(|(n, why)| json!({"line": n, "reason": why})).collect::<Vec<_>>(),
         })).collect::<Vec<_>>(),
-        "skipped": skipped.iter().map(|s| json!({"source": s.source, "reason": s.why})).collect::<Vec<_>>(),
-        "instances": s.instances.iter().map(|(k, i)| instance_json(k, i)).collect::<Vec<_>>(),
+        "skipped": r.skipped.iter().map(|s| json!({"source": s.source, "reason": s.why})).collect::<Vec<_>>(),
+        "instances": r.logs.instances.iter().map(|(k, i)| instance_json(k, i)).collect::<Vec<_>>(),
+        "completions": completions.map(|c| {
+            let mut v = serde_json::to_value(c).unwrap_or(Value::Null);
+            v["dropped_choices"] = json!(r.dropped_choices);
+            v
+        }),
     })
 }
 
-fn write_table(
-    out: &mut dyn Write,
-    files: &[(FileCtx, Tally)],
-    skipped: &[Skipped],
-    s: &Summary,
-) -> Result<()> {
-    let t = totals(files);
-    writeln!(
-        out,
-        "Server logs: {} file(s), {} instance(s)",
-        files.len(),
-        s.instances.len()
-    )?;
-    writeln!(
-        out,
-        "Lines: {} total · {} parsed · {} other · {} malformed\n",
-        group(t.total),
-        group(t.parsed),
-        group(t.other),
-        group(t.malformed)
-    )?;
-    if !s.instances.is_empty() {
-        let mut table = Table::new();
-        table.load_preset(UTF8_FULL_CONDENSED);
-        table.set_header(vec![
-            "instance",
-            "engine",
-            "span",
-            "stat lines",
-            "gen tok/s mean",
-            "gen tok/s max",
-            "running mean",
-            "waiting mean",
-            "kv max",
-            "retractions",
-            "preemptions",
-        ]);
-        for (name, i) in &s.instances {
-            let row = vec![
-                Cell::new(name),
-                Cell::new(i.engine.unwrap_or("?")),
-                Cell::new(i.span_s().map_or("–".into(), duration)),
-                Cell::new(group(i.stat_lines)),
-                Cell::new(opt(i.gen_tps.mean(), 1)),
-                Cell::new(opt(i.gen_tps.max(), 1)),
-                Cell::new(opt(i.running.mean(), 1)),
-                Cell::new(opt(i.waiting.mean(), 1)),
-                Cell::new(opt(i.kv_usage.max(), 2)),
-                Cell::new(group(i.retraction_events)),
-                Cell::new(group(i.preemptions)),
-            ];
-            table.add_row(row);
-        }
-        for c in 2..11 {
-            if let Some(col) = table.column_mut(c) {
-                col.set_cell_alignment(CellAlignment::Right);
-            }
-        }
-        writeln!(out, "{table}")?;
+fn write_table(out: &mut dyn Write, r: &Read, completions: Option<&Completions>) -> Result<()> {
+    let t = totals(&r.files);
+    writeln!(out, "Inputs: {} file(s) · lines: {} total · {} parsed · {} other · {} malformed\n", r.files.len(), group(t.total), group(t.parsed), group(t.other), group(t.malformed))?;
+    if !r.logs.instances.is_empty() {
+        write_instances(out, &r.logs)?;
     }
-    for (f, t) in files {
+    if let Some(c) = completions {
+        write_completions(out, c)?;
+    }
+    for (f, t, _) in &r.files {
         if let Some((n, why)) = t.samples.first() {
-            writeln!(
-                out,
-                "{}: {} malformed line(s), first at line {n}: {why}",
-                f.source,
-                group(t.malformed)
-            )?;
+            let nums: Vec<String> = t.samples.iter().map(|(n, _)| n.to_string()).collect();
+            writeln!(out, "{}: {} malformed line(s) (lines {}); line {n}: {why}", f.source, group(t.malformed), nums.join(", "))?;
         }
     }
-    for sk in skipped {
+    for sk in &r.skipped {
         writeln!(out, "{}: skipped: {}", sk.source, sk.why)?;
     }
+    Ok(())
+}
+
+fn table(header: Vec<&str>) -> Table {
+    let mut t = Table::new();
+    t.load_preset(UTF8_FULL_CONDENSED);
+    t.set_header(header);
+    t
+}
+
+fn right_align(t: &mut Table, from: usize, to: usize) {
+    for c in from..to {
+        if let Some(col) = t.column_mut(c) {
+            col.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+}
+
+fn write_instances(out: &mut dyn Write, s: &LogSummary) -> Result<()> {
+    writeln!(out, "Server logs: {} instance(s)", s.instances.len())?;
+    let mut t = table(vec!["instance", "engine", "span", "stat lines", "gen tok/s mean", "gen tok/s max", "running mean", "waiting mean", "kv max", "retractions", "preemptions"]);
+    for (name, i) in &s.instances {
+        t.add_row(vec![
+            Cell::new(name),
+            Cell::new(i.engine.unwrap_or("?")),
+            Cell::new(i.span_s().map_or("–".into(), duration)),
+            Cell::new(group(i.stat_lines)),
+            Cell::new(opt(i.gen_tps.mean(), 1)),
+            Cell::new(opt(i.gen_tps.max(), 1)),
+            Cell::new(opt(i.running.mean(), 1)),
+            Cell::new(opt(i.waiting.mean(), 1)),
+            Cell::new(opt(i.kv_usage.max(), 2)),
+            Cell::new(group(i.retraction_events)),
+            Cell::new(group(i.preemptions)),
+        ]);
+    }
+    right_align(&mut t, 2, 11);
+    writeln!(out, "{t}\n")?;
+    Ok(())
+}
+
+fn pct(x: f64) -> String {
+    format!("{:.1}%", x * 100.0)
+}
+
+fn summary_row(name: &str, s: &Option<Summary>) -> Option<Vec<Cell>> {
+    let s = s.as_ref()?;
+    Some(vec![
+        Cell::new(name),
+        Cell::new(group(s.count)),
+        Cell::new(format!("{:.0}", s.p50)),
+        Cell::new(format!("{:.0}", s.p90)),
+        Cell::new(format!("{:.0}", s.p95)),
+        Cell::new(format!("{:.0}", s.p99)),
+        Cell::new(format!("{:.0}", s.max)),
+        Cell::new(format!("{:.1}", s.mean)),
+    ])
+}
+
+fn write_completions(out: &mut dyn Write, c: &Completions) -> Result<()> {
+    writeln!(out, "Completions: {}", group(c.count))?;
+    let mut t = table(vec!["tokens", "n", "p50", "p90", "p95", "p99", "max", "mean"]);
+    for (name, s) in [("output", &c.output_tokens), ("input", &c.input_tokens), ("reasoning", &c.reasoning_tokens)] {
+        if let Some(row) = summary_row(name, s) {
+            t.add_row(row);
+        }
+    }
+    for (reason, b) in &c.by_finish {
+        if let Some(row) = summary_row(&format!("output · {reason}"), &b.output_tokens) {
+            t.add_row(row);
+        }
+    }
+    if !c.token_counts_available {
+        if let Some(row) = summary_row("output chars", &c.output_chars) {
+            t.add_row(row);
+        }
+        writeln!(out, "Token counts are unavailable in these records: output characters are shown instead.")?;
+    }
+    right_align(&mut t, 1, 8);
+    writeln!(out, "{t}")?;
+    let reasons: Vec<String> = c.by_finish.iter().map(|(k, b)| format!("{k} {} ({})", group(b.count), pct(b.share))).collect();
+    writeln!(out, "Finish reasons: {}", reasons.join(" · "))?;
+    match c.cap.value {
+        Some(cap) => {
+            writeln!(
+                out,
+                "Cap: {} tokens ({}) · hit by {} of {} ({}) · {} output tokens spent on capped outputs{}",
+                group(cap),
+                c.cap.source,
+                group(c.cap.hits),
+                group(c.count),
+                pct(c.cap.hit_rate),
+                group(c.cap.tokens_on_capped),
+                c.cap.tokens_on_capped_share.map_or(String::new(), |s| format!(" ({} of all)", pct(s)))
+            )?;
+            if c.cap.censored {
+                writeln!(out, "Warning: p90 or p99 equals the cap: the true tail is longer than shown (censored at {}).", group(cap))?;
+            }
+        }
+        None => writeln!(out, "Cap: none found (no `length` finishes; pass --cap N to set it)")?,
+    }
+    writeln!(out, "Failures: {} · aborts: {}", pct(c.failure_rate), pct(c.abort_rate))?;
+    if let Some(d) = &c.drift {
+        let f = |v: Option<f64>| v.map_or("–".to_string(), |x| format!("{x:.0}"));
+        let p = |v: Option<f64>| v.map_or("–".to_string(), pct);
+        writeln!(
+            out,
+            "Drift (first → last tenth of the job): mean output {} → {} tokens · cap-hit {} → {}",
+            f(d.first_mean_output_tokens),
+            f(d.last_mean_output_tokens),
+            p(d.first_cap_hit_rate),
+            p(d.last_cap_hit_rate)
+        )?;
+    }
+    if !c.histogram.is_empty() {
+        writeln!(out, "\nOutput tokens")?;
+        let most = c.histogram.iter().map(|b| b.2).max().unwrap_or(1).max(1);
+        let w = c.histogram.iter().map(|b| format!("{:.0}–{:.0}", b.0, b.1).len()).max().unwrap_or(0);
+        for (lo, hi, n) in &c.histogram {
+            let bar = "█".repeat(((*n as f64 / most as f64) * 40.0).round() as usize);
+            writeln!(out, "  {:>w$} {bar} {}", format!("{lo:.0}–{hi:.0}"), group(*n))?;
+        }
+    }
+    writeln!(out)?;
     Ok(())
 }

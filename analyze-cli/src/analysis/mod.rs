@@ -1,0 +1,4 @@
+//! Analyses over rows: pure functions from data to results, rendered elsewhere.
+
+pub mod completions;
+pub mod quantile;

@@ -1,0 +1,191 @@
+//! Reading JSON inputs (completions JSONL, or a single JSON document) into compact rows,
+//! with every line accounted for: parsed, other (blank lines, JSON that holds no completion
+//! fields), malformed (invalid JSON, non-UTF-8, a truncated last line).
+
+use crate::logs::{Skipped, Tally, SAMPLES};
+use tokstat_parsers::completion::{read_record, Finish, Paths, Shape};
+use tokstat_parsers::json::Scanner;
+use tokstat_parsers::scan::{self, lines, Chunk};
+use tokstat_parsers::source::{Data, Input, Source};
+use tokstat_parsers::stamp::Calendar;
+
+/// One completion (one choice), owned and small: what the analyses need.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Row {
+    /// Position of the record in the input order (file by file, line by line).
+    pub seq: u64,
+    pub line: u64,
+    pub shape: Shape,
+    pub finish: Finish,
+    pub prompt_tokens: Option<u64>,
+    pub completion_tokens: Option<u64>,
+    pub reasoning_tokens: Option<u64>,
+    pub cached_tokens: Option<u64>,
+    pub output_chars: Option<u64>,
+    pub cap_hint: Option<u64>,
+    pub latency_s: Option<f64>,
+}
+
+/// Rows and tally of a chunk (or a file).
+#[derive(Debug, Default)]
+pub struct Part {
+    pub rows: Vec<Row>,
+    pub tally: Tally,
+    /// Choices beyond the per-record limit, counted rather than dropped silently.
+    pub dropped_choices: u64,
+}
+
+fn malformed(t: &mut Tally, line: u64, why: &'static str) {
+    t.total += 1;
+    t.malformed += 1;
+    if t.samples.len() < SAMPLES {
+        t.samples.push((line, why));
+    }
+}
+
+/// Reads one record line into `part`.
+fn record(part: &mut Part, raw: &[u8], line_no: u64, last: bool, utf8_ok: bool, paths: &Paths) {
+    let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
+    if raw.iter().all(u8::is_ascii_whitespace) {
+        part.tally.total += 1;
+        part.tally.other += 1;
+        return;
+    }
+    if !utf8_ok && std::str::from_utf8(raw).is_err() {
+        return malformed(&mut part.tally, line_no, "not UTF-8");
+    }
+    match read_record(raw, paths) {
+        Err(e) => {
+            let why = if last && matches!(e.what, "unexpected end" | "unterminated string" | "expected `,` or `}`" | "expected `,` or `]`") {
+                "truncated last line (a writer still running?)"
+            } else {
+                e.what
+            };
+            malformed(&mut part.tally, line_no, why)
+        }
+        Ok(rec) => {
+            part.tally.total += 1;
+            part.dropped_choices += rec.dropped_choices as u64;
+            let rows = rec.rows();
+            let empty = rows.iter().all(|c| {
+                c.finish == Finish::Unknown && c.completion_tokens.is_none() && c.output_chars.is_none() && c.error.is_none() && c.prompt_tokens.is_none()
+            });
+            if empty {
+                part.tally.other += 1;
+                return;
+            }
+            part.tally.parsed += 1;
+            for c in rows {
+                part.rows.push(Row {
+                    seq: 0,
+                    line: line_no,
+                    shape: c.shape,
+                    finish: c.finish,
+                    prompt_tokens: c.prompt_tokens,
+                    completion_tokens: c.completion_tokens,
+                    reasoning_tokens: c.reasoning_tokens,
+                    cached_tokens: c.cached_tokens,
+                    output_chars: c.output_chars,
+                    cap_hint: c.cap_hint,
+                    latency_s: c.latency_s,
+                });
+            }
+        }
+    }
+}
+
+fn chunk_rows(chunk: Chunk<'_>, paths: &Paths) -> Part {
+    let mut part = Part::default();
+    // one UTF-8 check for the whole chunk; per line only when the chunk has bad bytes
+    let utf8_ok = std::str::from_utf8(chunk.bytes).is_ok();
+    // only the file's last line can lack its newline: that is where a running writer stops
+    let unterminated = !chunk.bytes.ends_with(b"\n");
+    let mut it = lines(chunk.bytes).enumerate().peekable();
+    while let Some((i, raw)) = it.next() {
+        let last = unterminated && it.peek().is_none();
+        record(&mut part, raw, chunk.first_line + i as u64 + 1, last, utf8_ok, paths);
+    }
+    part
+}
+
+/// Whether the input is one JSON document spread over lines (a pretty-printed response, a
+/// bench result) rather than one record per line.
+fn is_document(head: &[u8]) -> bool {
+    let first = head.split(|&c| c == b'\n').map(<[u8]>::trim_ascii).find(|l| !l.is_empty());
+    match first {
+        Some(l) => {
+            let mut sc = Scanner::new(l);
+            sc.skip().and_then(|_| sc.end()).is_err()
+        }
+        None => false,
+    }
+}
+
+/// Reads a JSON input into rows. JSONL is scanned in parallel chunks; a single document is
+/// read whole (an array of records, or one record).
+pub fn read_json(input: &Input, mut src: Source, paths: &Paths) -> (Part, Option<Skipped>) {
+    let name = input.display();
+    let head = src.head().unwrap_or_default();
+    if is_document(&head) {
+        return read_document(&name, src, paths);
+    }
+    let mut part = Part::default();
+    let result = scan::scan(
+        src.data,
+        Calendar::new(1970, 0),
+        |c| (chunk_rows(c, paths), c.calendar),
+        |p: Part| {
+            part.tally.merge(&p.tally);
+            part.rows.extend(p.rows);
+            part.dropped_choices += p.dropped_choices;
+        },
+    );
+    let err = result.err().map(|e| Skipped { source: name, why: format!("read error after {} lines: {e}", part.tally.total), failed: true });
+    (part, err)
+}
+
+fn read_document(name: &str, src: Source, paths: &Paths) -> (Part, Option<Skipped>) {
+    let bytes = match src.data {
+        Data::Mapped(m) => m.to_vec(),
+        Data::Owned(v) => v,
+        Data::Stream(mut r) => {
+            let mut v = Vec::new();
+            if let Err(e) = std::io::Read::read_to_end(&mut r, &mut v) {
+                return (Part::default(), Some(Skipped { source: name.to_string(), why: format!("cannot read: {e}"), failed: true }));
+            }
+            v
+        }
+    };
+    let mut part = Part::default();
+    let lines_in_file = scan::count_lines(&bytes);
+    let text = bytes.trim_ascii();
+    if text.first() == Some(&b'[') {
+        let mut sc = Scanner::new(text);
+        let mut spans = Vec::new();
+        let ok = sc.array(|sc, _| {
+            let start = sc.pos();
+            sc.skip()?;
+            spans.push((start, sc.pos()));
+            Ok(())
+        });
+        if ok.and_then(|_| sc.end()).is_err() {
+            malformed(&mut part.tally, 1, "invalid JSON document");
+        }
+        for (a, b) in spans {
+            record(&mut part, &text[a..b], 1, false, false, paths);
+        }
+    } else {
+        record(&mut part, text, 1, false, false, paths);
+    }
+    // the document's lines are one record: count them all as its lines
+    let extra = lines_in_file.saturating_sub(part.tally.total);
+    part.tally.total += extra;
+    if part.tally.parsed > 0 {
+        part.tally.parsed += extra;
+    } else if part.tally.malformed > 0 {
+        part.tally.malformed += extra;
+    } else {
+        part.tally.other += extra;
+    }
+    (part, None)
+}
