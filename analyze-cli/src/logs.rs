@@ -220,31 +220,61 @@ pub struct Opened {
 /// Opens an input and sniffs what it holds.
 pub fn open(input: &Input) -> Opened {
     let name = input.display();
-    let fail = |why: String| Skipped { source: name.clone(), why, failed: true };
+    let fail = |why: String| Skipped {
+        source: name.clone(),
+        why,
+        failed: true,
+    };
     match Source::open(input) {
-        Err(e) => Opened { input: input.clone(), source: Err(fail(e.to_string())), kind: detect::Kind::Empty },
+        Err(e) => Opened {
+            input: input.clone(),
+            source: Err(fail(e.to_string())),
+            kind: detect::Kind::Empty,
+        },
         Ok(mut src) => match src.head() {
-            Ok(head) => Opened { input: input.clone(), kind: detect::sniff(&head), source: Ok(src) },
-            Err(e) => Opened { input: input.clone(), source: Err(fail(format!("cannot read: {e}"))), kind: detect::Kind::Empty },
+            Ok(head) => Opened {
+                input: input.clone(),
+                kind: detect::sniff(&head),
+                source: Ok(src),
+            },
+            Err(e) => Opened {
+                input: input.clone(),
+                source: Err(fail(format!("cannot read: {e}"))),
+                kind: detect::Kind::Empty,
+            },
         },
     }
 }
 
 /// Scans one opened log. `work` runs on chunks in parallel; `sink` receives the results in
 /// file order. Returns the file's tally, and a read error if one cut the scan short.
-pub fn scan_log<R, W, S>(input: &Input, src: Source, dates: Dates, work: &W, sink: &mut S) -> (FileCtx, Tally, Option<Skipped>)
+pub fn scan_log<R, W, S>(
+    input: &Input,
+    src: Source,
+    dates: Dates,
+    work: &W,
+    sink: &mut S,
+) -> (FileCtx, Tally, Option<Skipped>)
 where
     R: Send,
     W: Fn(&FileCtx, Chunk<'_>) -> (ChunkOut<R>, Calendar) + Sync,
     S: FnMut(&FileCtx, R),
 {
-    let file = FileCtx { source: input.display(), stem: input.stem() };
+    let file = FileCtx {
+        source: input.display(),
+        stem: input.stem(),
+    };
     let calendar = dates.calendar(src.modified);
     let mut tally = Tally::default();
-    let result = scan::scan(src.data, calendar, |c| work(&file, c), |o: ChunkOut<R>| {
-        tally.merge(&o.tally);
-        sink(&file, o.out);
-    });
+    let result = scan::scan(
+        src.data,
+        calendar,
+        |c| work(&file, c),
+        |o: ChunkOut<R>| {
+            tally.merge(&o.tally);
+            sink(&file, o.out);
+        },
+    );
     let err = result.err().map(|e| Skipped {
         source: file.source.clone(),
         why: format!("read error after {} lines: {e}", tally.total),
@@ -254,7 +284,12 @@ where
 }
 
 /// Scans every log among `inputs`; other kinds of input are skipped with a reason.
-pub fn scan_logs<R, W, S>(inputs: &[Input], dates: Dates, work: W, mut sink: S) -> (Vec<(FileCtx, Tally)>, Vec<Skipped>)
+pub fn scan_logs<R, W, S>(
+    inputs: &[Input],
+    dates: Dates,
+    work: W,
+    mut sink: S,
+) -> (Vec<(FileCtx, Tally)>, Vec<Skipped>)
 where
     R: Send,
     W: Fn(&FileCtx, Chunk<'_>) -> (ChunkOut<R>, Calendar) + Sync,

@@ -56,7 +56,14 @@ fn record(part: &mut Part, raw: &[u8], line_no: u64, last: bool, utf8_ok: bool, 
     }
     match read_record(raw, paths) {
         Err(e) => {
-            let why = if last && matches!(e.what, "unexpected end" | "unterminated string" | "expected `,` or `}`" | "expected `,` or `]`") {
+            let why = if last
+                && matches!(
+                    e.what,
+                    "unexpected end"
+                        | "unterminated string"
+                        | "expected `,` or `}`"
+                        | "expected `,` or `]`"
+                ) {
                 "truncated last line (a writer still running?)"
             } else {
                 e.what
@@ -68,7 +75,11 @@ fn record(part: &mut Part, raw: &[u8], line_no: u64, last: bool, utf8_ok: bool, 
             part.dropped_choices += rec.dropped_choices as u64;
             let rows = rec.rows();
             let empty = rows.iter().all(|c| {
-                c.finish == Finish::Unknown && c.completion_tokens.is_none() && c.output_chars.is_none() && c.error.is_none() && c.prompt_tokens.is_none()
+                c.finish == Finish::Unknown
+                    && c.completion_tokens.is_none()
+                    && c.output_chars.is_none()
+                    && c.error.is_none()
+                    && c.prompt_tokens.is_none()
             });
             if empty {
                 part.tally.other += 1;
@@ -103,7 +114,14 @@ fn chunk_rows(chunk: Chunk<'_>, paths: &Paths) -> Part {
     let mut it = lines(chunk.bytes).enumerate().peekable();
     while let Some((i, raw)) = it.next() {
         let last = unterminated && it.peek().is_none();
-        record(&mut part, raw, chunk.first_line + i as u64 + 1, last, utf8_ok, paths);
+        record(
+            &mut part,
+            raw,
+            chunk.first_line + i as u64 + 1,
+            last,
+            utf8_ok,
+            paths,
+        );
     }
     part
 }
@@ -111,7 +129,10 @@ fn chunk_rows(chunk: Chunk<'_>, paths: &Paths) -> Part {
 /// Whether the input is one JSON document spread over lines (a pretty-printed response, a
 /// bench result) rather than one record per line.
 fn is_document(head: &[u8]) -> bool {
-    let first = head.split(|&c| c == b'\n').map(<[u8]>::trim_ascii).find(|l| !l.is_empty());
+    let first = head
+        .split(|&c| c == b'\n')
+        .map(<[u8]>::trim_ascii)
+        .find(|l| !l.is_empty());
     match first {
         Some(l) => {
             let mut sc = Scanner::new(l);
@@ -140,7 +161,11 @@ pub fn read_json(input: &Input, mut src: Source, paths: &Paths) -> (Part, Option
             part.dropped_choices += p.dropped_choices;
         },
     );
-    let err = result.err().map(|e| Skipped { source: name, why: format!("read error after {} lines: {e}", part.tally.total), failed: true });
+    let err = result.err().map(|e| Skipped {
+        source: name,
+        why: format!("read error after {} lines: {e}", part.tally.total),
+        failed: true,
+    });
     (part, err)
 }
 
@@ -151,7 +176,14 @@ fn read_document(name: &str, src: Source, paths: &Paths) -> (Part, Option<Skippe
         Data::Stream(mut r) => {
             let mut v = Vec::new();
             if let Err(e) = std::io::Read::read_to_end(&mut r, &mut v) {
-                return (Part::default(), Some(Skipped { source: name.to_string(), why: format!("cannot read: {e}"), failed: true }));
+                return (
+                    Part::default(),
+                    Some(Skipped {
+                        source: name.to_string(),
+                        why: format!("cannot read: {e}"),
+                        failed: true,
+                    }),
+                );
             }
             v
         }

@@ -89,7 +89,9 @@ fn floors(c: &mut Criterion) {
     let mut g = c.benchmark_group("floor");
     g.throughput(Throughput::Bytes(text.len() as u64));
     g.sample_size(20);
-    g.bench_function("lines_only", |b| b.iter(|| str_lines(black_box(&text)).map(|l| l.len()).sum::<usize>()));
+    g.bench_function("lines_only", |b| {
+        b.iter(|| str_lines(black_box(&text)).map(|l| l.len()).sum::<usize>())
+    });
     g.bench_function("prefix_only", |b| {
         b.iter(|| {
             let mut n = 0;
@@ -105,7 +107,10 @@ fn floors(c: &mut Criterion) {
         b.iter(|| {
             let mut n = 0;
             for l in str_lines(black_box(&text)) {
-                n += matches!(tokstat_parsers::parse_str_line(l, &mut scratch).body, Body::Step(_)) as usize;
+                n += matches!(
+                    tokstat_parsers::parse_str_line(l, &mut scratch).body,
+                    Body::Step(_)
+                ) as usize;
             }
             n
         })

@@ -47,8 +47,15 @@ pub enum Finish {
 }
 
 impl Finish {
-    pub const ALL: [Finish; 7] =
-        [Finish::Stop, Finish::Length, Finish::Abort, Finish::Error, Finish::ToolCalls, Finish::ContentFilter, Finish::Unknown];
+    pub const ALL: [Finish; 7] = [
+        Finish::Stop,
+        Finish::Length,
+        Finish::Abort,
+        Finish::Error,
+        Finish::ToolCalls,
+        Finish::ContentFilter,
+        Finish::Unknown,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -74,7 +81,9 @@ impl Finish {
             "tool_calls" | "function_call" => Finish::ToolCalls,
             "content_filter" => Finish::ContentFilter,
             _ if s.starts_with("FINISH_LENGTH") => {
-                let cap = s.split_once(": ").and_then(|(_, n)| crate::num::uint(n.trim()));
+                let cap = s
+                    .split_once(": ")
+                    .and_then(|(_, n)| crate::num::uint(n.trim()));
                 return (Finish::Length, cap);
             }
             _ if s.starts_with("FINISH_MATCHED") => Finish::Stop,
@@ -118,7 +127,10 @@ pub struct Paths {
 impl Paths {
     /// Splits `/meta/ntok` into `["meta", "ntok"]` (with `~1` → `/`, `~0` → `~`).
     pub fn pointer(p: &str) -> Vec<String> {
-        p.trim_start_matches('/').split('/').map(|s| s.replace("~1", "/").replace("~0", "~")).collect()
+        p.trim_start_matches('/')
+            .split('/')
+            .map(|s| s.replace("~1", "/").replace("~0", "~"))
+            .collect()
     }
 }
 
@@ -156,15 +168,15 @@ fn read_usage<'a>(sc: &mut Scanner<'a>, u: &mut Usage) -> Result<(), JsonError> 
         return sc.skip();
     }
     sc.object(|sc, k| {
-        if k.eq("prompt_tokens") {
+        if k.is("prompt_tokens") {
             u.prompt = as_u64(sc.opt_number()?);
-        } else if k.eq("completion_tokens") {
+        } else if k.is("completion_tokens") {
             u.completion = as_u64(sc.opt_number()?);
-        } else if k.eq("reasoning_tokens") {
+        } else if k.is("reasoning_tokens") {
             u.reasoning = as_u64(sc.opt_number()?).or(u.reasoning);
-        } else if k.eq("cached_tokens") {
+        } else if k.is("cached_tokens") {
             u.cached = as_u64(sc.opt_number()?);
-        } else if k.eq("completion_tokens_details") || k.eq("prompt_tokens_details") {
+        } else if k.is("completion_tokens_details") || k.is("prompt_tokens_details") {
             read_usage(sc, u)?;
         } else {
             sc.skip()?;
@@ -184,14 +196,14 @@ fn read_finish<'a>(sc: &mut Scanner<'a>, c: &mut Completion<'a>) -> Result<(), J
             c.finish_raw = Some(s);
         }
         Some(b'{') => sc.object(|sc, k| {
-            if k.eq("type") {
+            if k.is("type") {
                 if let Some(s) = sc.opt_string()? {
                     c.finish = Finish::from_text(&s.decode()).0;
                     c.finish_raw = Some(s);
                 }
-            } else if k.eq("length") {
+            } else if k.is("length") {
                 c.cap_hint = as_u64(sc.opt_number()?);
-            } else if k.eq("message") {
+            } else if k.is("message") {
                 c.error = sc.opt_string()?.or(c.error);
             } else {
                 sc.skip()?;
@@ -213,20 +225,24 @@ fn add_chars(c: &mut Completion<'_>, s: Option<Str<'_>>) {
 }
 
 /// One choice object of an OpenAI response.
-fn read_choice<'a>(sc: &mut Scanner<'a>, c: &mut Completion<'a>, chat: &mut bool) -> Result<(), JsonError> {
+fn read_choice<'a>(
+    sc: &mut Scanner<'a>,
+    c: &mut Completion<'a>,
+    chat: &mut bool,
+) -> Result<(), JsonError> {
     if sc.peek() != Some(b'{') {
         return sc.skip();
     }
     sc.object(|sc, k| {
-        if k.eq("finish_reason") {
+        if k.is("finish_reason") {
             read_finish(sc, c)
-        } else if k.eq("index") {
+        } else if k.is("index") {
             c.choice = as_u64(sc.opt_number()?).unwrap_or(0) as u32;
             Ok(())
-        } else if k.eq("text") {
+        } else if k.is("text") {
             add_chars(c, sc.opt_string()?);
             Ok(())
-        } else if k.eq("message") {
+        } else if k.is("message") {
             *chat = true;
             if sc.peek() != Some(b'{') {
                 return sc.skip();
@@ -235,10 +251,10 @@ fn read_choice<'a>(sc: &mut Scanner<'a>, c: &mut Completion<'a>, chat: &mut bool
             // `reasoning_content`): count it once
             let mut reasoning_seen = false;
             sc.object(|sc, k| {
-                if k.eq("content") {
+                if k.is("content") {
                     add_chars(c, sc.opt_string()?);
                     Ok(())
-                } else if k.eq("reasoning_content") || k.eq("reasoning") {
+                } else if k.is("reasoning_content") || k.is("reasoning") {
                     let s = sc.opt_string()?;
                     if !reasoning_seen && s.is_some() {
                         reasoning_seen = true;
@@ -258,7 +274,11 @@ fn read_choice<'a>(sc: &mut Scanner<'a>, c: &mut Completion<'a>, chat: &mut bool
 /// Walks one record (a JSON object) and returns its rows. `paths` adds user pointers.
 pub fn read_record<'a>(line: &'a [u8], paths: &Paths) -> Result<Record<'a>, JsonError> {
     let mut sc = Scanner::new(line);
-    let mut rec = Record { rows: [Completion::default(); MAX_CHOICES], n: 0, dropped_choices: 0 };
+    let mut rec = Record {
+        rows: [Completion::default(); MAX_CHOICES],
+        n: 0,
+        dropped_choices: 0,
+    };
     let mut top = Completion::default();
     let mut usage = Usage::default();
     let mut meta_usage = Usage::default();
@@ -266,18 +286,39 @@ pub fn read_record<'a>(line: &'a [u8], paths: &Paths) -> Result<Record<'a>, Json
     let mut chat = false;
     let mut object_kind: Option<Str<'a>> = None;
     let mut shape_hint: Option<Shape> = None;
-    walk(&mut sc, &mut rec, &mut top, &mut usage, &mut meta_usage, &mut has_choices, &mut chat, &mut object_kind, &mut shape_hint, 0)?;
+    walk(
+        &mut sc,
+        &mut rec,
+        &mut top,
+        &mut usage,
+        &mut meta_usage,
+        &mut has_choices,
+        &mut chat,
+        &mut object_kind,
+        &mut shape_hint,
+        0,
+    )?;
     sc.end()?;
-    if !paths.tokens.as_ref().map_or(true, Vec::is_empty) || !paths.finish.as_ref().map_or(true, Vec::is_empty) {
+    if !paths.tokens.as_ref().map_or(true, Vec::is_empty)
+        || !paths.finish.as_ref().map_or(true, Vec::is_empty)
+    {
         apply_paths(line, paths, &mut top)?;
         shape_hint = Some(Shape::Custom);
     }
     let shape = shape_hint.unwrap_or(if has_choices {
-        if chat || object_kind.is_some_and(|o| o.eq("chat.completion")) { Shape::OpenaiChat } else { Shape::OpenaiCompletion }
+        if chat || object_kind.is_some_and(|o| o.is("chat.completion")) {
+            Shape::OpenaiChat
+        } else {
+            Shape::OpenaiCompletion
+        }
     } else {
         Shape::Custom
     });
-    let u = if meta_usage.completion.is_some() || meta_usage.prompt.is_some() { meta_usage } else { usage };
+    let u = if meta_usage.completion.is_some() || meta_usage.prompt.is_some() {
+        meta_usage
+    } else {
+        usage
+    };
     if !has_choices || rec.n == 0 {
         rec.rows[0] = top;
         rec.n = 1;
@@ -317,11 +358,14 @@ fn walk<'a>(
     depth: u32,
 ) -> Result<(), JsonError> {
     if sc.peek() != Some(b'{') {
-        return Err(JsonError { what: "a record is not a JSON object", at: sc.pos() });
+        return Err(JsonError {
+            what: "a record is not a JSON object",
+            at: sc.pos(),
+        });
     }
     sc.object(|sc, k| {
         match k.raw.first() {
-            Some(b'c') if k.eq("choices") => {
+            Some(b'c') if k.is("choices") => {
                 *has_choices = true;
                 if sc.peek() != Some(b'[') {
                     return sc.skip();
@@ -340,26 +384,26 @@ fn walk<'a>(
                     }
                 })
             }
-            Some(b'u') if k.eq("usage") => read_usage(sc, usage),
-            Some(b'm') if k.eq("meta_info") => {
+            Some(b'u') if k.is("usage") => read_usage(sc, usage),
+            Some(b'm') if k.is("meta_info") => {
                 *shape = Some(Shape::SglangGenerate);
                 if sc.peek() != Some(b'{') {
                     return sc.skip();
                 }
                 sc.object(|sc, k| {
-                    if k.eq("prompt_tokens") {
+                    if k.is("prompt_tokens") {
                         meta.prompt = as_u64(sc.opt_number()?);
-                    } else if k.eq("completion_tokens") {
+                    } else if k.is("completion_tokens") {
                         meta.completion = as_u64(sc.opt_number()?);
-                    } else if k.eq("cached_tokens") {
+                    } else if k.is("cached_tokens") {
                         meta.cached = as_u64(sc.opt_number()?);
-                    } else if k.eq("reasoning_tokens") {
+                    } else if k.is("reasoning_tokens") {
                         meta.reasoning = as_u64(sc.opt_number()?);
-                    } else if k.eq("finish_reason") {
+                    } else if k.is("finish_reason") {
                         read_finish(sc, top)?;
-                    } else if k.eq("e2e_latency") {
+                    } else if k.is("e2e_latency") {
                         top.latency_s = sc.opt_number()?;
-                    } else if k.eq("id") {
+                    } else if k.is("id") {
                         top.id = sc.opt_string()?;
                     } else {
                         sc.skip()?;
@@ -367,17 +411,28 @@ fn walk<'a>(
                     Ok(())
                 })
             }
-            Some(b'r') if k.eq("response") && depth == 0 => {
+            Some(b'r') if k.is("response") && depth == 0 => {
                 // vLLM run-batch: {"response": {"status_code", "body": <OpenAI response>}}
                 if sc.peek() != Some(b'{') {
                     return add_or_skip(sc, top);
                 }
                 *shape = Some(Shape::VllmBatch);
                 sc.object(|sc, k| {
-                    if k.eq("body") && sc.peek() == Some(b'{') {
+                    if k.is("body") && sc.peek() == Some(b'{') {
                         let mut inner_shape = None;
-                        walk(sc, rec, top, usage, meta, has_choices, chat, object_kind, &mut inner_shape, depth + 1)
-                    } else if k.eq("status_code") {
+                        walk(
+                            sc,
+                            rec,
+                            top,
+                            usage,
+                            meta,
+                            has_choices,
+                            chat,
+                            object_kind,
+                            &mut inner_shape,
+                            depth + 1,
+                        )
+                    } else if k.is("status_code") {
                         let code = sc.opt_number()?;
                         if code.is_some_and(|c| c >= 400.0) && top.error.is_none() {
                             top.finish = Finish::Error;
@@ -388,11 +443,11 @@ fn walk<'a>(
                     }
                 })
             }
-            Some(b'f') if k.eq("finish_reason") => read_finish(sc, top),
-            Some(b'e') if k.eq("error") => {
+            Some(b'f') if k.is("finish_reason") => read_finish(sc, top),
+            Some(b'e') if k.is("error") => {
                 match sc.peek() {
                     Some(b'{') => sc.object(|sc, k| {
-                        if k.eq("message") {
+                        if k.is("message") {
                             top.error = sc.opt_string()?.or(top.error);
                             Ok(())
                         } else {
@@ -404,20 +459,26 @@ fn walk<'a>(
                 }
                 Ok(())
             }
-            Some(b'i') if k.eq("id") => {
+            Some(b'i') if k.is("id") => {
                 top.id = sc.opt_string()?.or(top.id);
                 Ok(())
             }
-            Some(b'c') if k.eq("created") => {
+            Some(b'c') if k.is("created") => {
                 top.created = sc.opt_number()?;
                 Ok(())
             }
-            Some(b'o') if k.eq("object") => {
+            Some(b'o') if k.is("object") => {
                 *object_kind = sc.opt_string()?;
                 Ok(())
             }
             // output text of SGLang /generate and pipeline records
-            Some(b't' | b'c' | b'r' | b'o') if k.eq("text") || k.eq("content") || k.eq("reasoning") || k.eq("reasoning_content") || k.eq("output") => {
+            Some(b't' | b'c' | b'r' | b'o')
+                if k.is("text")
+                    || k.is("content")
+                    || k.is("reasoning")
+                    || k.is("reasoning_content")
+                    || k.is("output") =>
+            {
                 add_or_skip(sc, top)
             }
             _ => sc.skip(),
@@ -450,13 +511,15 @@ fn apply_paths<'a>(line: &'a [u8], paths: &Paths, c: &mut Completion<'a>) -> Res
 
 /// Moves the cursor to the value at `path`; false when the path does not exist.
 fn follow(sc: &mut Scanner<'_>, path: &[String]) -> Result<bool, JsonError> {
-    let Some((head, rest)) = path.split_first() else { return Ok(true) };
+    let Some((head, rest)) = path.split_first() else {
+        return Ok(true);
+    };
     match sc.peek() {
         Some(b'{') => {
             // find the last occurrence of the key (as serde_json keeps the last duplicate)
             let mut found: Option<Scanner<'_>> = None;
             sc.object(|sc, k| {
-                if k.eq(head) {
+                if k.is(head) {
                     found = Some(sc.clone());
                 }
                 sc.skip()
@@ -471,7 +534,9 @@ fn follow(sc: &mut Scanner<'_>, path: &[String]) -> Result<bool, JsonError> {
             }
         }
         Some(b'[') => {
-            let Ok(want) = head.parse::<usize>() else { return Ok(false) };
+            let Ok(want) = head.parse::<usize>() else {
+                return Ok(false);
+            };
             let mut found: Option<Scanner<'_>> = None;
             sc.array(|sc, i| {
                 if i == want {

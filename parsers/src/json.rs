@@ -31,7 +31,7 @@ pub struct Str<'a> {
 
 impl<'a> Str<'a> {
     /// Compares with `s` as serde_json would after decoding.
-    pub fn eq(&self, s: &str) -> bool {
+    pub fn is(&self, s: &str) -> bool {
         if self.escaped {
             self.decode() == s
         } else {
@@ -64,11 +64,15 @@ impl<'a> Str<'a> {
                 b'u' => {
                     let hi = hex4(&b[i.min(b.len())..]).unwrap_or(0xFFFD);
                     i += 4;
-                    if (0xD800..0xDC00).contains(&hi) && b.get(i) == Some(&b'\\') && b.get(i + 1) == Some(&b'u') {
+                    if (0xD800..0xDC00).contains(&hi)
+                        && b.get(i) == Some(&b'\\')
+                        && b.get(i + 1) == Some(&b'u')
+                    {
                         match hex4(&b[i + 2..]) {
                             Some(lo) if (0xDC00..0xE000).contains(&lo) => {
                                 i += 6;
-                                char::from_u32(0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00)).unwrap_or('\u{FFFD}')
+                                char::from_u32(0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00))
+                                    .unwrap_or('\u{FFFD}')
                             }
                             _ => '\u{FFFD}',
                         }
@@ -100,7 +104,11 @@ impl<'a> Str<'a> {
                 n -= len - 1;
                 if len == 6 {
                     if let Some(v) = hex4(&b[(at + 2).min(b.len())..]) {
-                        if (0xDC00..0xE000).contains(&v) && at >= 6 && b[at - 6] == b'\\' && b[at - 5] == b'u' {
+                        if (0xDC00..0xE000).contains(&v)
+                            && at >= 6
+                            && b[at - 6] == b'\\'
+                            && b[at - 5] == b'u'
+                        {
                             if let Some(h) = hex4(&b[at - 4..]) {
                                 if (0xD800..0xDC00).contains(&h) {
                                     n -= 1;
@@ -234,11 +242,17 @@ impl<'a> Scanner<'a> {
         let mut words = s.chunks_exact(8);
         for w in &mut words {
             if has_control(u64::from_le_bytes(w.try_into().unwrap_or([0; 8]))) {
-                return Err(JsonError { what: "control character in string", at: from });
+                return Err(JsonError {
+                    what: "control character in string",
+                    at: from,
+                });
             }
         }
         if words.remainder().iter().any(|&c| c < 0x20) {
-            return Err(JsonError { what: "control character in string", at: from });
+            return Err(JsonError {
+                what: "control character in string",
+                at: from,
+            });
         }
         Ok(())
     }
@@ -470,10 +484,33 @@ mod tests {
 
     #[test]
     fn validity_matches_the_grammar() {
-        for ok in [r#"{}"#, r#"[]"#, r#"{"a":[1,2.5e-3,{"b":null}],"c":"x\u00e9\"\\"}"#, "  -0 ", r#""\ud83d\ude00""#, "[[[[[[]]]]]]", "NaN"] {
+        for ok in [
+            r#"{}"#,
+            r#"[]"#,
+            r#"{"a":[1,2.5e-3,{"b":null}],"c":"x\u00e9\"\\"}"#,
+            "  -0 ",
+            r#""\ud83d\ude00""#,
+            "[[[[[[]]]]]]",
+            "NaN",
+        ] {
             assert!(valid(ok), "{ok}");
         }
-        for bad in [r#"{"a":}"#, r#"{"a" 1}"#, "[1,]", "[1 2]", "01", "1.", "-", r#""a"#, "\"a\u{1}\"", r#""\x""#, "tru", "{\"a\":1}}", "[}", "{]"] {
+        for bad in [
+            r#"{"a":}"#,
+            r#"{"a" 1}"#,
+            "[1,]",
+            "[1 2]",
+            "01",
+            "1.",
+            "-",
+            r#""a"#,
+            "\"a\u{1}\"",
+            r#""\x""#,
+            "tru",
+            "{\"a\":1}}",
+            "[}",
+            "{]",
+        ] {
             assert!(!valid(bad), "{bad}");
         }
     }
@@ -493,7 +530,7 @@ mod tests {
         let s = sc.string().unwrap();
         assert_eq!(s.decode(), "a\né😀b\"");
         assert_eq!(s.char_count(), 6);
-        assert!(s.eq("a\né😀b\""));
+        assert!(s.is("a\né😀b\""));
         let mut sc = Scanner::new("\"héllo 世界\"".as_bytes());
         assert_eq!(sc.string().unwrap().char_count(), 8);
     }

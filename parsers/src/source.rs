@@ -230,7 +230,9 @@ impl Source {
                 let mut limited = r.take(HEAD as u64);
                 limited.read_to_end(&mut head)?;
                 let rest = std::mem::replace(&mut self.data, Data::Owned(Vec::new()));
-                let Data::Stream(reader) = rest else { unreachable!("matched a stream above") };
+                let Data::Stream(reader) = rest else {
+                    unreachable!("matched a stream above")
+                };
                 self.data = Data::Stream(Box::new(io::Cursor::new(head.clone()).chain(reader)));
                 Ok(head)
             }

@@ -7,7 +7,9 @@ use tokstat_parsers::completion::{read_record, Finish, Paths, Shape};
 use tokstat_parsers::json::Scanner;
 
 fn sample(name: &str) -> Vec<u8> {
-    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/formats/completions").join(name);
+    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../fixtures/formats/completions")
+        .join(name);
     let v: Value = serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap();
     serde_json::to_vec(&v).unwrap() // one line, as a JSONL writer would store it
 }
@@ -16,15 +18,95 @@ fn sample(name: &str) -> Vec<u8> {
 fn every_sample_shape() {
     let none = Paths::default();
     // (file, shape, finish, prompt, completion, reasoning, cached, cap hint, output chars)
-    type Row = (&'static str, Shape, Finish, Option<u64>, Option<u64>, Option<u64>, Option<u64>, Option<u64>, Option<u64>);
+    type Row = (
+        &'static str,
+        Shape,
+        Finish,
+        Option<u64>,
+        Option<u64>,
+        Option<u64>,
+        Option<u64>,
+        Option<u64>,
+        Option<u64>,
+    );
     let rows: [Row; 7] = [
-        ("sglang-generate-response-v0.3.4-v0.4.0.json", Shape::SglangGenerate, Finish::Stop, Some(9), Some(8), None, Some(0), None, Some(32)),
-        ("sglang-generate-response-v0.4.1-v0.4.4.json", Shape::SglangGenerate, Finish::Stop, Some(9), Some(8), None, Some(0), None, Some(32)),
-        ("sglang-generate-response-v0.5.10.json", Shape::SglangGenerate, Finish::Length, Some(9), Some(8), Some(0), Some(0), Some(8), Some(32)),
-        ("sglang-openai-chat-completion-v0.5.23.json", Shape::OpenaiChat, Finish::Stop, None, None, None, None, None, None),
-        ("vllm-openai-chat-completion-v0.7.1-v0.8.5.json", Shape::OpenaiChat, Finish::Stop, None, None, None, None, None, None),
-        ("vllm-openai-chat-completion-v0.28-v0.32.json", Shape::OpenaiChat, Finish::Length, Some(14), Some(26), Some(20), None, None, Some(22)),
-        ("vllm-openai-completion-v0.6.4-v0.8.5.json", Shape::OpenaiCompletion, Finish::Unknown, None, None, None, None, None, None),
+        (
+            "sglang-generate-response-v0.3.4-v0.4.0.json",
+            Shape::SglangGenerate,
+            Finish::Stop,
+            Some(9),
+            Some(8),
+            None,
+            Some(0),
+            None,
+            Some(32),
+        ),
+        (
+            "sglang-generate-response-v0.4.1-v0.4.4.json",
+            Shape::SglangGenerate,
+            Finish::Stop,
+            Some(9),
+            Some(8),
+            None,
+            Some(0),
+            None,
+            Some(32),
+        ),
+        (
+            "sglang-generate-response-v0.5.10.json",
+            Shape::SglangGenerate,
+            Finish::Length,
+            Some(9),
+            Some(8),
+            Some(0),
+            Some(0),
+            Some(8),
+            Some(32),
+        ),
+        (
+            "sglang-openai-chat-completion-v0.5.23.json",
+            Shape::OpenaiChat,
+            Finish::Stop,
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+        ),
+        (
+            "vllm-openai-chat-completion-v0.7.1-v0.8.5.json",
+            Shape::OpenaiChat,
+            Finish::Stop,
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+        ),
+        (
+            "vllm-openai-chat-completion-v0.28-v0.32.json",
+            Shape::OpenaiChat,
+            Finish::Length,
+            Some(14),
+            Some(26),
+            Some(20),
+            None,
+            None,
+            Some(22),
+        ),
+        (
+            "vllm-openai-completion-v0.6.4-v0.8.5.json",
+            Shape::OpenaiCompletion,
+            Finish::Unknown,
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+        ),
     ];
     for (file, shape, finish, prompt, completion, reasoning, cached, cap, chars) in rows {
         let bytes = sample(file);
@@ -40,37 +122,91 @@ fn every_sample_shape() {
         assert_eq!(c.output_chars, want.chars, "{file}");
         // the hand-written expectations where this table gives them
         if completion.is_some() {
-            assert_eq!((c.finish, c.prompt_tokens, c.completion_tokens, c.reasoning_tokens, c.cached_tokens, c.cap_hint, c.output_chars), (finish, prompt, completion, reasoning, cached, cap, chars), "{file}");
+            assert_eq!(
+                (
+                    c.finish,
+                    c.prompt_tokens,
+                    c.completion_tokens,
+                    c.reasoning_tokens,
+                    c.cached_tokens,
+                    c.cap_hint,
+                    c.output_chars
+                ),
+                (finish, prompt, completion, reasoning, cached, cap, chars),
+                "{file}"
+            );
         }
     }
 }
 
 #[test]
 fn run_batch_line_and_errors() {
-    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/formats/completions/vllm-run-batch-output-v0.6.4-v0.6.6.jsonl");
+    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../fixtures/formats/completions/vllm-run-batch-output-v0.6.4-v0.6.6.jsonl");
     let text = std::fs::read(p).unwrap();
     let line = text.split(|&c| c == b'\n').next().unwrap();
     let rec = read_record(line, &Paths::default()).unwrap();
     let c = rec.rows()[0];
-    assert_eq!((c.shape, c.finish, c.prompt_tokens, c.completion_tokens, c.output_chars), (Shape::VllmBatch, Finish::Stop, Some(12), Some(3), Some(6)));
-    let e = br#"{"id":"x","error":{"message":"context too long","type":"BadRequestError","code":400}}"#;
+    assert_eq!(
+        (
+            c.shape,
+            c.finish,
+            c.prompt_tokens,
+            c.completion_tokens,
+            c.output_chars
+        ),
+        (Shape::VllmBatch, Finish::Stop, Some(12), Some(3), Some(6))
+    );
+    let e =
+        br#"{"id":"x","error":{"message":"context too long","type":"BadRequestError","code":400}}"#;
     let c = read_record(e, &Paths::default()).unwrap().rows()[0];
-    assert_eq!((c.finish, c.error.map(|s| s.decode().into_owned())), (Finish::Error, Some("context too long".to_string())));
+    assert_eq!(
+        (c.finish, c.error.map(|s| s.decode().into_owned())),
+        (Finish::Error, Some("context too long".to_string()))
+    );
     let s = br#"{"idx":3,"reasoning":"r\u00e9","content":"ok","finish_reason":"length","usage":{"prompt_tokens":5,"completion_tokens":4096}}"#;
     let c = read_record(s, &Paths::default()).unwrap().rows()[0];
-    assert_eq!((c.shape, c.finish, c.completion_tokens, c.output_chars), (Shape::Custom, Finish::Length, Some(4096), Some(4)));
+    assert_eq!(
+        (c.shape, c.finish, c.completion_tokens, c.output_chars),
+        (Shape::Custom, Finish::Length, Some(4096), Some(4))
+    );
     // n > 1: one row per choice, no per-choice token count made up from the summed usage
     let n2 = br#"{"choices":[{"index":0,"text":"ab","finish_reason":"stop"},{"index":1,"text":"abc","finish_reason":"length"}],"usage":{"prompt_tokens":3,"completion_tokens":9}}"#;
     let r = read_record(n2, &Paths::default()).unwrap();
     assert_eq!(r.rows().len(), 2);
-    assert_eq!((r.rows()[1].choice, r.rows()[1].finish, r.rows()[1].completion_tokens, r.rows()[1].prompt_tokens), (1, Finish::Length, None, Some(3)));
+    assert_eq!(
+        (
+            r.rows()[1].choice,
+            r.rows()[1].finish,
+            r.rows()[1].completion_tokens,
+            r.rows()[1].prompt_tokens
+        ),
+        (1, Finish::Length, None, Some(3))
+    );
     // user pointers for an unknown shape
-    let paths = Paths { tokens: Some(Paths::pointer("/meta/ntok")), finish: Some(Paths::pointer("/fr")) };
-    let c = read_record(br#"{"meta":{"ntok":77},"fr":"FINISH_LENGTH: 77"}"#, &paths).unwrap().rows()[0];
-    assert_eq!((c.completion_tokens, c.finish, c.cap_hint), (Some(77), Finish::Length, Some(77)));
+    let paths = Paths {
+        tokens: Some(Paths::pointer("/meta/ntok")),
+        finish: Some(Paths::pointer("/fr")),
+    };
+    let c = read_record(br#"{"meta":{"ntok":77},"fr":"FINISH_LENGTH: 77"}"#, &paths)
+        .unwrap()
+        .rows()[0];
+    assert_eq!(
+        (c.completion_tokens, c.finish, c.cap_hint),
+        (Some(77), Finish::Length, Some(77))
+    );
     // invalid records are errors, not guesses
-    for bad in [&br#"{"usage":{"completion_tokens":1}"#[..], b"", b"[1,2]", br#"{"a":1} x"#] {
-        assert!(read_record(bad, &Paths::default()).is_err(), "{}", String::from_utf8_lossy(bad));
+    for bad in [
+        &br#"{"usage":{"completion_tokens":1}"#[..],
+        b"",
+        b"[1,2]",
+        br#"{"a":1} x"#,
+    ] {
+        assert!(
+            read_record(bad, &Paths::default()).is_err(),
+            "{}",
+            String::from_utf8_lossy(bad)
+        );
     }
 }
 
@@ -85,7 +221,10 @@ struct Want {
 fn finish_of(v: Option<&Value>) -> Finish {
     match v {
         Some(Value::String(s)) => Finish::from_text(s).0,
-        Some(Value::Object(o)) => o.get("type").and_then(Value::as_str).map_or(Finish::Unknown, |s| Finish::from_text(s).0),
+        Some(Value::Object(o)) => o
+            .get("type")
+            .and_then(Value::as_str)
+            .map_or(Finish::Unknown, |s| Finish::from_text(s).0),
         _ => Finish::Unknown,
     }
 }
@@ -102,18 +241,30 @@ fn add(a: Option<u64>, b: Option<u64>) -> Option<u64> {
 }
 
 fn num(v: Option<&Value>) -> Option<u64> {
-    v.and_then(Value::as_f64).filter(|x| *x >= 0.0).map(|x| x as u64)
+    v.and_then(Value::as_f64)
+        .filter(|x| *x >= 0.0)
+        .map(|x| x as u64)
 }
 
 fn reference(v: &Value) -> Want {
-    let body = v.get("response").and_then(|r| r.get("body")).filter(|b| b.is_object()).unwrap_or(v);
+    let body = v
+        .get("response")
+        .and_then(|r| r.get("body"))
+        .filter(|b| b.is_object())
+        .unwrap_or(v);
     let meta = v.get("meta_info").filter(|m| m.is_object());
     let usage = body.get("usage").filter(|u| u.is_object());
     let (mut finish, mut chars_out) = (finish_of(v.get("finish_reason")), None);
     if let Some(m) = meta {
         finish = finish_of(m.get("finish_reason"));
     }
-    for k in ["text", "content", "reasoning", "reasoning_content", "output"] {
+    for k in [
+        "text",
+        "content",
+        "reasoning",
+        "reasoning_content",
+        "output",
+    ] {
         chars_out = add(chars_out, chars(v.get(k)));
     }
     if let Some(Value::Array(choices)) = body.get("choices") {
@@ -122,13 +273,24 @@ fn reference(v: &Value) -> Want {
             chars_out = chars(c.get("text"));
             if let Some(m) = c.get("message") {
                 chars_out = add(chars_out, chars(m.get("content")));
-                let r = m.get("reasoning").and_then(Value::as_str).or_else(|| m.get("reasoning_content").and_then(Value::as_str));
+                let r = m
+                    .get("reasoning")
+                    .and_then(Value::as_str)
+                    .or_else(|| m.get("reasoning_content").and_then(Value::as_str));
                 chars_out = add(chars_out, r.map(|s| s.chars().count() as u64));
             }
         }
     }
-    let pick = |k: &str| meta.and_then(|m| num(m.get(k))).or_else(|| usage.and_then(|u| num(u.get(k))));
-    Want { finish, prompt: pick("prompt_tokens"), completion: pick("completion_tokens"), chars: chars_out }
+    let pick = |k: &str| {
+        meta.and_then(|m| num(m.get(k)))
+            .or_else(|| usage.and_then(|u| num(u.get(k))))
+    };
+    Want {
+        finish,
+        prompt: pick("prompt_tokens"),
+        completion: pick("completion_tokens"),
+        chars: chars_out,
+    }
 }
 
 fn arb_text() -> impl Strategy<Value = String> {
@@ -139,15 +301,26 @@ fn arb_json() -> impl Strategy<Value = Value> {
     let leaf = prop_oneof![
         Just(Value::Null),
         any::<bool>().prop_map(Value::Bool),
-        (0u64..100_000).prop_map(|n| Value::from(n)),
+        (0u64..100_000).prop_map(Value::from),
         (-1e6f64..1e6).prop_map(|f| serde_json::json!(f)),
         arb_text().prop_map(Value::String),
     ];
     leaf.prop_recursive(6, 64, 6, |inner| {
         prop_oneof![
             proptest::collection::vec(inner.clone(), 0..5).prop_map(Value::Array),
-            proptest::collection::vec((prop_oneof![Just("usage".to_string()), Just("text".to_string()), Just("finish_reason".to_string()), arb_text()], inner), 0..5)
-                .prop_map(|kv| Value::Object(kv.into_iter().collect())),
+            proptest::collection::vec(
+                (
+                    prop_oneof![
+                        Just("usage".to_string()),
+                        Just("text".to_string()),
+                        Just("finish_reason".to_string()),
+                        arb_text()
+                    ],
+                    inner
+                ),
+                0..5
+            )
+            .prop_map(|kv| Value::Object(kv.into_iter().collect())),
         ]
     })
 }
@@ -216,6 +389,9 @@ fn duplicate_keys_last_wins_like_serde() {
     let t = br#"{"usage":{"completion_tokens":1},"usage":{"completion_tokens":2},"finish_reason":"stop","finish_reason":"length"}"#;
     let c = read_record(t, &Paths::default()).unwrap().rows()[0];
     let v: Value = serde_json::from_slice(t).unwrap();
-    assert_eq!(c.completion_tokens, num(v["usage"].get("completion_tokens")));
+    assert_eq!(
+        c.completion_tokens,
+        num(v["usage"].get("completion_tokens"))
+    );
     assert_eq!(c.finish, Finish::Length);
 }

@@ -4,9 +4,13 @@
 //! Tasks:
 //!   sglang-log --out FILE [--bytes N] [--seed S] [--gpu N] [--slow F] [--max-running R]
 //!       one GPU's scheduler log (decode, prefill and access lines) of at least N bytes
+//!   completions --out FILE (--records N | --bytes N) [--cap C] [--text-chars N] [--seed S]
+//!       [--failure-rate F] [--drift D]
+//!       completion JSONL (three shapes mixed) with its truth printed
 //!   demo
 //!       rewrites `fixtures/runs/demo/` (two GPUs, the second 25% slower) and prints the truth
 
+mod gen_completions;
 mod sim;
 
 use anyhow::{bail, Context, Result};
@@ -42,6 +46,26 @@ fn main() -> Result<()> {
             }
             let truth = sim::write_sglang_log(&cfg, &out)?;
             println!("{}: {truth}", out.display());
+        }
+        Some("completions") => {
+            let out: PathBuf = arg(&args, "--out", PathBuf::from("bench-data/completions-1g.jsonl"))?;
+            let cfg = gen_completions::Config {
+                seed: arg(&args, "--seed", 1)?,
+                records: arg(&args, "--records", 0)?,
+                target_bytes: arg(&args, "--bytes", 0)?,
+                cap: arg(&args, "--cap", 4096)?,
+                text_chars: arg(&args, "--text-chars", 10_000)?,
+                failure_rate: arg(&args, "--failure-rate", 0.005)?,
+                drift: arg(&args, "--drift", 1.0)?,
+            };
+            if cfg.records == 0 && cfg.target_bytes == 0 {
+                bail!("completions: give --records N or --bytes N");
+            }
+            if let Some(dir) = out.parent() {
+                std::fs::create_dir_all(dir)?;
+            }
+            let t = gen_completions::write(&cfg, &out)?;
+            println!("{}: {t:?}", out.display());
         }
         Some("demo") => {
             let dir = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../fixtures/runs/demo"));

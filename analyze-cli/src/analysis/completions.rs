@@ -75,7 +75,10 @@ fn mode(v: impl Iterator<Item = u64>) -> Option<u64> {
     for x in v {
         *counts.entry(x).or_default() += 1;
     }
-    counts.into_iter().max_by_key(|&(v, n)| (n, v)).map(|(v, _)| v)
+    counts
+        .into_iter()
+        .max_by_key(|&(v, n)| (n, v))
+        .map(|(v, _)| v)
 }
 
 fn find_cap(rows: &[Row], flag: Option<u64>) -> (Option<u64>, &'static str) {
@@ -85,7 +88,11 @@ fn find_cap(rows: &[Row], flag: Option<u64>) -> (Option<u64>, &'static str) {
     if let Some(c) = mode(rows.iter().filter_map(|r| r.cap_hint)) {
         return (Some(c), "records");
     }
-    match mode(rows.iter().filter(|r| r.finish == Finish::Length).filter_map(|r| r.completion_tokens)) {
+    match mode(
+        rows.iter()
+            .filter(|r| r.finish == Finish::Length)
+            .filter_map(|r| r.completion_tokens),
+    ) {
         Some(c) => (Some(c), "inferred"),
         None => (None, "none"),
     }
@@ -100,9 +107,13 @@ fn is_hit(r: &Row, cap: Option<u64>, have_reasons: bool) -> bool {
 }
 
 fn histogram(v: &[f64], bins: usize) -> Vec<(f64, f64, u64)> {
-    let Some(&max) = v.iter().max_by(|a, b| a.total_cmp(b)) else { return Vec::new() };
+    let Some(&max) = v.iter().max_by(|a, b| a.total_cmp(b)) else {
+        return Vec::new();
+    };
     let width = (max / bins as f64).max(1.0).ceil();
-    let mut h: Vec<(f64, f64, u64)> = (0..bins).map(|i| (i as f64 * width, (i + 1) as f64 * width, 0)).collect();
+    let mut h: Vec<(f64, f64, u64)> = (0..bins)
+        .map(|i| (i as f64 * width, (i + 1) as f64 * width, 0))
+        .collect();
     for &x in v {
         let i = ((x / width) as usize).min(bins - 1);
         h[i].2 += 1;
@@ -130,16 +141,33 @@ pub fn analyze(rows: &[Row], cap_flag: Option<u64>) -> Completions {
     let have_reasons = rows.iter().any(|r| r.finish != Finish::Unknown);
     let hits = rows.iter().filter(|r| is_hit(r, cap, have_reasons)).count() as u64;
     let total_out: u64 = rows.iter().filter_map(|r| r.completion_tokens).sum();
-    let on_capped: u64 = rows.iter().filter(|r| is_hit(r, cap, have_reasons)).filter_map(|r| r.completion_tokens).sum();
+    let on_capped: u64 = rows
+        .iter()
+        .filter(|r| is_hit(r, cap, have_reasons))
+        .filter_map(|r| r.completion_tokens)
+        .sum();
     let censored = matches!((output_tokens, cap), (Some(s), Some(c)) if s.p90 >= c as f64 || s.p99 >= c as f64);
-    let rate = |n: u64| if count == 0 { 0.0 } else { n as f64 / count as f64 };
+    let rate = |n: u64| {
+        if count == 0 {
+            0.0
+        } else {
+            n as f64 / count as f64
+        }
+    };
     let by_finish = Finish::ALL
         .iter()
         .filter_map(|f| {
             let group: Vec<&Row> = rows.iter().filter(|r| r.finish == *f).collect();
             (!group.is_empty()).then(|| {
                 let mut v: Vec<f64> = group.iter().filter_map(|r| tok(r)).collect();
-                (f.as_str(), ByFinish { count: group.len() as u64, share: rate(group.len() as u64), output_tokens: Summary::of(&mut v) })
+                (
+                    f.as_str(),
+                    ByFinish {
+                        count: group.len() as u64,
+                        share: rate(group.len() as u64),
+                        output_tokens: Summary::of(&mut v),
+                    },
+                )
             })
         })
         .collect();
@@ -148,12 +176,19 @@ pub fn analyze(rows: &[Row], cap_flag: Option<u64>) -> Completions {
         let part = |p: &[Row]| {
             let v: Vec<f64> = p.iter().filter_map(tok).collect();
             let mean = (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64);
-            let hit = (have_reasons || cap.is_some()).then(|| p.iter().filter(|r| is_hit(r, cap, have_reasons)).count() as f64 / p.len() as f64);
+            let hit = (have_reasons || cap.is_some()).then(|| {
+                p.iter().filter(|r| is_hit(r, cap, have_reasons)).count() as f64 / p.len() as f64
+            });
             (mean, hit)
         };
         let (fm, fh) = part(&rows[..tenth]);
         let (lm, lh) = part(&rows[rows.len() - tenth..]);
-        Drift { first_mean_output_tokens: fm, last_mean_output_tokens: lm, first_cap_hit_rate: fh, last_cap_hit_rate: lh }
+        Drift {
+            first_mean_output_tokens: fm,
+            last_mean_output_tokens: lm,
+            first_cap_hit_rate: fh,
+            last_cap_hit_rate: lh,
+        }
     });
     Completions {
         count,

@@ -4,19 +4,25 @@ use crate::cli::{DemoArgs, InputArgs};
 use anyhow::{bail, Result};
 use std::io::Write;
 
-/// Where the demo run lives in the source tree.
+/// Where the demo run lives in the source tree: two GPUs' server logs, and the job's
+/// completions (three 500-record batches, one zstd-compressed, one cut short).
 pub const DEMO_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../fixtures/runs/demo");
+pub const DEMO_COMPLETIONS: &str =
+    concat!(env!("CARGO_MANIFEST_DIR"), "/../fixtures/runs/completions");
 
 pub fn run(args: &DemoArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<i32> {
     if !std::path::Path::new(DEMO_DIR).is_dir() {
         bail!("the demo run is not at {DEMO_DIR}: run `tokstat demo` from a checkout of the sources, or `tokstat report <your logs>`");
     }
     let input = InputArgs {
-        inputs: vec![DEMO_DIR.to_string()],
+        inputs: vec![DEMO_DIR.to_string(), DEMO_COMPLETIONS.to_string()],
         year: Some(2026),
         date: None,
         quiet: true,
     };
-    writeln!(out, "tokstat demo: report on {DEMO_DIR}\n")?;
+    writeln!(
+        out,
+        "tokstat demo: report on {DEMO_DIR} and {DEMO_COMPLETIONS}\n"
+    )?;
     super::report::run(&input, &Default::default(), args.format.format, out, err)
 }

@@ -4,8 +4,6 @@ use crate::analysis::completions::{analyze, Completions};
 use crate::analysis::quantile::Summary;
 use crate::cli::{CompletionArgs, Format, InputArgs};
 use crate::logs::{self, visit_chunk, ChunkOut, Dates, FileCtx, Skipped, Tally};
-use tokstat_parsers::scan::Chunk;
-use tokstat_parsers::stamp::Calendar;
 use crate::records::{self, Row};
 use crate::render::num::{duration, group, opt};
 use crate::summary::{ChunkSummary, Instance, Summary as LogSummary};
@@ -15,6 +13,8 @@ use serde_json::{json, Value};
 use std::io::Write;
 use tokstat_parsers::completion::Paths;
 use tokstat_parsers::detect::Kind;
+use tokstat_parsers::scan::Chunk;
+use tokstat_parsers::stamp::Calendar;
 
 /// Everything read from the inputs.
 #[derive(Default)]
@@ -33,7 +33,10 @@ fn log_work(file: &FileCtx, chunk: Chunk<'_>) -> (ChunkOut<ChunkSummary>, Calend
 fn read(args: &InputArgs, c: &CompletionArgs) -> Result<Read> {
     let inputs = logs::inputs(args)?;
     let dates = Dates::from_args(args)?;
-    let paths = Paths { tokens: c.tokens_path.as_deref().map(Paths::pointer), finish: c.finish_path.as_deref().map(Paths::pointer) };
+    let paths = Paths {
+        tokens: c.tokens_path.as_deref().map(Paths::pointer),
+        finish: c.finish_path.as_deref().map(Paths::pointer),
+    };
     let mut r = Read::default();
     for input in &inputs {
         let opened = logs::open(input);
@@ -47,7 +50,13 @@ fn read(args: &InputArgs, c: &CompletionArgs) -> Result<Read> {
         match opened.kind {
             Kind::Log | Kind::Empty => {
                 let logs = &mut r.logs;
-                let (file, tally, err) = logs::scan_log(input, src, dates, &log_work, &mut |f: &FileCtx, s: ChunkSummary| logs.absorb(f, s));
+                let (file, tally, err) = logs::scan_log(
+                    input,
+                    src,
+                    dates,
+                    &log_work,
+                    &mut |f: &FileCtx, s: ChunkSummary| logs.absorb(f, s),
+                );
                 r.skipped.extend(err);
                 r.files.push((file, tally, opened.kind));
             }
@@ -56,7 +65,14 @@ fn read(args: &InputArgs, c: &CompletionArgs) -> Result<Read> {
                 r.skipped.extend(err);
                 r.rows.extend(part.rows);
                 r.dropped_choices += part.dropped_choices;
-                r.files.push((FileCtx { source: input.display(), stem: input.stem() }, part.tally, Kind::Json));
+                r.files.push((
+                    FileCtx {
+                        source: input.display(),
+                        stem: input.stem(),
+                    },
+                    part.tally,
+                    Kind::Json,
+                ));
             }
             Kind::Prometheus => r.skipped.push(Skipped {
                 source: input.display(),
@@ -68,7 +84,13 @@ fn read(args: &InputArgs, c: &CompletionArgs) -> Result<Read> {
     Ok(r)
 }
 
-pub fn run(args: &InputArgs, c: &CompletionArgs, format: Format, out: &mut dyn Write, err: &mut dyn Write) -> Result<i32> {
+pub fn run(
+    args: &InputArgs,
+    c: &CompletionArgs,
+    format: Format,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<i32> {
     let r = read(args, c)?;
     let completions = (!r.rows.is_empty()).then(|| analyze(&r.rows, c.cap));
     match format {
@@ -79,12 +101,20 @@ pub fn run(args: &InputArgs, c: &CompletionArgs, format: Format, out: &mut dyn W
         Format::Table => write_table(out, &r, completions.as_ref())?,
     }
     if !args.quiet && format == Format::Json {
-        let files: Vec<(FileCtx, Tally)> = r.files.iter().map(|(f, t, _)| (f.clone(), t.clone())).collect();
+        let files: Vec<(FileCtx, Tally)> = r
+            .files
+            .iter()
+            .map(|(f, t, _)| (f.clone(), t.clone()))
+            .collect();
         logs::write_accounting(err, &files, &r.skipped)?;
     }
     let failed = r.skipped.iter().any(|s| s.failed);
     let parsed: u64 = r.files.iter().map(|(_, t, _)| t.parsed).sum();
-    Ok(if failed || parsed == 0 { crate::EXIT_FAILURE } else { 0 })
+    Ok(if failed || parsed == 0 {
+        crate::EXIT_FAILURE
+    } else {
+        0
+    })
 }
 
 fn totals(files: &[(FileCtx, Tally, Kind)]) -> Tally {
@@ -96,7 +126,8 @@ fn totals(files: &[(FileCtx, Tally, Kind)]) -> Tally {
 }
 
 fn num(v: Option<f64>) -> Value {
-    v.filter(|x| x.is_finite()).map_or(Value::Null, |x| json!(x))
+    v.filter(|x| x.is_finite())
+        .map_or(Value::Null, |x| json!(x))
 }
 
 fn instance_json(name: &str, i: &Instance) -> Value {
@@ -147,7 +178,15 @@ fn to_json(r: &Read, completions: Option<&Completions>) -> Value {
 
 fn write_table(out: &mut dyn Write, r: &Read, completions: Option<&Completions>) -> Result<()> {
     let t = totals(&r.files);
-    writeln!(out, "Inputs: {} file(s) · lines: {} total · {} parsed · {} other · {} malformed\n", r.files.len(), group(t.total), group(t.parsed), group(t.other), group(t.malformed))?;
+    writeln!(
+        out,
+        "Inputs: {} file(s) · lines: {} total · {} parsed · {} other · {} malformed\n",
+        r.files.len(),
+        group(t.total),
+        group(t.parsed),
+        group(t.other),
+        group(t.malformed)
+    )?;
     if !r.logs.instances.is_empty() {
         write_instances(out, &r.logs)?;
     }
@@ -157,7 +196,13 @@ fn write_table(out: &mut dyn Write, r: &Read, completions: Option<&Completions>)
     for (f, t, _) in &r.files {
         if let Some((n, why)) = t.samples.first() {
             let nums: Vec<String> = t.samples.iter().map(|(n, _)| n.to_string()).collect();
-            writeln!(out, "{}: {} malformed line(s) (lines {}); line {n}: {why}", f.source, group(t.malformed), nums.join(", "))?;
+            writeln!(
+                out,
+                "{}: {} malformed line(s) (lines {}); line {n}: {why}",
+                f.source,
+                group(t.malformed),
+                nums.join(", ")
+            )?;
         }
     }
     for sk in &r.skipped {
@@ -183,7 +228,19 @@ fn right_align(t: &mut Table, from: usize, to: usize) {
 
 fn write_instances(out: &mut dyn Write, s: &LogSummary) -> Result<()> {
     writeln!(out, "Server logs: {} instance(s)", s.instances.len())?;
-    let mut t = table(vec!["instance", "engine", "span", "stat lines", "gen tok/s mean", "gen tok/s max", "running mean", "waiting mean", "kv max", "retractions", "preemptions"]);
+    let mut t = table(vec![
+        "instance",
+        "engine",
+        "span",
+        "stat lines",
+        "gen tok/s mean",
+        "gen tok/s max",
+        "running mean",
+        "waiting mean",
+        "kv max",
+        "retractions",
+        "preemptions",
+    ]);
     for (name, i) in &s.instances {
         t.add_row(vec![
             Cell::new(name),
@@ -224,8 +281,14 @@ fn summary_row(name: &str, s: &Option<Summary>) -> Option<Vec<Cell>> {
 
 fn write_completions(out: &mut dyn Write, c: &Completions) -> Result<()> {
     writeln!(out, "Completions: {}", group(c.count))?;
-    let mut t = table(vec!["tokens", "n", "p50", "p90", "p95", "p99", "max", "mean"]);
-    for (name, s) in [("output", &c.output_tokens), ("input", &c.input_tokens), ("reasoning", &c.reasoning_tokens)] {
+    let mut t = table(vec![
+        "tokens", "n", "p50", "p90", "p95", "p99", "max", "mean",
+    ]);
+    for (name, s) in [
+        ("output", &c.output_tokens),
+        ("input", &c.input_tokens),
+        ("reasoning", &c.reasoning_tokens),
+    ] {
         if let Some(row) = summary_row(name, s) {
             t.add_row(row);
         }
@@ -239,11 +302,18 @@ fn write_completions(out: &mut dyn Write, c: &Completions) -> Result<()> {
         if let Some(row) = summary_row("output chars", &c.output_chars) {
             t.add_row(row);
         }
-        writeln!(out, "Token counts are unavailable in these records: output characters are shown instead.")?;
+        writeln!(
+            out,
+            "Token counts are unavailable in these records: output characters are shown instead."
+        )?;
     }
     right_align(&mut t, 1, 8);
     writeln!(out, "{t}")?;
-    let reasons: Vec<String> = c.by_finish.iter().map(|(k, b)| format!("{k} {} ({})", group(b.count), pct(b.share))).collect();
+    let reasons: Vec<String> = c
+        .by_finish
+        .iter()
+        .map(|(k, b)| format!("{k} {} ({})", group(b.count), pct(b.share)))
+        .collect();
     writeln!(out, "Finish reasons: {}", reasons.join(" · "))?;
     match c.cap.value {
         Some(cap) => {
@@ -262,9 +332,17 @@ fn write_completions(out: &mut dyn Write, c: &Completions) -> Result<()> {
                 writeln!(out, "Warning: p90 or p99 equals the cap: the true tail is longer than shown (censored at {}).", group(cap))?;
             }
         }
-        None => writeln!(out, "Cap: none found (no `length` finishes; pass --cap N to set it)")?,
+        None => writeln!(
+            out,
+            "Cap: none found (no `length` finishes; pass --cap N to set it)"
+        )?,
     }
-    writeln!(out, "Failures: {} · aborts: {}", pct(c.failure_rate), pct(c.abort_rate))?;
+    writeln!(
+        out,
+        "Failures: {} · aborts: {}",
+        pct(c.failure_rate),
+        pct(c.abort_rate)
+    )?;
     if let Some(d) = &c.drift {
         let f = |v: Option<f64>| v.map_or("–".to_string(), |x| format!("{x:.0}"));
         let p = |v: Option<f64>| v.map_or("–".to_string(), pct);
@@ -280,10 +358,20 @@ fn write_completions(out: &mut dyn Write, c: &Completions) -> Result<()> {
     if !c.histogram.is_empty() {
         writeln!(out, "\nOutput tokens")?;
         let most = c.histogram.iter().map(|b| b.2).max().unwrap_or(1).max(1);
-        let w = c.histogram.iter().map(|b| format!("{:.0}–{:.0}", b.0, b.1).len()).max().unwrap_or(0);
+        let w = c
+            .histogram
+            .iter()
+            .map(|b| format!("{:.0}–{:.0}", b.0, b.1).len())
+            .max()
+            .unwrap_or(0);
         for (lo, hi, n) in &c.histogram {
             let bar = "█".repeat(((*n as f64 / most as f64) * 40.0).round() as usize);
-            writeln!(out, "  {:>w$} {bar} {}", format!("{lo:.0}–{hi:.0}"), group(*n))?;
+            writeln!(
+                out,
+                "  {:>w$} {bar} {}",
+                format!("{lo:.0}–{hi:.0}"),
+                group(*n)
+            )?;
         }
     }
     writeln!(out)?;

@@ -1,0 +1,159 @@
+//! End-to-end: `tokstat report` over completion records, against the simulator's truth
+//! (`fixtures/runs/completions.truth.txt`) and an independent Python/json reading of the same
+//! files (p50 1003, p90 3320, mean 1388.82…, 2,074,900 output tokens).
+
+use serde_json::Value;
+use std::path::Path;
+
+fn fixture(rel: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../fixtures")
+        .join(rel)
+        .display()
+        .to_string()
+}
+
+fn tokstat(args: &[&str]) -> (i32, String, String) {
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let code = tokstat::run(
+        std::iter::once("tokstat").chain(args.iter().copied()),
+        &mut out,
+        &mut err,
+    );
+    (
+        code,
+        String::from_utf8(out).unwrap(),
+        String::from_utf8(err).unwrap(),
+    )
+}
+
+fn report_json(args: &[&str]) -> Value {
+    let mut a = vec!["report", "--format", "json"];
+    a.extend_from_slice(args);
+    let (code, out, err) = tokstat(&a);
+    assert_eq!(code, 0, "{err}");
+    serde_json::from_str(&out).unwrap()
+}
+
+#[test]
+fn simulated_run_matches_the_truth() {
+    let v = report_json(&[&fixture("runs/completions")]);
+    // three 500-record batches (one zstd-compressed), one truncated last line
+    assert_eq!(
+        v["lines"],
+        serde_json::json!({"total": 1501, "parsed": 1500, "other": 0, "malformed": 1})
+    );
+    let f1 = v["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["source"].as_str().unwrap().ends_with("batch_001.jsonl"))
+        .unwrap();
+    assert_eq!(f1["malformed_samples"][0]["line"], 501);
+    assert!(f1["malformed_samples"][0]["reason"]
+        .as_str()
+        .unwrap()
+        .starts_with("truncated last line"));
+    let c = &v["completions"];
+    assert_eq!(c["count"], 1500);
+    let o = &c["output_tokens"];
+    assert_eq!(
+        (
+            o["count"].as_u64(),
+            o["p50"].as_f64(),
+            o["p95"].as_f64(),
+            o["p99"].as_f64(),
+            o["max"].as_f64()
+        ),
+        (
+            Some(1494),
+            Some(1003.0),
+            Some(4096.0),
+            Some(4096.0),
+            Some(4096.0)
+        )
+    );
+    assert!((o["p90"].as_f64().unwrap() - 3320.0).abs() < 1e-9);
+    assert!((o["mean"].as_f64().unwrap() - 2_074_900.0 / 1494.0).abs() < 1e-9);
+    // truth: 38 + 19 + 41 capped, 1 + 4 + 1 errors
+    assert_eq!(
+        c["finish_reasons"],
+        serde_json::json!({"error": 6, "length": 98, "stop": 1396})
+    );
+    assert_eq!(c["cap"]["value"], 4096);
+    assert_eq!(c["cap"]["source"], "records");
+    assert_eq!(c["cap"]["hits"], 98);
+    assert!((c["cap"]["hit_rate"].as_f64().unwrap() - 98.0 / 1500.0).abs() < 1e-12);
+    assert_eq!(c["cap"]["tokens_on_capped"], 98 * 4096);
+    assert_eq!(c["cap"]["censored"], true);
+    assert!((c["failure_rate"].as_f64().unwrap() - 0.004).abs() < 1e-12);
+    // the simulator rotates three shapes; its 6 failures are written as bare error objects
+    assert_eq!(
+        c["shapes"],
+        serde_json::json!({"custom": 504, "openai_chat": 500, "sglang_generate": 496})
+    );
+    let table = tokstat(&["report", &fixture("runs/completions")]).1;
+    assert!(
+        table.contains("Cap: 4,096 tokens (records) · hit by 98 of 1,500 (6.5%)"),
+        "{table}"
+    );
+    assert!(
+        table.contains("the true tail is longer than shown"),
+        "{table}"
+    );
+}
+
+#[test]
+fn cap_flag_and_pointers() {
+    let v = report_json(&["--cap", "8192", &fixture("runs/completions")]);
+    assert_eq!(v["completions"]["cap"]["value"], 8192);
+    assert_eq!(v["completions"]["cap"]["source"], "flag");
+    // finish reasons still decide the hits; the tail is no longer censored at the flag's cap
+    assert_eq!(v["completions"]["cap"]["censored"], false);
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("custom.jsonl");
+    std::fs::write(&p, "{\"meta\":{\"ntok\":10},\"fr\":\"stop\"}\n{\"meta\":{\"ntok\":20},\"fr\":\"FINISH_LENGTH: 20\"}\n\n").unwrap();
+    let v = report_json(&[
+        "--tokens-path",
+        "/meta/ntok",
+        "--finish-path",
+        "/fr",
+        p.to_str().unwrap(),
+    ]);
+    let c = &v["completions"];
+    assert_eq!(
+        (
+            c["count"].as_u64(),
+            c["output_tokens"]["max"].as_f64(),
+            c["cap"]["value"].as_u64()
+        ),
+        (Some(2), Some(20.0), Some(20))
+    );
+    assert_eq!(v["lines"]["other"], 1);
+}
+
+#[test]
+fn records_without_token_counts_report_characters() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("out.jsonl");
+    std::fs::write(&p, "{\"content\":\"héllo\",\"finish_reason\":\"stop\"}\n{\"content\":\"ab\",\"finish_reason\":\"length\"}\nnot json\n").unwrap();
+    let v = report_json(&[p.to_str().unwrap()]);
+    let c = &v["completions"];
+    assert_eq!(c["token_counts_available"], false);
+    assert_eq!(c["output_tokens"], Value::Null);
+    assert_eq!(c["output_chars"]["max"], 5.0);
+    assert_eq!(v["lines"]["malformed"], 1);
+    let table = tokstat(&["report", p.to_str().unwrap()]).1;
+    assert!(table.contains("Token counts are unavailable"), "{table}");
+}
+
+#[test]
+fn every_sample_shape_is_read() {
+    let v = report_json(&[&fixture("formats/completions")]);
+    let c = &v["completions"];
+    assert_eq!(c["shapes"]["sglang_generate"], 3);
+    assert_eq!(c["shapes"]["openai_chat"], 3);
+    assert_eq!(c["shapes"]["openai_completion"], 1);
+    assert_eq!(c["shapes"]["vllm_batch"], 1);
+    assert_eq!(c["count"], 8);
+}
