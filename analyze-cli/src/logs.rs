@@ -133,8 +133,8 @@ pub fn visit_chunk<R>(
     };
     // validating the whole chunk once is much cheaper than each line; a chunk with invalid
     // bytes falls back to per-line validation (and replacement)
-    match std::str::from_utf8(chunk.bytes) {
-        Ok(text) => {
+    match tokstat_parsers::text::utf8(chunk.bytes) {
+        Some(text) => {
             for (i, raw) in str_lines(text).enumerate() {
                 each(
                     chunk.first_line + i as u64 + 1,
@@ -143,7 +143,7 @@ pub fn visit_chunk<R>(
                 );
             }
         }
-        Err(_) => {
+        None => {
             for (i, raw) in lines(chunk.bytes).enumerate() {
                 each(
                     chunk.first_line + i as u64 + 1,

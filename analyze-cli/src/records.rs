@@ -7,7 +7,6 @@ use tokstat_parsers::completion::{read_record, Finish, Paths, Shape};
 use tokstat_parsers::json::Scanner;
 use tokstat_parsers::scan::{self, lines, Chunk};
 use tokstat_parsers::source::{Data, Input, Source};
-use tokstat_parsers::stamp::Calendar;
 
 /// One completion (one choice), owned and small: what the analyses need.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -108,7 +107,7 @@ fn record(part: &mut Part, raw: &[u8], line_no: u64, last: bool, utf8_ok: bool, 
 fn chunk_rows(chunk: Chunk<'_>, paths: &Paths) -> Part {
     let mut part = Part::default();
     // one UTF-8 check for the whole chunk; per line only when the chunk has bad bytes
-    let utf8_ok = std::str::from_utf8(chunk.bytes).is_ok();
+    let utf8_ok = tokstat_parsers::text::utf8(chunk.bytes).is_some();
     // only the file's last line can lack its newline: that is where a running writer stops
     let unterminated = !chunk.bytes.ends_with(b"\n");
     let mut it = lines(chunk.bytes).enumerate().peekable();
@@ -151,9 +150,8 @@ pub fn read_json(input: &Input, mut src: Source, paths: &Paths) -> (Part, Option
         return read_document(&name, src, paths);
     }
     let mut part = Part::default();
-    let result = scan::scan(
+    let result = scan::scan_records(
         src.data,
-        Calendar::new(1970, 0),
         |c| (chunk_rows(c, paths), c.calendar),
         |p: Part| {
             part.tally.merge(&p.tally);

@@ -112,8 +112,11 @@ pub struct Completion<'a> {
     pub cap_hint: Option<u64>,
     pub latency_s: Option<f64>,
     pub created: Option<f64>,
-    /// Characters of output text (content plus reasoning), decoded.
+    /// Characters of output text (content plus reasoning), decoded — counted only for rows
+    /// without a token count, the one case where they are the measure of length.
     pub output_chars: Option<u64>,
+    /// The output texts seen (content, reasoning, text), kept as spans until needed.
+    pub texts: [Option<Str<'a>>; 3],
     pub error: Option<Str<'a>>,
 }
 
@@ -218,9 +221,21 @@ fn read_finish<'a>(sc: &mut Scanner<'a>, c: &mut Completion<'a>) -> Result<(), J
     Ok(())
 }
 
-fn add_chars(c: &mut Completion<'_>, s: Option<Str<'_>>) {
+fn add_chars<'a>(c: &mut Completion<'a>, s: Option<Str<'a>>) {
     if let Some(s) = s {
-        c.output_chars = Some(c.output_chars.unwrap_or(0) + s.char_count() as u64);
+        match c.texts.iter_mut().find(|t| t.is_none()) {
+            Some(slot) => *slot = Some(s),
+            // a fourth text: count now rather than lose it
+            None => c.output_chars = Some(c.output_chars.unwrap_or(0) + s.char_count() as u64),
+        }
+    }
+}
+
+/// Counts the characters of the texts of a row that has no token count.
+fn count_chars(c: &mut Completion<'_>) {
+    let texts = c.texts.iter().flatten();
+    if c.completion_tokens.is_none() && (c.output_chars.is_some() || c.texts[0].is_some()) {
+        c.output_chars = Some(c.output_chars.unwrap_or(0) + texts.map(|t| t.char_count() as u64).sum::<u64>());
     }
 }
 
@@ -340,6 +355,7 @@ pub fn read_record<'a>(line: &'a [u8], paths: &Paths) -> Result<Record<'a>, Json
         if c.error.is_some() && c.finish == Finish::Unknown {
             c.finish = Finish::Error;
         }
+        count_chars(c);
     }
     Ok(rec)
 }

@@ -136,13 +136,21 @@ fn hex4(b: &[u8]) -> Option<u32> {
     Some(v)
 }
 
-/// Whether any of the 8 bytes of `w` is below 0x20 (a control character).
+const LO: u64 = 0x0101_0101_0101_0101;
+const HI: u64 = 0x8080_8080_8080_8080;
+
+/// High bit set in each byte of `w` below 0x20 (a control character). Borrows can set false
+/// flags only above a true one, so the lowest flag is exact.
 #[inline]
-fn has_control(w: u64) -> bool {
-    const LO: u64 = 0x2020_2020_2020_2020;
-    const HI: u64 = 0x8080_8080_8080_8080;
-    // bytes >= 0x80 are never below 0x20; for the others the subtraction borrows
-    (w.wrapping_sub(LO) & !w & HI) != 0
+fn control_mask(w: u64) -> u64 {
+    w.wrapping_sub(LO * 0x20) & !w & HI
+}
+
+/// High bit set in each byte of `w` equal to `c` (lowest flag exact, as above).
+#[inline]
+fn has_byte(w: u64, c: u8) -> u64 {
+    let x = w ^ (LO * u64::from(c));
+    x.wrapping_sub(LO) & !x & HI
 }
 
 /// A cursor over one JSON document.
@@ -204,57 +212,61 @@ impl<'a> Scanner<'a> {
     }
 
     /// Reads a string (the cursor on its opening quote).
+    ///
+    /// One pass finds the closing quote, every escape, and any raw control character: eight
+    /// bytes at a time, the three searches are word-wide comparisons whose lowest flagged
+    /// byte is always a true match.
     pub fn string(&mut self) -> R<Str<'a>> {
         self.expect(b'"', "expected a string")?;
+        let b = self.b;
         let start = self.pos;
         let mut escaped = false;
+        let mut i = self.pos;
         loop {
-            let rest = &self.b[self.pos..];
-            let Some(i) = memchr::memchr2(b'"', b'\\', rest) else {
-                self.pos = self.b.len();
-                return self.err("unterminated string");
-            };
-            self.check_controls(self.pos, self.pos + i)?;
-            self.pos += i;
-            if self.b[self.pos] == b'"' {
-                let raw = &self.b[start..self.pos];
-                self.pos += 1;
-                return Ok(Str { raw, escaped });
-            }
-            escaped = true;
-            match self.b.get(self.pos + 1) {
-                Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => self.pos += 2,
-                Some(b'u') => {
-                    if hex4(&self.b[self.pos + 2..]).is_none() {
-                        return self.err("bad \\u escape");
-                    }
-                    self.pos += 6;
+            while i + 8 <= b.len() {
+                let w = u64::from_le_bytes(b[i..i + 8].try_into().unwrap_or([0; 8]));
+                let m = has_byte(w, b'"') | has_byte(w, b'\\') | control_mask(w);
+                if m != 0 {
+                    i += (m.trailing_zeros() / 8) as usize;
+                    break;
                 }
-                _ => return self.err("bad escape"),
+                i += 8;
+            }
+            while i < b.len() && b[i] != b'"' && b[i] != b'\\' && b[i] >= 0x20 {
+                i += 1;
+            }
+            match b.get(i) {
+                None => {
+                    self.pos = b.len();
+                    return self.err("unterminated string");
+                }
+                Some(b'"') => {
+                    self.pos = i + 1;
+                    return Ok(Str { raw: &b[start..i], escaped });
+                }
+                Some(b'\\') => {
+                    escaped = true;
+                    match b.get(i + 1) {
+                        Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => i += 2,
+                        Some(b'u') => {
+                            if hex4(&b[i + 2..]).is_none() {
+                                self.pos = i;
+                                return self.err("bad \\u escape");
+                            }
+                            i += 6;
+                        }
+                        _ => {
+                            self.pos = i;
+                            return self.err("bad escape");
+                        }
+                    }
+                }
+                Some(_) => {
+                    self.pos = i;
+                    return self.err("control character in string");
+                }
             }
         }
-    }
-
-    /// Rejects raw control characters in `b[from..to]` (JSON requires them escaped).
-    #[inline]
-    fn check_controls(&self, from: usize, to: usize) -> R<()> {
-        let s = &self.b[from..to];
-        let mut words = s.chunks_exact(8);
-        for w in &mut words {
-            if has_control(u64::from_le_bytes(w.try_into().unwrap_or([0; 8]))) {
-                return Err(JsonError {
-                    what: "control character in string",
-                    at: from,
-                });
-            }
-        }
-        if words.remainder().iter().any(|&c| c < 0x20) {
-            return Err(JsonError {
-                what: "control character in string",
-                at: from,
-            });
-        }
-        Ok(())
     }
 
     /// Reads a number's text (also `NaN`, `Infinity`, `-Infinity`).

@@ -18,6 +18,7 @@ pub mod scan;
 pub mod sglang;
 pub mod source;
 pub mod stamp;
+pub mod text;
 pub mod vllm;
 
 use prefix::Style;

@@ -131,13 +131,16 @@ struct Cursor {
     calendar: Calendar,
 }
 
-fn batch<R, W, S>(chunks: &[&[u8]], at: &mut Cursor, work: &W, sink: &mut S)
+fn batch<R, W, S>(chunks: &[&[u8]], at: &mut Cursor, stamps: bool, work: &W, sink: &mut S)
 where
     R: Send,
     W: Fn(Chunk<'_>) -> (R, Calendar) + Sync,
     S: FnMut(R),
 {
-    let pre: Vec<Pre> = chunks.par_iter().map(|c| prescan(c)).collect();
+    let pre: Vec<Pre> = chunks
+        .par_iter()
+        .map(|c| if stamps { prescan(c) } else { Pre { lines: count_lines(c), first: Stamp::None, last: Stamp::None } })
+        .collect();
     let mut starts = Vec::with_capacity(chunks.len());
     let (mut line, mut cal) = (at.line, at.calendar);
     for p in &pre {
@@ -191,14 +194,27 @@ where
     scan_chunked(data, calendar, CHUNK, work, sink)
 }
 
+/// [`scan`] for inputs without timestamps (JSON records): no calendar pre-scan.
+pub fn scan_records<R, W, S>(data: Data, work: W, sink: S) -> io::Result<u64>
+where
+    R: Send,
+    W: Fn(Chunk<'_>) -> (R, Calendar) + Sync,
+    S: FnMut(R),
+{
+    scan_inner(data, Calendar::new(1970, 0), CHUNK, false, work, sink)
+}
+
 /// [`scan`] with a chosen chunk size (tests use tiny chunks to exercise the boundaries).
-pub fn scan_chunked<R, W, S>(
-    data: Data,
-    calendar: Calendar,
-    chunk: usize,
-    work: W,
-    mut sink: S,
-) -> io::Result<u64>
+pub fn scan_chunked<R, W, S>(data: Data, calendar: Calendar, chunk: usize, work: W, sink: S) -> io::Result<u64>
+where
+    R: Send,
+    W: Fn(Chunk<'_>) -> (R, Calendar) + Sync,
+    S: FnMut(R),
+{
+    scan_inner(data, calendar, chunk, true, work, sink)
+}
+
+fn scan_inner<R, W, S>(data: Data, calendar: Calendar, chunk: usize, stamps: bool, work: W, mut sink: S) -> io::Result<u64>
 where
     R: Send,
     W: Fn(Chunk<'_>) -> (R, Calendar) + Sync,
@@ -210,12 +226,12 @@ where
     match data {
         Data::Mapped(m) => {
             for group in split_lines(&m, chunk).chunks(per_batch) {
-                batch(group, &mut at, &work, &mut sink);
+                batch(group, &mut at, stamps, &work, &mut sink);
             }
         }
         Data::Owned(v) => {
             for group in split_lines(&v, chunk).chunks(per_batch) {
-                batch(group, &mut at, &work, &mut sink);
+                batch(group, &mut at, stamps, &work, &mut sink);
             }
         }
         Data::Stream(reader) => {
@@ -241,13 +257,13 @@ where
                     }
                     if pending.len() == per_batch {
                         let refs: Vec<&[u8]> = pending.iter().map(Vec::as_slice).collect();
-                        batch(&refs, &mut at, &work, &mut sink);
+                        batch(&refs, &mut at, stamps, &work, &mut sink);
                         pending.clear();
                     }
                 }
                 // what was read before an error is still reported
                 let refs: Vec<&[u8]> = pending.iter().map(Vec::as_slice).collect();
-                batch(&refs, &mut at, &work, &mut sink);
+                batch(&refs, &mut at, stamps, &work, &mut sink);
                 drop(rx);
                 failed.map_or(Ok(()), Err)
             })?;

@@ -19,6 +19,9 @@ pub struct Config {
     pub failure_rate: f64,
     /// Mean output length grows by this factor from the first to the last record (drift).
     pub drift: f64,
+    /// Only pipeline records (`{"idx", "reasoning", "content", "finish_reason", "usage"}`)
+    /// instead of three shapes in turn.
+    pub pipeline_only: bool,
 }
 
 /// What the file holds, for tests and benchmarks to assert against.
@@ -108,7 +111,7 @@ pub fn write(cfg: &Config, path: &Path) -> Result<Truth> {
                 cfg.text_chars.max(1) * (tokens as usize).min(4 * cfg.cap as usize) / 1500,
                 &mut reasoning,
             );
-            match i % 3 {
+            match if cfg.pipeline_only { 0 } else { i % 3 } {
                 0 => write!(
                     line,
                     r#"{{"idx": {i}, "reasoning": "{reasoning}", "content": "The answer is {i}.", "finish_reason": "{finish}", "usage": {{"prompt_tokens": {prompt}, "completion_tokens": {tokens}, "total_tokens": {}}}}}"#,

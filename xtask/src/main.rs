@@ -5,7 +5,7 @@
 //!   sglang-log --out FILE [--bytes N] [--seed S] [--gpu N] [--slow F] [--max-running R]
 //!       one GPU's scheduler log (decode, prefill and access lines) of at least N bytes
 //!   completions --out FILE (--records N | --bytes N) [--cap C] [--text-chars N] [--seed S]
-//!       [--failure-rate F] [--drift D]
+//!       [--failure-rate F] [--drift D] [--pipeline]
 //!       completion JSONL (three shapes mixed) with its truth printed
 //!   demo
 //!       rewrites `fixtures/runs/demo/` (two GPUs, the second 25% slower) and prints the truth
@@ -57,6 +57,7 @@ fn main() -> Result<()> {
                 text_chars: arg(&args, "--text-chars", 10_000)?,
                 failure_rate: arg(&args, "--failure-rate", 0.005)?,
                 drift: arg(&args, "--drift", 1.0)?,
+                pipeline_only: args.iter().any(|a| a == "--pipeline"),
             };
             if cfg.records == 0 && cfg.target_bytes == 0 {
                 bail!("completions: give --records N or --bytes N");
