@@ -81,6 +81,13 @@ pub struct CompletionArgs {
     /// JSON pointer to the finish reason in records of another shape (`/fr`).
     #[arg(long, value_name = "POINTER")]
     pub finish_path: Option<String>,
+    /// Service-level objectives for benchmark goodput, e.g. `ttft=2s,tpot=50ms,e2e=30s`.
+    #[arg(long, value_name = "OBJECTIVES", value_parser = parse_slo)]
+    pub slo: Option<crate::analysis::bench::Slo>,
+}
+
+fn parse_slo(s: &str) -> Result<crate::analysis::bench::Slo, String> {
+    crate::analysis::bench::Slo::parse(s)
 }
 
 #[derive(Debug, Args)]

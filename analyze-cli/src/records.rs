@@ -3,6 +3,7 @@
 //! fields), malformed (invalid JSON, non-UTF-8, a truncated last line).
 
 use crate::logs::{Skipped, Tally, SAMPLES};
+use tokstat_parsers::bench::{is_bench, read_run, Run};
 use tokstat_parsers::completion::{read_record, Finish, Paths, Shape};
 use tokstat_parsers::json::Scanner;
 use tokstat_parsers::scan::{self, lines, Chunk};
@@ -32,6 +33,8 @@ pub struct Part {
     pub tally: Tally,
     /// Choices beyond the per-record limit, counted rather than dropped silently.
     pub dropped_choices: u64,
+    /// Benchmark runs (when the input is a benchmark result file).
+    pub runs: Vec<Run>,
 }
 
 fn malformed(t: &mut Tally, line: u64, why: &'static str) {
@@ -146,6 +149,14 @@ fn is_document(head: &[u8]) -> bool {
 pub fn read_json(input: &Input, mut src: Source, paths: &Paths) -> (Part, Option<Skipped>) {
     let name = input.display();
     let head = src.head().unwrap_or_default();
+    let first = head
+        .split(|&c| c == b'\n')
+        .map(<[u8]>::trim_ascii)
+        .find(|l| !l.is_empty())
+        .unwrap_or(b"");
+    if is_bench(if is_document(&head) { &head } else { first }) {
+        return read_bench(&name, src);
+    }
     if is_document(&head) {
         return read_document(&name, src, paths);
     }
@@ -165,6 +176,64 @@ pub fn read_json(input: &Input, mut src: Source, paths: &Paths) -> (Part, Option
         failed: true,
     });
     (part, err)
+}
+
+fn all_bytes(name: &str, src: Source) -> Result<Vec<u8>, Skipped> {
+    Ok(match src.data {
+        Data::Mapped(m) => m.to_vec(),
+        Data::Owned(v) => v,
+        Data::Stream(mut r) => {
+            let mut v = Vec::new();
+            std::io::Read::read_to_end(&mut r, &mut v).map_err(|e| Skipped {
+                source: name.to_string(),
+                why: format!("cannot read: {e}"),
+                failed: true,
+            })?;
+            v
+        }
+    })
+}
+
+/// A benchmark result file: one run per line, or one run in the whole file.
+fn read_bench(name: &str, src: Source) -> (Part, Option<Skipped>) {
+    let bytes = match all_bytes(name, src) {
+        Ok(b) => b,
+        Err(sk) => return (Part::default(), Some(sk)),
+    };
+    let mut part = Part::default();
+    let total_lines = scan::count_lines(&bytes);
+    let whole = bytes.trim_ascii();
+    let docs: Vec<(u64, &[u8])> = if is_document(whole) {
+        vec![(1, whole)]
+    } else {
+        lines(&bytes)
+            .enumerate()
+            .map(|(i, l)| (i as u64 + 1, l.trim_ascii()))
+            .filter(|(_, l)| !l.is_empty())
+            .collect()
+    };
+    for (line, doc) in docs {
+        match read_run(doc) {
+            Ok(run) => {
+                part.tally.parsed += 1;
+                part.runs.push(run);
+            }
+            Err(e) => {
+                part.tally.malformed += 1;
+                if part.tally.samples.len() < SAMPLES {
+                    part.tally.samples.push((line, e.what));
+                }
+            }
+        }
+    }
+    // every line belongs to a run, a blank, or a bad run
+    part.tally.total = total_lines;
+    part.tally.other = total_lines.saturating_sub(part.tally.parsed + part.tally.malformed);
+    if part.tally.parsed == 1 && part.tally.malformed == 0 {
+        part.tally.parsed = total_lines;
+        part.tally.other = 0;
+    }
+    (part, None)
 }
 
 fn read_document(name: &str, src: Source, paths: &Paths) -> (Part, Option<Skipped>) {

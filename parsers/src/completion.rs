@@ -235,7 +235,8 @@ fn add_chars<'a>(c: &mut Completion<'a>, s: Option<Str<'a>>) {
 fn count_chars(c: &mut Completion<'_>) {
     let texts = c.texts.iter().flatten();
     if c.completion_tokens.is_none() && (c.output_chars.is_some() || c.texts[0].is_some()) {
-        c.output_chars = Some(c.output_chars.unwrap_or(0) + texts.map(|t| t.char_count() as u64).sum::<u64>());
+        c.output_chars =
+            Some(c.output_chars.unwrap_or(0) + texts.map(|t| t.char_count() as u64).sum::<u64>());
     }
 }
 
@@ -314,8 +315,8 @@ pub fn read_record<'a>(line: &'a [u8], paths: &Paths) -> Result<Record<'a>, Json
         0,
     )?;
     sc.end()?;
-    if !paths.tokens.as_ref().map_or(true, Vec::is_empty)
-        || !paths.finish.as_ref().map_or(true, Vec::is_empty)
+    if paths.tokens.as_ref().is_some_and(|p| !p.is_empty())
+        || paths.finish.as_ref().is_some_and(|p| !p.is_empty())
     {
         apply_paths(line, paths, &mut top)?;
         shape_hint = Some(Shape::Custom);

@@ -242,7 +242,10 @@ impl<'a> Scanner<'a> {
                 }
                 Some(b'"') => {
                     self.pos = i + 1;
-                    return Ok(Str { raw: &b[start..i], escaped });
+                    return Ok(Str {
+                        raw: &b[start..i],
+                        escaped,
+                    });
                 }
                 Some(b'\\') => {
                     escaped = true;

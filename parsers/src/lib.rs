@@ -7,6 +7,7 @@
 //! that borrows the line: [`prefix`] strips what loggers and wrappers put in front,
 //! [`sglang`] and [`vllm`] read the message. Nothing here knows about tables or reports.
 
+pub mod bench;
 pub mod completion;
 pub mod detect;
 pub mod json;

@@ -139,7 +139,17 @@ where
 {
     let pre: Vec<Pre> = chunks
         .par_iter()
-        .map(|c| if stamps { prescan(c) } else { Pre { lines: count_lines(c), first: Stamp::None, last: Stamp::None } })
+        .map(|c| {
+            if stamps {
+                prescan(c)
+            } else {
+                Pre {
+                    lines: count_lines(c),
+                    first: Stamp::None,
+                    last: Stamp::None,
+                }
+            }
+        })
         .collect();
     let mut starts = Vec::with_capacity(chunks.len());
     let (mut line, mut cal) = (at.line, at.calendar);
@@ -205,7 +215,13 @@ where
 }
 
 /// [`scan`] with a chosen chunk size (tests use tiny chunks to exercise the boundaries).
-pub fn scan_chunked<R, W, S>(data: Data, calendar: Calendar, chunk: usize, work: W, sink: S) -> io::Result<u64>
+pub fn scan_chunked<R, W, S>(
+    data: Data,
+    calendar: Calendar,
+    chunk: usize,
+    work: W,
+    sink: S,
+) -> io::Result<u64>
 where
     R: Send,
     W: Fn(Chunk<'_>) -> (R, Calendar) + Sync,
@@ -214,7 +230,14 @@ where
     scan_inner(data, calendar, chunk, true, work, sink)
 }
 
-fn scan_inner<R, W, S>(data: Data, calendar: Calendar, chunk: usize, stamps: bool, work: W, mut sink: S) -> io::Result<u64>
+fn scan_inner<R, W, S>(
+    data: Data,
+    calendar: Calendar,
+    chunk: usize,
+    stamps: bool,
+    work: W,
+    mut sink: S,
+) -> io::Result<u64>
 where
     R: Send,
     W: Fn(Chunk<'_>) -> (R, Calendar) + Sync,

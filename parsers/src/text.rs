@@ -15,7 +15,13 @@ pub fn utf8(bytes: &[u8]) -> Option<&str> {
 mod tests {
     #[test]
     fn agrees_with_std() {
-        for s in [&b"abc"[..], "héllo 世界 😀".as_bytes(), b"\xff", b"a\xc3", b""] {
+        for s in [
+            &b"abc"[..],
+            "héllo 世界 😀".as_bytes(),
+            b"\xff",
+            b"a\xc3",
+            b"",
+        ] {
             assert_eq!(super::utf8(s).is_some(), std::str::from_utf8(s).is_ok());
         }
     }

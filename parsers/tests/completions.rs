@@ -120,7 +120,11 @@ fn every_sample_shape() {
         assert_eq!(c.finish, want.finish, "{file}");
         assert_eq!(c.completion_tokens, want.completion, "{file}");
         assert_eq!(c.prompt_tokens, want.prompt, "{file}");
-        assert_eq!(c.output_chars, want.chars.filter(|_| want.completion.is_none()), "{file}");
+        assert_eq!(
+            c.output_chars,
+            want.chars.filter(|_| want.completion.is_none()),
+            "{file}"
+        );
         // the hand-written expectations where this table gives them
         if completion.is_some() {
             assert_eq!(

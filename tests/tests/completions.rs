@@ -157,3 +157,38 @@ fn every_sample_shape_is_read() {
     assert_eq!(c["shapes"]["vllm_batch"], 1);
     assert_eq!(c["count"], 8);
 }
+
+#[test]
+fn benchmark_result_files_become_requests() {
+    // vLLM bench serve 0.8: per-request lists in seconds; the file's own ms summaries agree
+    let v = report_json(&[
+        "--slo",
+        "ttft=60ms",
+        &fixture("formats/completions/vllm-bench-serve-result-v0.8.0-v0.8.5.json"),
+    ]);
+    let run = &v["bench_runs"][0];
+    assert_eq!(run["requests"], 3);
+    assert!((run["ttft_ms"]["p50"].as_f64().unwrap() - 53.0).abs() < 1e-9); // median_ttft_ms: 53.0
+    assert!((run["ttft_ms"]["mean"].as_f64().unwrap() - 51.7667).abs() < 1e-3); // mean_ttft_ms: 51.77
+                                                                                // two of three requests have TTFT ≤ 60 ms (41.2, 53.0, 61.1): goodput = 2 / 2.4123 s
+    assert!((run["goodput_share"].as_f64().unwrap() - 2.0 / 3.0).abs() < 1e-12);
+    assert!((run["goodput"].as_f64().unwrap() - 2.0 / 2.4123).abs() < 1e-9);
+    assert_eq!(run["recorded_goodput"], Value::Null); // the `"request_goodput:"` typo key is null here
+                                                      // SGLang bench_serving JSONL with a literal `Infinity`: every run read, none malformed
+    let v = report_json(&[&fixture(
+        "formats/completions/sglang-bench-serving-v0.2.0-v0.4.1.jsonl",
+    )]);
+    assert_eq!(v["lines"]["malformed"], 0);
+    let runs = v["bench_runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2);
+    assert_eq!(runs[0]["median_ttft_ms"], 12041.7); // 0.2.x short key `median_ttft`
+    assert_eq!(runs[1]["duration_s"], 127.5);
+    let v = report_json(&[&fixture(
+        "formats/completions/sglang-bench-serving-v0.5.14-v0.5.23.jsonl",
+    )]);
+    let run = &v["bench_runs"][1];
+    assert_eq!(run["requests"], 3);
+    assert!((run["ttft_ms"]["p50"].as_f64().unwrap() - 101.7).abs() < 1e-9); // median_ttft_ms: 101.7
+    let (code, _, err) = tokstat(&["report", "--slo", "ttft=fast", "x"]);
+    assert_eq!(code, 2, "{err}");
+}

@@ -1,5 +1,6 @@
 //! `tokstat report`: the post-mortem of the given inputs — server logs and completions.
 
+use crate::analysis::bench::{self, RunReport};
 use crate::analysis::completions::{analyze, Completions};
 use crate::analysis::quantile::Summary;
 use crate::cli::{CompletionArgs, Format, InputArgs};
@@ -11,6 +12,7 @@ use anyhow::Result;
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, Table};
 use serde_json::{json, Value};
 use std::io::Write;
+use tokstat_parsers::bench::Run;
 use tokstat_parsers::completion::Paths;
 use tokstat_parsers::detect::Kind;
 use tokstat_parsers::scan::Chunk;
@@ -24,6 +26,7 @@ struct Read {
     logs: LogSummary,
     rows: Vec<Row>,
     dropped_choices: u64,
+    runs: Vec<Run>,
 }
 
 fn log_work(file: &FileCtx, chunk: Chunk<'_>) -> (ChunkOut<ChunkSummary>, Calendar) {
@@ -64,6 +67,7 @@ fn read(args: &InputArgs, c: &CompletionArgs) -> Result<Read> {
                 let (part, err) = records::read_json(input, src, &paths);
                 r.skipped.extend(err);
                 r.rows.extend(part.rows);
+                r.runs.extend(part.runs);
                 r.dropped_choices += part.dropped_choices;
                 r.files.push((
                     FileCtx {
@@ -93,12 +97,14 @@ pub fn run(
 ) -> Result<i32> {
     let r = read(args, c)?;
     let completions = (!r.rows.is_empty()).then(|| analyze(&r.rows, c.cap));
+    let slo = c.slo.unwrap_or_default();
+    let runs: Vec<RunReport> = r.runs.iter().map(|run| bench::analyze(run, &slo)).collect();
     match format {
         Format::Json => {
-            serde_json::to_writer_pretty(&mut *out, &to_json(&r, completions.as_ref()))?;
+            serde_json::to_writer_pretty(&mut *out, &to_json(&r, completions.as_ref(), &runs))?;
             writeln!(out)?;
         }
-        Format::Table => write_table(out, &r, completions.as_ref())?,
+        Format::Table => write_table(out, &r, completions.as_ref(), &runs)?,
     }
     if !args.quiet && format == Format::Json {
         let files: Vec<(FileCtx, Tally)> = r
@@ -156,7 +162,7 @@ fn instance_json(name: &str, i: &Instance) -> Value {
     })
 }
 
-fn to_json(r: &Read, completions: Option<&Completions>) -> Value {
+fn to_json(r: &Read, completions: Option<&Completions>, runs: &[RunReport]) -> Value {
     let t = totals(&r.files);
     json!({
         "lines": {"total": t.total, "parsed": t.parsed, "other": t.other, "malformed": t.malformed},
@@ -168,6 +174,7 @@ fn to_json(r: &Read, completions: Option<&Completions>) -> Value {
         })).collect::<Vec<_>>(),
         "skipped": r.skipped.iter().map(|s| json!({"source": s.source, "reason": s.why})).collect::<Vec<_>>(),
         "instances": r.logs.instances.iter().map(|(k, i)| instance_json(k, i)).collect::<Vec<_>>(),
+        "bench_runs": runs,
         "completions": completions.map(|c| {
             let mut v = serde_json::to_value(c).unwrap_or(Value::Null);
             v["dropped_choices"] = json!(r.dropped_choices);
@@ -176,7 +183,12 @@ fn to_json(r: &Read, completions: Option<&Completions>) -> Value {
     })
 }
 
-fn write_table(out: &mut dyn Write, r: &Read, completions: Option<&Completions>) -> Result<()> {
+fn write_table(
+    out: &mut dyn Write,
+    r: &Read,
+    completions: Option<&Completions>,
+    runs: &[RunReport],
+) -> Result<()> {
     let t = totals(&r.files);
     writeln!(
         out,
@@ -192,6 +204,9 @@ fn write_table(out: &mut dyn Write, r: &Read, completions: Option<&Completions>)
     }
     if let Some(c) = completions {
         write_completions(out, c)?;
+    }
+    if !runs.is_empty() {
+        write_runs(out, runs)?;
     }
     for (f, t, _) in &r.files {
         if let Some((n, why)) = t.samples.first() {
@@ -371,6 +386,68 @@ fn write_completions(out: &mut dyn Write, c: &Completions) -> Result<()> {
                 "  {:>w$} {bar} {}",
                 format!("{lo:.0}–{hi:.0}"),
                 group(*n)
+            )?;
+        }
+    }
+    writeln!(out)?;
+    Ok(())
+}
+
+fn write_runs(out: &mut dyn Write, runs: &[RunReport]) -> Result<()> {
+    writeln!(out, "Benchmark runs: {}", runs.len())?;
+    for run in runs {
+        writeln!(
+            out,
+            "{} · {} requests ({} failed) · {} · {} req/s · {} output tok/s",
+            run.name,
+            run.completed
+                .map(|c| group(c as u64))
+                .or((run.requests > 0).then(|| group(run.requests as u64)))
+                .unwrap_or_else(|| "–".into()),
+            run.errors,
+            run.duration_s.map_or("–".into(), duration),
+            opt(run.request_throughput, 2),
+            opt(run.output_throughput, 1)
+        )?;
+        let rows = [
+            ("TTFT", &run.ttft_ms),
+            ("TPOT", &run.tpot_ms),
+            ("ITL", &run.itl_ms),
+            ("E2E", &run.e2e_ms),
+        ];
+        if rows.iter().any(|(_, s)| s.is_some()) {
+            let mut t = table(vec!["ms", "n", "p50", "p90", "p95", "p99", "max", "mean"]);
+            for (name, s) in rows {
+                if let Some(s) = s {
+                    t.add_row(vec![
+                        Cell::new(name),
+                        Cell::new(group(s.count)),
+                        Cell::new(format!("{:.1}", s.p50)),
+                        Cell::new(format!("{:.1}", s.p90)),
+                        Cell::new(format!("{:.1}", s.p95)),
+                        Cell::new(format!("{:.1}", s.p99)),
+                        Cell::new(format!("{:.1}", s.max)),
+                        Cell::new(format!("{:.1}", s.mean)),
+                    ]);
+                }
+            }
+            right_align(&mut t, 1, 8);
+            writeln!(out, "{t}")?;
+        } else {
+            writeln!(
+                out,
+                "  no per-request lists in this file; its medians: TTFT {} ms · TPOT {} ms · ITL {} ms · E2E {} ms",
+                opt(run.median_ttft_ms, 1),
+                opt(run.median_tpot_ms, 1),
+                opt(run.median_itl_ms, 1),
+                opt(run.median_e2e_ms, 1)
+            )?;
+        }
+        if let (Some(g), Some(share)) = (run.goodput, run.goodput_share) {
+            writeln!(
+                out,
+                "  goodput: {g:.3} req/s ({} of requests meet every objective)",
+                pct(share)
             )?;
         }
     }
