@@ -17,6 +17,7 @@ lint:
 bench:
     cargo bench -p tokstat-parsers
     bench/run.sh
+    bench/completions.sh
 
 # what CI runs
 ci:

@@ -9,21 +9,42 @@ use tokstat_parsers::json::Scanner;
 use tokstat_parsers::scan::{self, lines, Chunk};
 use tokstat_parsers::source::{Data, Input, Source};
 
+/// A count that is usually present, in 4 bytes (`u32::MAX` = absent). Token counts and
+/// character counts of one output fit easily; a row stays 28 bytes, so a million
+/// completions cost 28 MB whatever the length of their texts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Count(u32);
+
+impl Count {
+    pub const NONE: Count = Count(u32::MAX);
+
+    pub fn new(v: Option<u64>) -> Count {
+        v.map_or(Count::NONE, |x| Count(x.min(u64::from(u32::MAX - 1)) as u32))
+    }
+
+    pub fn get(self) -> Option<u64> {
+        (self != Count::NONE).then_some(u64::from(self.0))
+    }
+}
+
 /// One completion (one choice), owned and small: what the analyses need.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Row {
-    /// Position of the record in the input order (file by file, line by line).
-    pub seq: u64,
-    pub line: u64,
     pub shape: Shape,
     pub finish: Finish,
-    pub prompt_tokens: Option<u64>,
-    pub completion_tokens: Option<u64>,
-    pub reasoning_tokens: Option<u64>,
-    pub cached_tokens: Option<u64>,
-    pub output_chars: Option<u64>,
-    pub cap_hint: Option<u64>,
-    pub latency_s: Option<f64>,
+    pub prompt_tokens: Count,
+    pub completion_tokens: Count,
+    pub reasoning_tokens: Count,
+    pub output_chars: Count,
+    pub cap_hint: Count,
+    /// Seconds (NaN = absent).
+    pub latency_s: f32,
+}
+
+impl Row {
+    pub fn latency(&self) -> Option<f64> {
+        (!self.latency_s.is_nan()).then_some(f64::from(self.latency_s))
+    }
 }
 
 /// Rows and tally of a chunk (or a file).
@@ -90,17 +111,14 @@ fn record(part: &mut Part, raw: &[u8], line_no: u64, last: bool, utf8_ok: bool, 
             part.tally.parsed += 1;
             for c in rows {
                 part.rows.push(Row {
-                    seq: 0,
-                    line: line_no,
                     shape: c.shape,
                     finish: c.finish,
-                    prompt_tokens: c.prompt_tokens,
-                    completion_tokens: c.completion_tokens,
-                    reasoning_tokens: c.reasoning_tokens,
-                    cached_tokens: c.cached_tokens,
-                    output_chars: c.output_chars,
-                    cap_hint: c.cap_hint,
-                    latency_s: c.latency_s,
+                    prompt_tokens: Count::new(c.prompt_tokens),
+                    completion_tokens: Count::new(c.completion_tokens),
+                    reasoning_tokens: Count::new(c.reasoning_tokens),
+                    output_chars: Count::new(c.output_chars),
+                    cap_hint: Count::new(c.cap_hint),
+                    latency_s: c.latency_s.map_or(f32::NAN, |x| x as f32),
                 });
             }
         }

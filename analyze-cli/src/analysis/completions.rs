@@ -85,13 +85,13 @@ fn find_cap(rows: &[Row], flag: Option<u64>) -> (Option<u64>, &'static str) {
     if flag.is_some() {
         return (flag, "flag");
     }
-    if let Some(c) = mode(rows.iter().filter_map(|r| r.cap_hint)) {
+    if let Some(c) = mode(rows.iter().filter_map(|r| r.cap_hint.get())) {
         return (Some(c), "records");
     }
     match mode(
         rows.iter()
             .filter(|r| r.finish == Finish::Length)
-            .filter_map(|r| r.completion_tokens),
+            .filter_map(|r| r.completion_tokens.get()),
     ) {
         Some(c) => (Some(c), "inferred"),
         None => (None, "none"),
@@ -102,7 +102,7 @@ fn is_hit(r: &Row, cap: Option<u64>, have_reasons: bool) -> bool {
     if have_reasons {
         r.finish == Finish::Length
     } else {
-        matches!((r.completion_tokens, cap), (Some(t), Some(c)) if t >= c)
+        matches!((r.completion_tokens.get(), cap), (Some(t), Some(c)) if t >= c)
     }
 }
 
@@ -133,18 +133,18 @@ pub fn analyze(rows: &[Row], cap_flag: Option<u64>) -> Completions {
         *finish_reasons.entry(r.finish.as_str()).or_insert(0) += 1;
         *shapes.entry(r.shape.as_str()).or_insert(0) += 1;
     }
-    let tok = |r: &Row| r.completion_tokens.map(|t| t as f64);
+    let tok = |r: &Row| r.completion_tokens.get().map(|t| t as f64);
     let mut out = values(rows, tok);
     let output_tokens = Summary::of(&mut out);
     let hist = histogram(&out, 20);
     let (cap, source) = find_cap(rows, cap_flag);
     let have_reasons = rows.iter().any(|r| r.finish != Finish::Unknown);
     let hits = rows.iter().filter(|r| is_hit(r, cap, have_reasons)).count() as u64;
-    let total_out: u64 = rows.iter().filter_map(|r| r.completion_tokens).sum();
+    let total_out: u64 = rows.iter().filter_map(|r| r.completion_tokens.get()).sum();
     let on_capped: u64 = rows
         .iter()
         .filter(|r| is_hit(r, cap, have_reasons))
-        .filter_map(|r| r.completion_tokens)
+        .filter_map(|r| r.completion_tokens.get())
         .sum();
     let censored = matches!((output_tokens, cap), (Some(s), Some(c)) if s.p90 >= c as f64 || s.p99 >= c as f64);
     let rate = |n: u64| {
@@ -194,10 +194,10 @@ pub fn analyze(rows: &[Row], cap_flag: Option<u64>) -> Completions {
         count,
         token_counts_available: output_tokens.is_some(),
         output_tokens,
-        input_tokens: Summary::of(&mut values(rows, |r| r.prompt_tokens.map(|t| t as f64))),
-        reasoning_tokens: Summary::of(&mut values(rows, |r| r.reasoning_tokens.map(|t| t as f64))),
-        output_chars: Summary::of(&mut values(rows, |r| r.output_chars.map(|t| t as f64))),
-        latency_s: Summary::of(&mut values(rows, |r| r.latency_s)),
+        input_tokens: Summary::of(&mut values(rows, |r| r.prompt_tokens.get().map(|t| t as f64))),
+        reasoning_tokens: Summary::of(&mut values(rows, |r| r.reasoning_tokens.get().map(|t| t as f64))),
+        output_chars: Summary::of(&mut values(rows, |r| r.output_chars.get().map(|t| t as f64))),
+        latency_s: Summary::of(&mut values(rows, |r| r.latency())),
         finish_reasons,
         by_finish,
         cap: Cap {
