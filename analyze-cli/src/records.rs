@@ -182,7 +182,11 @@ pub fn read_json(input: &Input, mut src: Source, paths: &Paths) -> (Part, Option
     let result = scan::scan_records(
         src.data,
         |c| (chunk_rows(c, paths), c.calendar),
-        |p: Part| {
+        |mut p: Part| {
+            // chunk line numbers are relative: add the lines before this chunk
+            for s in &mut p.tally.samples {
+                s.0 += part.tally.total;
+            }
             part.tally.merge(&p.tally);
             part.rows.extend(p.rows);
             part.dropped_choices += p.dropped_choices;

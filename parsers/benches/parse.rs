@@ -74,7 +74,7 @@ fn scan_log(c: &mut Criterion) {
 }
 
 criterion_group!(benches, lines, scan_log);
-criterion_main!(benches, floor_benches);
+criterion_main!(benches, floor_benches, piece_benches);
 
 /// Floors: how fast the line loop goes with less work per line (for judging the budget).
 fn floors(c: &mut Criterion) {
@@ -119,3 +119,20 @@ fn floors(c: &mut Criterion) {
 }
 
 criterion_group!(floor_benches, floors);
+
+fn pieces(c: &mut Criterion) {
+    let body = "#running-req: 45, #token: 44672, token usage: 0.12, cuda graph: True, gen throughput (token/s): 1863.65, #queue-req: 81";
+    let msg = "Decode batch, #running-req: 45, #token: 44672, token usage: 0.12, cuda graph: True, gen throughput (token/s): 1863.65, #queue-req: 81";
+    let line = LINES[0].1;
+    let mut g = c.benchmark_group("piece");
+    g.bench_function("pairs_count", |b| b.iter(|| tokstat_parsers::kv::pairs(black_box(body)).count()));
+    g.bench_function("sglang_message", |b| b.iter(|| matches!(tokstat_parsers::sglang::parse(black_box(msg)), Some(Body::Step(_)))));
+    g.bench_function("prefix_split", |b| b.iter(|| tokstat_parsers::prefix::split(black_box(line)).1.len()));
+    g.bench_function("normalize_str", |b| {
+        let mut scratch = String::new();
+        b.iter(|| tokstat_parsers::prefix::normalize_str(black_box(line), &mut scratch).len())
+    });
+    g.finish();
+}
+
+criterion_group!(piece_benches, pieces);

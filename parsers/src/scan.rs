@@ -137,20 +137,13 @@ where
     W: Fn(Chunk<'_>) -> (R, Calendar) + Sync,
     S: FnMut(R),
 {
-    let pre: Vec<Pre> = chunks
-        .par_iter()
-        .map(|c| {
-            if stamps {
-                prescan(c)
-            } else {
-                Pre {
-                    lines: count_lines(c),
-                    first: Stamp::None,
-                    last: Stamp::None,
-                }
-            }
-        })
-        .collect();
+    // without stamps there is nothing sequential to pre-compute: chunks get relative line
+    // numbers (from 0) and the caller adds the lines of the chunks before (see `scan_records`)
+    let pre: Vec<Pre> = if stamps {
+        chunks.par_iter().map(|c| prescan(c)).collect()
+    } else {
+        chunks.iter().map(|_| Pre { lines: 0, first: Stamp::None, last: Stamp::None }).collect()
+    };
     let mut starts = Vec::with_capacity(chunks.len());
     let (mut line, mut cal) = (at.line, at.calendar);
     for p in &pre {
@@ -204,7 +197,10 @@ where
     scan_chunked(data, calendar, CHUNK, work, sink)
 }
 
-/// [`scan`] for inputs without timestamps (JSON records): no calendar pre-scan.
+/// [`scan`] for inputs without timestamps (JSON records): no pre-scan at all. Each chunk's
+/// `first_line` is 0 — line numbers are relative to the chunk, and the caller, which sees the
+/// results in order, adds the count of lines before (a chunk's line count is its number of
+/// lines visited). The returned total is 0 for the same reason.
 pub fn scan_records<R, W, S>(data: Data, work: W, sink: S) -> io::Result<u64>
 where
     R: Send,
