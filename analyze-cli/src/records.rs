@@ -19,7 +19,10 @@ impl Count {
     pub const NONE: Count = Count(u32::MAX);
 
     pub fn new(v: Option<u64>) -> Count {
-        v.map_or(Count::NONE, |x| Count(x.min(u64::from(u32::MAX - 1)) as u32))
+        v.map_or(
+            Count::NONE,
+            |x| Count(x.min(u64::from(u32::MAX - 1)) as u32),
+        )
     }
 
     pub fn get(self) -> Option<u64> {

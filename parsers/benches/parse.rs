@@ -125,9 +125,20 @@ fn pieces(c: &mut Criterion) {
     let msg = "Decode batch, #running-req: 45, #token: 44672, token usage: 0.12, cuda graph: True, gen throughput (token/s): 1863.65, #queue-req: 81";
     let line = LINES[0].1;
     let mut g = c.benchmark_group("piece");
-    g.bench_function("pairs_count", |b| b.iter(|| tokstat_parsers::kv::pairs(black_box(body)).count()));
-    g.bench_function("sglang_message", |b| b.iter(|| matches!(tokstat_parsers::sglang::parse(black_box(msg)), Some(Body::Step(_)))));
-    g.bench_function("prefix_split", |b| b.iter(|| tokstat_parsers::prefix::split(black_box(line)).1.len()));
+    g.bench_function("pairs_count", |b| {
+        b.iter(|| tokstat_parsers::kv::pairs(black_box(body)).count())
+    });
+    g.bench_function("sglang_message", |b| {
+        b.iter(|| {
+            matches!(
+                tokstat_parsers::sglang::parse(black_box(msg)),
+                Some(Body::Step(_))
+            )
+        })
+    });
+    g.bench_function("prefix_split", |b| {
+        b.iter(|| tokstat_parsers::prefix::split(black_box(line)).1.len())
+    });
     g.bench_function("normalize_str", |b| {
         let mut scratch = String::new();
         b.iter(|| tokstat_parsers::prefix::normalize_str(black_box(line), &mut scratch).len())

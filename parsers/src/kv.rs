@@ -48,7 +48,14 @@ fn part(b: &[u8], start: usize) -> Part {
     while i < b.len() {
         if b[i] == b' ' {
             match b[i - 1] {
-                b',' => return Part { start, end: i - 1, colon, colon2 },
+                b',' => {
+                    return Part {
+                        start,
+                        end: i - 1,
+                        colon,
+                        colon2,
+                    }
+                }
                 b':' => {
                     colon2 |= colon.is_some();
                     colon = colon.or(Some(i - 1));
@@ -58,7 +65,12 @@ fn part(b: &[u8], start: usize) -> Part {
         }
         i += 1;
     }
-    Part { start, end: b.len(), colon, colon2 }
+    Part {
+        start,
+        end: b.len(),
+        colon,
+        colon2,
+    }
 }
 
 impl<'a> Iterator for Pairs<'a> {

@@ -142,7 +142,14 @@ where
     let pre: Vec<Pre> = if stamps {
         chunks.par_iter().map(|c| prescan(c)).collect()
     } else {
-        chunks.iter().map(|_| Pre { lines: 0, first: Stamp::None, last: Stamp::None }).collect()
+        chunks
+            .iter()
+            .map(|_| Pre {
+                lines: 0,
+                first: Stamp::None,
+                last: Stamp::None,
+            })
+            .collect()
     };
     let mut starts = Vec::with_capacity(chunks.len());
     let (mut line, mut cal) = (at.line, at.calendar);

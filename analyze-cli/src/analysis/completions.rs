@@ -194,9 +194,15 @@ pub fn analyze(rows: &[Row], cap_flag: Option<u64>) -> Completions {
         count,
         token_counts_available: output_tokens.is_some(),
         output_tokens,
-        input_tokens: Summary::of(&mut values(rows, |r| r.prompt_tokens.get().map(|t| t as f64))),
-        reasoning_tokens: Summary::of(&mut values(rows, |r| r.reasoning_tokens.get().map(|t| t as f64))),
-        output_chars: Summary::of(&mut values(rows, |r| r.output_chars.get().map(|t| t as f64))),
+        input_tokens: Summary::of(&mut values(rows, |r| {
+            r.prompt_tokens.get().map(|t| t as f64)
+        })),
+        reasoning_tokens: Summary::of(&mut values(rows, |r| {
+            r.reasoning_tokens.get().map(|t| t as f64)
+        })),
+        output_chars: Summary::of(&mut values(rows, |r| {
+            r.output_chars.get().map(|t| t as f64)
+        })),
         latency_s: Summary::of(&mut values(rows, |r| r.latency())),
         finish_reasons,
         by_finish,
