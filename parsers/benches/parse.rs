@@ -30,9 +30,8 @@ fn lines(c: &mut Criterion) {
     g.finish();
 }
 
-/// 16 MiB of the three SGLang line kinds in simulator proportions (decode 21%, prefill 39%,
-/// access 40%), scanned in parallel with a per-chunk aggregate, as `tokstat report` does.
-fn scan_log(c: &mut Criterion) {
+/// 16 MiB of SGLang decode, prefill and access lines in simulator proportions.
+fn mixed_log() -> String {
     let mut text = String::new();
     let pattern = [1usize, 0, 2, 1, 2, 1, 0, 2, 1, 2];
     let mut i = 0;
@@ -41,6 +40,13 @@ fn scan_log(c: &mut Criterion) {
         text.push('\n');
         i += 1;
     }
+    text
+}
+
+/// 16 MiB of the three SGLang line kinds in simulator proportions (decode 21%, prefill 39%,
+/// access 40%), scanned in parallel with a per-chunk aggregate, as `tokstat report` does.
+fn scan_log(c: &mut Criterion) {
+    let text = mixed_log();
     let mut g = c.benchmark_group("scan");
     g.throughput(Throughput::Bytes(text.len() as u64));
     g.sample_size(20);
@@ -78,14 +84,7 @@ criterion_main!(benches, floor_benches, piece_benches);
 
 /// Floors: how fast the line loop goes with less work per line (for judging the budget).
 fn floors(c: &mut Criterion) {
-    let mut text = String::new();
-    let pattern = [1usize, 0, 2, 1, 2, 1, 0, 2, 1, 2];
-    let mut i = 0;
-    while text.len() < 16 << 20 {
-        text.push_str(LINES[pattern[i % pattern.len()]].1);
-        text.push('\n');
-        i += 1;
-    }
+    let text = mixed_log();
     let mut g = c.benchmark_group("floor");
     g.throughput(Throughput::Bytes(text.len() as u64));
     g.sample_size(20);

@@ -531,45 +531,35 @@ fn follow(sc: &mut Scanner<'_>, path: &[String]) -> Result<bool, JsonError> {
     let Some((head, rest)) = path.split_first() else {
         return Ok(true);
     };
+    // the cursor at the member / element named by `head` (for objects the last occurrence,
+    // as serde_json keeps the last duplicate)
+    let mut found: Option<Scanner<'_>> = None;
     match sc.peek() {
-        Some(b'{') => {
-            // find the last occurrence of the key (as serde_json keeps the last duplicate)
-            let mut found: Option<Scanner<'_>> = None;
-            sc.object(|sc, k| {
-                if k.is(head) {
-                    found = Some(sc.clone());
-                }
-                sc.skip()
-            })?;
-            match found {
-                Some(mut at) => {
-                    let ok = follow(&mut at, rest)?;
-                    *sc = at;
-                    Ok(ok)
-                }
-                None => Ok(false),
+        Some(b'{') => sc.object(|sc, k| {
+            if k.is(head) {
+                found = Some(sc.clone());
             }
-        }
+            sc.skip()
+        })?,
         Some(b'[') => {
             let Ok(want) = head.parse::<usize>() else {
                 return Ok(false);
             };
-            let mut found: Option<Scanner<'_>> = None;
             sc.array(|sc, i| {
                 if i == want {
                     found = Some(sc.clone());
                 }
                 sc.skip()
-            })?;
-            match found {
-                Some(mut at) => {
-                    let ok = follow(&mut at, rest)?;
-                    *sc = at;
-                    Ok(ok)
-                }
-                None => Ok(false),
-            }
+            })?
         }
-        _ => Ok(false),
+        _ => return Ok(false),
+    }
+    match found {
+        Some(mut at) => {
+            let ok = follow(&mut at, rest)?;
+            *sc = at;
+            Ok(ok)
+        }
+        None => Ok(false),
     }
 }
