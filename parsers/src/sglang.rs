@@ -126,17 +126,37 @@ fn batch(rest: &str, kind: StepKind) -> Body<'_> {
 /// Reads the `key: value` parts of a decode or prefill body.
 fn fields(body: &str, kind: StepKind) -> Body<'_> {
     let body = body.trim_end_matches([',', ' ']);
-    let mut s = Step {
+    let new_step = || Step {
         extra: Extra::new(body, Dialect::SglangBatch),
         engine: SG,
         kind: Some(kind),
         ..Step::default()
     };
-    for (key, value) in pairs(body) {
-        if let Err(why) = apply(&mut s, key, value) {
-            return Body::Malformed(why);
+    let slot = usize::from(kind != StepKind::Decode);
+    // consecutive lines of a log share their key layout: try the last one first
+    let fast = LAYOUTS.with(|l| {
+        let layouts = l.borrow();
+        let mut s = new_step();
+        match layouts[slot].read(body, &mut s) {
+            Some(Ok(())) => Some(Ok(s)),
+            Some(Err(why)) => Some(Err(why)),
+            None => None,
         }
-    }
+    });
+    let s = match fast {
+        Some(Ok(s)) => s,
+        Some(Err(why)) => return Body::Malformed(why),
+        None => {
+            let mut s = new_step();
+            for (key, value) in pairs(body) {
+                if let Err(why) = apply(&mut s, key, value) {
+                    return Body::Malformed(why);
+                }
+            }
+            LAYOUTS.with(|l| l.borrow_mut()[slot] = Layout::of(body));
+            s
+        }
+    };
     let complete = match kind {
         StepKind::Decode => s.running.is_some(),
         _ => s.new_seq.is_some() || s.new_tokens.is_some(),
@@ -145,6 +165,70 @@ fn fields(body: &str, kind: StepKind) -> Body<'_> {
         Body::Step(s)
     } else {
         Body::Malformed("a required field is missing (`#running-req` / `#new-seq`)")
+    }
+}
+
+thread_local! {
+    /// The key layout of the last decode and prefill body this thread read.
+    static LAYOUTS: std::cell::RefCell<[Layout; 2]> = std::cell::RefCell::new([Layout::default(), Layout::default()]);
+}
+
+/// The keys of a stats body in order, with the column each maps to.
+///
+/// A log repeats one layout for hours, so the next body is first read against the last one:
+/// each key is compared where it is expected (still by name: a line with other keys, or keys
+/// in another order, does not match) and the value runs to the next `", "`. This skips the
+/// separator search over the key text and the lookup of each key in the field table; any
+/// difference falls back to the general reading, which then records the new layout.
+#[derive(Debug, Default)]
+struct Layout {
+    keys: String,
+    slots: Vec<(usize, usize, Option<Field>)>,
+}
+
+impl Layout {
+    /// The layout of `body`, or an empty one if a value spans several parts.
+    fn of(body: &str) -> Layout {
+        let mut l = Layout::default();
+        for (k, v) in pairs(body) {
+            if k.is_empty() || v.contains(", ") {
+                return Layout::default();
+            }
+            l.slots.push((l.keys.len(), k.len(), field(k)));
+            l.keys.push_str(k);
+        }
+        l
+    }
+
+    /// Reads `body` if it has this layout: `None` when it does not.
+    fn read<'a>(&self, body: &'a str, s: &mut Step<'a>) -> Option<Result<(), &'static str>> {
+        if self.slots.is_empty() {
+            return None;
+        }
+        let b = body.as_bytes();
+        let mut pos = 0;
+        for &(ks, kl, f) in &self.slots {
+            let key = &self.keys.as_bytes()[ks..ks + kl];
+            if !b[pos..].starts_with(key) || b.get(pos + kl..pos + kl + 2) != Some(b": ") {
+                return None;
+            }
+            let vstart = pos + kl + 2;
+            let mut vend = vstart;
+            while vend < b.len() && !(b[vend] == b',' && b.get(vend + 1) == Some(&b' ')) {
+                vend += 1;
+            }
+            if let Some(f) = f {
+                if let Err(why) = apply_field(s, f, &body[vstart..vend]) {
+                    return Some(Err(why));
+                }
+            }
+            pos = (vend + 2).min(b.len());
+            if vend == b.len() {
+                pos = b.len();
+            }
+        }
+        // every part of the body must have been read
+        (pos == b.len()).then_some(Ok(()))
     }
 }
 
@@ -224,7 +308,13 @@ fn apply<'a>(s: &mut Step<'a>, key: &'a str, value: &'a str) -> Result<(), &'sta
     if key.is_empty() {
         return Err("a part without `key: value` (wrapped or cut line?)");
     }
-    let Some(f) = field(key) else { return Ok(()) };
+    match field(key) {
+        Some(f) => apply_field(s, f, value),
+        None => Ok(()),
+    }
+}
+
+fn apply_field(s: &mut Step<'_>, f: Field, value: &str) -> Result<(), &'static str> {
     match f {
         Field::Running => set_u(&mut s.running, value)?,
         Field::Waiting => set_u(&mut s.waiting, value)?,
