@@ -54,6 +54,39 @@ impl Ts {
     }
 }
 
+impl Ts {
+    /// Appends the ISO 8601 form (as [`Display`](fmt::Display)) to `buf` without allocating:
+    /// output paths write one stamp per record.
+    pub fn write_iso(self, buf: &mut Vec<u8>) {
+        let (y, mo, d, ms) = self.parts();
+        let two = |buf: &mut Vec<u8>, v: u32| {
+            buf.extend_from_slice(&[b'0' + (v / 10 % 10) as u8, b'0' + (v % 10) as u8])
+        };
+        let y = y.clamp(0, 9999) as u32;
+        two(buf, y / 100);
+        two(buf, y % 100);
+        buf.push(b'-');
+        two(buf, u32::from(mo));
+        buf.push(b'-');
+        two(buf, u32::from(d));
+        buf.push(b'T');
+        two(buf, ms / 3_600_000);
+        buf.push(b':');
+        two(buf, ms / 60_000 % 60);
+        buf.push(b':');
+        two(buf, ms / 1000 % 60);
+        if ms % 1000 != 0 {
+            let milli = ms % 1000;
+            buf.extend_from_slice(&[
+                b'.',
+                b'0' + (milli / 100) as u8,
+                b'0' + (milli / 10 % 10) as u8,
+                b'0' + (milli % 10) as u8,
+            ]);
+        }
+    }
+}
+
 impl fmt::Display for Ts {
     /// ISO 8601 without zone; milliseconds only when non-zero: `2026-05-09T22:29:22.104`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -212,6 +245,11 @@ mod tests {
         );
         assert_eq!(t.to_string(), "2026-05-09T22:29:22");
         assert_eq!(Ts(t.0 + 104).to_string(), "2026-05-09T22:29:22.104");
+        for ts in [t, Ts(t.0 + 104), Ts(0), Ts(t.0 + 7)] {
+            let mut buf = Vec::new();
+            ts.write_iso(&mut buf);
+            assert_eq!(String::from_utf8(buf).unwrap(), ts.to_string());
+        }
     }
 
     #[test]

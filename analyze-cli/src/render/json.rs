@@ -71,6 +71,15 @@ impl<'b> Obj<'b> {
         self
     }
 
+    /// A timestamp as an ISO 8601 string.
+    pub fn ts(&mut self, k: &str, v: tokstat_parsers::stamp::Ts) -> &mut Self {
+        self.key(k);
+        self.buf.push(b'"');
+        v.write_iso(self.buf);
+        self.buf.push(b'"');
+        self
+    }
+
     pub fn u(&mut self, k: &str, v: Option<u64>) -> &mut Self {
         if let Some(v) = v {
             self.key(k);

@@ -11,7 +11,7 @@ fn place(o: &mut Obj<'_>, v: &Visit<'_, '_>) {
         .u("line", Some(v.line_no))
         .str("instance", &v.file.instance(v.line));
     if let Some(ts) = v.ts {
-        o.str("ts", &ts.to_string());
+        o.ts("ts", ts);
     }
 }
 
