@@ -4,7 +4,7 @@
 
 use crate::logs::{Skipped, Tally, SAMPLES};
 use tokstat_parsers::bench::{is_bench, read_run, Run};
-use tokstat_parsers::completion::{read_record, Finish, Paths, Shape};
+use tokstat_parsers::completion::{read_record_into, Finish, Paths, Record, Shape};
 use tokstat_parsers::json::Scanner;
 use tokstat_parsers::scan::{self, lines, Chunk};
 use tokstat_parsers::source::{Data, Input, Source};
@@ -70,7 +70,7 @@ fn malformed(t: &mut Tally, line: u64, why: &'static str) {
 }
 
 /// Reads one record line into `part`.
-fn record(part: &mut Part, raw: &[u8], line_no: u64, last: bool, utf8_ok: bool, paths: &Paths) {
+fn record<'a>(part: &mut Part, rec: &mut Record<'a>, raw: &'a [u8], line_no: u64, last: bool, utf8_ok: bool, paths: &Paths) {
     let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
     if raw.iter().all(u8::is_ascii_whitespace) {
         part.tally.total += 1;
@@ -80,7 +80,7 @@ fn record(part: &mut Part, raw: &[u8], line_no: u64, last: bool, utf8_ok: bool, 
     if !utf8_ok && std::str::from_utf8(raw).is_err() {
         return malformed(&mut part.tally, line_no, "not UTF-8");
     }
-    match read_record(raw, paths) {
+    match read_record_into(raw, paths, rec) {
         Err(e) => {
             let why = if last
                 && matches!(
@@ -96,7 +96,7 @@ fn record(part: &mut Part, raw: &[u8], line_no: u64, last: bool, utf8_ok: bool, 
             };
             malformed(&mut part.tally, line_no, why)
         }
-        Ok(rec) => {
+        Ok(()) => {
             part.tally.total += 1;
             part.dropped_choices += rec.dropped_choices as u64;
             let rows = rec.rows();
@@ -134,11 +134,13 @@ fn chunk_rows(chunk: Chunk<'_>, paths: &Paths) -> Part {
     let utf8_ok = tokstat_parsers::text::utf8(chunk.bytes).is_some();
     // only the file's last line can lack its newline: that is where a running writer stops
     let unterminated = !chunk.bytes.ends_with(b"\n");
+    let mut rec = Record { rows: Vec::new(), dropped_choices: 0 };
     let mut it = lines(chunk.bytes).enumerate().peekable();
     while let Some((i, raw)) = it.next() {
         let last = unterminated && it.peek().is_none();
         record(
             &mut part,
+            &mut rec,
             raw,
             chunk.first_line + i as u64 + 1,
             last,
@@ -283,6 +285,7 @@ fn read_document(name: &str, src: Source, paths: &Paths) -> (Part, Option<Skippe
     let mut part = Part::default();
     let lines_in_file = scan::count_lines(&bytes);
     let text = bytes.trim_ascii();
+    let mut rec = Record { rows: Vec::new(), dropped_choices: 0 };
     if text.first() == Some(&b'[') {
         let mut sc = Scanner::new(text);
         let mut spans = Vec::new();
@@ -296,10 +299,10 @@ fn read_document(name: &str, src: Source, paths: &Paths) -> (Part, Option<Skippe
             malformed(&mut part.tally, 1, "invalid JSON document");
         }
         for (a, b) in spans {
-            record(&mut part, &text[a..b], 1, false, false, paths);
+            record(&mut part, &mut rec, &text[a..b], 1, false, false, paths);
         }
     } else {
-        record(&mut part, text, 1, false, false, paths);
+        record(&mut part, &mut rec, text, 1, false, false, paths);
     }
     // the document's lines are one record: count them all as its lines
     let extra = lines_in_file.saturating_sub(part.tally.total);

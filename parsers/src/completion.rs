@@ -138,19 +138,18 @@ impl Paths {
 }
 
 /// Most choices kept per record; more are counted in [`Record::dropped_choices`].
-pub const MAX_CHOICES: usize = 16;
+pub const MAX_CHOICES: usize = 256;
 
 /// The rows of one record.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Record<'a> {
-    pub rows: [Completion<'a>; MAX_CHOICES],
-    pub n: usize,
+    pub rows: Vec<Completion<'a>>,
     pub dropped_choices: usize,
 }
 
 impl<'a> Record<'a> {
     pub fn rows(&self) -> &[Completion<'a>] {
-        &self.rows[..self.n]
+        &self.rows
     }
 }
 
@@ -289,12 +288,17 @@ fn read_choice<'a>(
 
 /// Walks one record (a JSON object) and returns its rows. `paths` adds user pointers.
 pub fn read_record<'a>(line: &'a [u8], paths: &Paths) -> Result<Record<'a>, JsonError> {
+    let mut rec = Record { rows: Vec::new(), dropped_choices: 0 };
+    read_record_into(line, paths, &mut rec)?;
+    Ok(rec)
+}
+
+/// [`read_record`] into a record the caller reuses line after line, so that reading a chunk
+/// allocates nothing per record (the rows vector keeps its capacity).
+pub fn read_record_into<'a>(line: &'a [u8], paths: &Paths, rec: &mut Record<'a>) -> Result<(), JsonError> {
     let mut sc = Scanner::new(line);
-    let mut rec = Record {
-        rows: [Completion::default(); MAX_CHOICES],
-        n: 0,
-        dropped_choices: 0,
-    };
+    rec.rows.clear();
+    rec.dropped_choices = 0;
     let mut top = Completion::default();
     let mut usage = Usage::default();
     let mut meta_usage = Usage::default();
@@ -304,7 +308,7 @@ pub fn read_record<'a>(line: &'a [u8], paths: &Paths) -> Result<Record<'a>, Json
     let mut shape_hint: Option<Shape> = None;
     walk(
         &mut sc,
-        &mut rec,
+        rec,
         &mut top,
         &mut usage,
         &mut meta_usage,
@@ -335,12 +339,12 @@ pub fn read_record<'a>(line: &'a [u8], paths: &Paths) -> Result<Record<'a>, Json
     } else {
         usage
     };
-    if !has_choices || rec.n == 0 {
-        rec.rows[0] = top;
-        rec.n = 1;
+    if !has_choices || rec.rows.is_empty() {
+        rec.rows.clear();
+        rec.rows.push(top);
     }
-    let single = rec.n == 1;
-    for c in &mut rec.rows[..rec.n] {
+    let single = rec.rows.len() == 1;
+    for c in &mut rec.rows {
         c.shape = shape;
         c.id = c.id.or(top.id);
         c.created = c.created.or(top.created);
@@ -358,7 +362,7 @@ pub fn read_record<'a>(line: &'a [u8], paths: &Paths) -> Result<Record<'a>, Json
         }
         count_chars(c);
     }
-    Ok(rec)
+    Ok(())
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -387,13 +391,12 @@ fn walk<'a>(
                 if sc.peek() != Some(b'[') {
                     return sc.skip();
                 }
-                rec.n = 0;
+                rec.rows.clear();
                 sc.array(|sc, _| {
-                    if rec.n < MAX_CHOICES {
+                    if rec.rows.len() < MAX_CHOICES {
                         let mut c = Completion::default();
                         read_choice(sc, &mut c, chat)?;
-                        rec.rows[rec.n] = c;
-                        rec.n += 1;
+                        rec.rows.push(c);
                         Ok(())
                     } else {
                         rec.dropped_choices += 1;
