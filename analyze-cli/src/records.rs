@@ -70,7 +70,15 @@ fn malformed(t: &mut Tally, line: u64, why: &'static str) {
 }
 
 /// Reads one record line into `part`.
-fn record<'a>(part: &mut Part, rec: &mut Record<'a>, raw: &'a [u8], line_no: u64, last: bool, utf8_ok: bool, paths: &Paths) {
+fn record<'a>(
+    part: &mut Part,
+    rec: &mut Record<'a>,
+    raw: &'a [u8],
+    line_no: u64,
+    last: bool,
+    utf8_ok: bool,
+    paths: &Paths,
+) {
     let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
     if raw.iter().all(u8::is_ascii_whitespace) {
         part.tally.total += 1;
@@ -134,7 +142,10 @@ fn chunk_rows(chunk: Chunk<'_>, paths: &Paths) -> Part {
     let utf8_ok = tokstat_parsers::text::utf8(chunk.bytes).is_some();
     // only the file's last line can lack its newline: that is where a running writer stops
     let unterminated = !chunk.bytes.ends_with(b"\n");
-    let mut rec = Record { rows: Vec::new(), dropped_choices: 0 };
+    let mut rec = Record {
+        rows: Vec::new(),
+        dropped_choices: 0,
+    };
     let mut it = lines(chunk.bytes).enumerate().peekable();
     while let Some((i, raw)) = it.next() {
         let last = unterminated && it.peek().is_none();
@@ -285,7 +296,10 @@ fn read_document(name: &str, src: Source, paths: &Paths) -> (Part, Option<Skippe
     let mut part = Part::default();
     let lines_in_file = scan::count_lines(&bytes);
     let text = bytes.trim_ascii();
-    let mut rec = Record { rows: Vec::new(), dropped_choices: 0 };
+    let mut rec = Record {
+        rows: Vec::new(),
+        dropped_choices: 0,
+    };
     if text.first() == Some(&b'[') {
         let mut sc = Scanner::new(text);
         let mut spans = Vec::new();

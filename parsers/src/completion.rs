@@ -288,14 +288,21 @@ fn read_choice<'a>(
 
 /// Walks one record (a JSON object) and returns its rows. `paths` adds user pointers.
 pub fn read_record<'a>(line: &'a [u8], paths: &Paths) -> Result<Record<'a>, JsonError> {
-    let mut rec = Record { rows: Vec::new(), dropped_choices: 0 };
+    let mut rec = Record {
+        rows: Vec::new(),
+        dropped_choices: 0,
+    };
     read_record_into(line, paths, &mut rec)?;
     Ok(rec)
 }
 
 /// [`read_record`] into a record the caller reuses line after line, so that reading a chunk
 /// allocates nothing per record (the rows vector keeps its capacity).
-pub fn read_record_into<'a>(line: &'a [u8], paths: &Paths, rec: &mut Record<'a>) -> Result<(), JsonError> {
+pub fn read_record_into<'a>(
+    line: &'a [u8],
+    paths: &Paths,
+    rec: &mut Record<'a>,
+) -> Result<(), JsonError> {
     let mut sc = Scanner::new(line);
     rec.rows.clear();
     rec.dropped_choices = 0;
