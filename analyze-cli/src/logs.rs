@@ -248,10 +248,15 @@ pub fn open(input: &Input) -> Opened {
 
 /// Scans one opened log. `work` runs on chunks in parallel; `sink` receives the results in
 /// file order. Returns the file's tally, and a read error if one cut the scan short.
+///
+/// With `Lines::Relative` the chunks are not counted ahead: line numbers seen by `work` are
+/// relative to the chunk (only the tally's malformed samples use them, and they are made
+/// absolute here); `parse`, which writes line numbers while working, asks for `Absolute`.
 pub fn scan_log<R, W, S>(
     input: &Input,
     src: Source,
     dates: Dates,
+    lines: LineNumbers,
     work: &W,
     sink: &mut S,
 ) -> (FileCtx, Tally, Option<Skipped>)
@@ -266,21 +271,33 @@ where
     };
     let calendar = dates.calendar(src.modified);
     let mut tally = Tally::default();
-    let result = scan::scan(
-        src.data,
-        calendar,
-        |c| work(&file, c),
-        |o: ChunkOut<R>| {
-            tally.merge(&o.tally);
-            sink(&file, o.out);
-        },
-    );
+    let each = |c: Chunk<'_>| work(&file, c);
+    let absorb = |mut o: ChunkOut<R>| {
+        if lines == LineNumbers::Relative {
+            for s in &mut o.tally.samples {
+                s.0 += tally.total;
+            }
+        }
+        tally.merge(&o.tally);
+        sink(&file, o.out);
+    };
+    let result = match lines {
+        LineNumbers::Absolute => scan::scan(src.data, calendar, each, absorb),
+        LineNumbers::Relative => scan::scan_relative(src.data, calendar, each, absorb),
+    };
     let err = result.err().map(|e| Skipped {
         source: file.source.clone(),
         why: format!("read error after {} lines: {e}", tally.total),
         failed: true,
     });
     (file, tally, err)
+}
+
+/// Whether chunk workers need absolute line numbers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LineNumbers {
+    Absolute,
+    Relative,
 }
 
 /// Scans every log among `inputs`; other kinds of input are skipped with a reason.
@@ -314,7 +331,8 @@ where
             });
             continue;
         }
-        let (file, tally, err) = scan_log(input, src, dates, &work, &mut sink);
+        let (file, tally, err) =
+            scan_log(input, src, dates, LineNumbers::Absolute, &work, &mut sink);
         skipped.extend(err);
         files.push((file, tally));
     }

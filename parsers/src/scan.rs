@@ -103,7 +103,7 @@ struct Pre {
     last: Stamp,
 }
 
-fn prescan(bytes: &[u8]) -> Pre {
+fn prescan(bytes: &[u8], count: bool) -> Pre {
     let mut scratch = String::new();
     let first = lines(bytes)
         .take(PRESCAN_LINES)
@@ -118,7 +118,7 @@ fn prescan(bytes: &[u8]) -> Pre {
         .find(Stamp::is_some)
         .unwrap_or_default();
     Pre {
-        lines: count_lines(bytes),
+        lines: if count { count_lines(bytes) } else { 0 },
         first,
         last,
     }
@@ -131,7 +131,7 @@ struct Cursor {
     calendar: Calendar,
 }
 
-fn batch<R, W, S>(chunks: &[&[u8]], at: &mut Cursor, stamps: bool, work: &W, sink: &mut S)
+fn batch<R, W, S>(chunks: &[&[u8]], at: &mut Cursor, mode: Mode, work: &W, sink: &mut S)
 where
     R: Send,
     W: Fn(Chunk<'_>) -> (R, Calendar) + Sync,
@@ -139,8 +139,8 @@ where
 {
     // without stamps there is nothing sequential to pre-compute: chunks get relative line
     // numbers (from 0) and the caller adds the lines of the chunks before (see `scan_records`)
-    let pre: Vec<Pre> = if stamps {
-        chunks.par_iter().map(|c| prescan(c)).collect()
+    let pre: Vec<Pre> = if mode.stamps {
+        chunks.par_iter().map(|c| prescan(c, mode.count)).collect()
     } else {
         chunks
             .iter()
@@ -204,6 +204,38 @@ where
     scan_chunked(data, calendar, CHUNK, work, sink)
 }
 
+/// [`scan`] without counting lines ahead: each chunk's `first_line` is 0 and line numbers are
+/// relative to the chunk; the caller adds the lines of the chunks before as results arrive
+/// in order (it sees every line). Saves a pass when absolute numbers are not needed while
+/// chunks are worked on — a report, unlike `parse` output. The returned total is 0.
+pub fn scan_relative<R, W, S>(data: Data, calendar: Calendar, work: W, sink: S) -> io::Result<u64>
+where
+    R: Send,
+    W: Fn(Chunk<'_>) -> (R, Calendar) + Sync,
+    S: FnMut(R),
+{
+    scan_inner(
+        data,
+        calendar,
+        CHUNK,
+        Mode {
+            stamps: true,
+            count: false,
+        },
+        work,
+        sink,
+    )
+}
+
+/// What the pre-scan of a batch computes.
+#[derive(Debug, Clone, Copy)]
+struct Mode {
+    /// Read the first and last stamp of each chunk (for the calendar).
+    stamps: bool,
+    /// Count each chunk's lines (for absolute line numbers).
+    count: bool,
+}
+
 /// [`scan`] for inputs without timestamps (JSON records): no pre-scan at all. Each chunk's
 /// `first_line` is 0 — line numbers are relative to the chunk, and the caller, which sees the
 /// results in order, adds the count of lines before (a chunk's line count is its number of
@@ -214,7 +246,17 @@ where
     W: Fn(Chunk<'_>) -> (R, Calendar) + Sync,
     S: FnMut(R),
 {
-    scan_inner(data, Calendar::new(1970, 0), CHUNK, false, work, sink)
+    scan_inner(
+        data,
+        Calendar::new(1970, 0),
+        CHUNK,
+        Mode {
+            stamps: false,
+            count: false,
+        },
+        work,
+        sink,
+    )
 }
 
 /// [`scan`] with a chosen chunk size (tests use tiny chunks to exercise the boundaries).
@@ -230,14 +272,24 @@ where
     W: Fn(Chunk<'_>) -> (R, Calendar) + Sync,
     S: FnMut(R),
 {
-    scan_inner(data, calendar, chunk, true, work, sink)
+    scan_inner(
+        data,
+        calendar,
+        chunk,
+        Mode {
+            stamps: true,
+            count: true,
+        },
+        work,
+        sink,
+    )
 }
 
 fn scan_inner<R, W, S>(
     data: Data,
     calendar: Calendar,
     chunk: usize,
-    stamps: bool,
+    mode: Mode,
     work: W,
     mut sink: S,
 ) -> io::Result<u64>
@@ -252,12 +304,12 @@ where
     match data {
         Data::Mapped(m) => {
             for group in split_lines(&m, chunk).chunks(per_batch) {
-                batch(group, &mut at, stamps, &work, &mut sink);
+                batch(group, &mut at, mode, &work, &mut sink);
             }
         }
         Data::Owned(v) => {
             for group in split_lines(&v, chunk).chunks(per_batch) {
-                batch(group, &mut at, stamps, &work, &mut sink);
+                batch(group, &mut at, mode, &work, &mut sink);
             }
         }
         Data::Stream(reader) => {
@@ -283,13 +335,13 @@ where
                     }
                     if pending.len() == per_batch {
                         let refs: Vec<&[u8]> = pending.iter().map(Vec::as_slice).collect();
-                        batch(&refs, &mut at, stamps, &work, &mut sink);
+                        batch(&refs, &mut at, mode, &work, &mut sink);
                         pending.clear();
                     }
                 }
                 // what was read before an error is still reported
                 let refs: Vec<&[u8]> = pending.iter().map(Vec::as_slice).collect();
-                batch(&refs, &mut at, stamps, &work, &mut sink);
+                batch(&refs, &mut at, mode, &work, &mut sink);
                 drop(rx);
                 failed.map_or(Ok(()), Err)
             })?;

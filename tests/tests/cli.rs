@@ -227,3 +227,31 @@ fn schema_lists_the_tables() {
         .collect();
     assert!(cols.contains(&"gen_tps") && cols.contains(&"kv_usage") && cols.contains(&"extra"));
 }
+
+#[test]
+fn report_line_numbers_are_absolute_across_chunks() {
+    // 3 MB: several 1 MiB chunks, counted after the fact rather than ahead (report)
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("big.log");
+    let mut text = String::new();
+    for i in 0..30_000 {
+        if i == 25_000 {
+            text.push_str("[2026-05-09 22:29:22 TP0] Decode batch, #running-req: many, #token: 1, token usage: 0.10, gen throughput (token/s): 1.00, #queue-req: 0\n");
+        } else {
+            text.push_str(&format!("[2026-05-09 22:29:22 TP0] Decode batch, #running-req: {}, #token: 44672, token usage: 0.12, cuda graph: True, gen throughput (token/s): 1863.65, #queue-req: 81\n", i % 64));
+        }
+    }
+    std::fs::write(&p, text).unwrap();
+    let (code, out, _) = tokstat(&["report", "--format", "json", "-q", p.to_str().unwrap()]);
+    assert_eq!(code, 0);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        v["lines"],
+        serde_json::json!({"total": 30000, "parsed": 29999, "other": 0, "malformed": 1})
+    );
+    assert_eq!(v["files"][0]["malformed_samples"][0]["line"], 25_001);
+    assert_eq!(v["instances"][0]["stat_lines"], 29_999);
+    // and parse, which numbers lines while working, agrees
+    let (_, _, err) = tokstat(&["parse", p.to_str().unwrap()]);
+    assert!(err.contains("(lines 25001; line 25001:"), "{err}");
+}

@@ -57,6 +57,7 @@ fn read(args: &InputArgs, c: &CompletionArgs) -> Result<Read> {
                     input,
                     src,
                     dates,
+                    logs::LineNumbers::Relative,
                     &log_work,
                     &mut |f: &FileCtx, s: ChunkSummary| logs.absorb(f, s),
                 );
