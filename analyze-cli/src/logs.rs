@@ -282,8 +282,10 @@ where
         sink(&file, o.out);
     };
     let result = match lines {
-        LineNumbers::Absolute => scan::scan(src.data, calendar, each, absorb),
-        LineNumbers::Relative => scan::scan_relative(src.data, calendar, each, absorb),
+        LineNumbers::Absolute => scan::scan(src.data, calendar, scan::Mode::LOG, each, absorb),
+        LineNumbers::Relative => {
+            scan::scan(src.data, calendar, scan::Mode::LOG_RELATIVE, each, absorb)
+        }
     };
     let err = result.err().map(|e| Skipped {
         source: file.source.clone(),

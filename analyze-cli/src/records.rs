@@ -8,6 +8,7 @@ use tokstat_parsers::completion::{read_record_into, Finish, Paths, Record, Shape
 use tokstat_parsers::json::Scanner;
 use tokstat_parsers::scan::{self, lines, Chunk};
 use tokstat_parsers::source::{Data, Input, Source};
+use tokstat_parsers::stamp::Calendar;
 
 /// A count that is usually present, in 4 bytes (`u32::MAX` = absent). Token counts and
 /// character counts of one output fit easily; a row stays 28 bytes, so a million
@@ -195,8 +196,10 @@ pub fn read_json(input: &Input, mut src: Source, paths: &Paths) -> (Part, Option
         return read_document(&name, src, paths);
     }
     let mut part = Part::default();
-    let result = scan::scan_records(
+    let result = scan::scan(
         src.data,
+        Calendar::new(1970, 0),
+        scan::Mode::RECORDS,
         |c| (chunk_rows(c, paths), c.calendar),
         |mut p: Part| {
             // chunk line numbers are relative: add the lines before this chunk

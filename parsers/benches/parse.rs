@@ -3,7 +3,7 @@
 
 use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use tokstat_parsers::record::Body;
-use tokstat_parsers::scan::{scan, str_lines};
+use tokstat_parsers::scan::{scan, str_lines, Mode};
 use tokstat_parsers::source::Data;
 use tokstat_parsers::stamp::Calendar;
 
@@ -56,6 +56,7 @@ fn scan_log(c: &mut Criterion) {
             scan(
                 Data::Owned(text.clone().into_bytes()),
                 Calendar::new(2026, 0),
+                Mode::LOG,
                 |chunk| {
                     let mut cal = chunk.calendar;
                     let mut scratch = String::new();

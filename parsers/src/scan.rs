@@ -138,7 +138,7 @@ where
     S: FnMut(R),
 {
     // without stamps there is nothing sequential to pre-compute: chunks get relative line
-    // numbers (from 0) and the caller adds the lines of the chunks before (see `scan_records`)
+    // numbers (from 0) and the caller adds the lines of the chunks before (see `Mode::count`)
     let pre: Vec<Pre> = if mode.stamps {
         chunks.par_iter().map(|c| prescan(c, mode.count)).collect()
     } else {
@@ -192,103 +192,50 @@ where
     };
 }
 
+/// What a scan pre-computes per batch, and how big its chunks are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Mode {
+    /// Read the first and last stamp of each chunk, so that chunks start with the calendar
+    /// the lines before them leave (logs).
+    pub stamps: bool,
+    /// Count each chunk's lines ahead, so that `first_line` is absolute. Without, every chunk
+    /// has `first_line` 0, line numbers are relative to the chunk, and the caller — which
+    /// sees the results in order and every line — adds the lines of the chunks before; the
+    /// scan then returns 0 lines. That saves a pass where numbers are not needed while chunks
+    /// are worked on (a report, unlike `parse` output).
+    pub count: bool,
+    /// Target chunk size in bytes (tests use tiny chunks to exercise the boundaries).
+    pub chunk: usize,
+}
+
+impl Mode {
+    /// Logs with absolute line numbers (`parse`).
+    pub const LOG: Mode = Mode {
+        stamps: true,
+        count: true,
+        chunk: CHUNK,
+    };
+    /// Logs, line numbers made absolute by the caller (`report`).
+    pub const LOG_RELATIVE: Mode = Mode {
+        stamps: true,
+        count: false,
+        chunk: CHUNK,
+    };
+    /// JSON records: no stamps, relative line numbers.
+    pub const RECORDS: Mode = Mode {
+        stamps: false,
+        count: false,
+        chunk: CHUNK,
+    };
+}
+
 /// Runs `work` over whole-line chunks of `data` in parallel and feeds the results to `sink`
-/// in file order. Returns the number of lines. Streams are read on a separate thread, so
-/// decompression overlaps with parsing, and memory stays bounded by a batch of chunks.
-pub fn scan<R, W, S>(data: Data, calendar: Calendar, work: W, sink: S) -> io::Result<u64>
-where
-    R: Send,
-    W: Fn(Chunk<'_>) -> (R, Calendar) + Sync,
-    S: FnMut(R),
-{
-    scan_chunked(data, calendar, CHUNK, work, sink)
-}
-
-/// [`scan`] without counting lines ahead: each chunk's `first_line` is 0 and line numbers are
-/// relative to the chunk; the caller adds the lines of the chunks before as results arrive
-/// in order (it sees every line). Saves a pass when absolute numbers are not needed while
-/// chunks are worked on — a report, unlike `parse` output. The returned total is 0.
-pub fn scan_relative<R, W, S>(data: Data, calendar: Calendar, work: W, sink: S) -> io::Result<u64>
-where
-    R: Send,
-    W: Fn(Chunk<'_>) -> (R, Calendar) + Sync,
-    S: FnMut(R),
-{
-    scan_inner(
-        data,
-        calendar,
-        CHUNK,
-        Mode {
-            stamps: true,
-            count: false,
-        },
-        work,
-        sink,
-    )
-}
-
-/// What the pre-scan of a batch computes.
-#[derive(Debug, Clone, Copy)]
-struct Mode {
-    /// Read the first and last stamp of each chunk (for the calendar).
-    stamps: bool,
-    /// Count each chunk's lines (for absolute line numbers).
-    count: bool,
-}
-
-/// [`scan`] for inputs without timestamps (JSON records): no pre-scan at all. Each chunk's
-/// `first_line` is 0 — line numbers are relative to the chunk, and the caller, which sees the
-/// results in order, adds the count of lines before (a chunk's line count is its number of
-/// lines visited). The returned total is 0 for the same reason.
-pub fn scan_records<R, W, S>(data: Data, work: W, sink: S) -> io::Result<u64>
-where
-    R: Send,
-    W: Fn(Chunk<'_>) -> (R, Calendar) + Sync,
-    S: FnMut(R),
-{
-    scan_inner(
-        data,
-        Calendar::new(1970, 0),
-        CHUNK,
-        Mode {
-            stamps: false,
-            count: false,
-        },
-        work,
-        sink,
-    )
-}
-
-/// [`scan`] with a chosen chunk size (tests use tiny chunks to exercise the boundaries).
-pub fn scan_chunked<R, W, S>(
+/// in file order. Returns the number of lines (0 when `mode.count` is off). Streams are read
+/// on a separate thread, so decompression overlaps with parsing, and memory stays bounded by
+/// a batch of chunks.
+pub fn scan<R, W, S>(
     data: Data,
     calendar: Calendar,
-    chunk: usize,
-    work: W,
-    sink: S,
-) -> io::Result<u64>
-where
-    R: Send,
-    W: Fn(Chunk<'_>) -> (R, Calendar) + Sync,
-    S: FnMut(R),
-{
-    scan_inner(
-        data,
-        calendar,
-        chunk,
-        Mode {
-            stamps: true,
-            count: true,
-        },
-        work,
-        sink,
-    )
-}
-
-fn scan_inner<R, W, S>(
-    data: Data,
-    calendar: Calendar,
-    chunk: usize,
     mode: Mode,
     work: W,
     mut sink: S,
@@ -298,7 +245,7 @@ where
     W: Fn(Chunk<'_>) -> (R, Calendar) + Sync,
     S: FnMut(R),
 {
-    let chunk = chunk.max(1);
+    let chunk = mode.chunk.max(1);
     let per_batch = 8 * rayon::current_num_threads().max(1);
     let mut at = Cursor { line: 0, calendar };
     match data {
@@ -369,10 +316,13 @@ mod tests {
         let data = Data::Owned(text.into_bytes());
         let base = days_from_civil(2024, 9, 1);
         let mut seen = Vec::new();
-        let n = scan_chunked(
+        let n = scan(
             data,
             Calendar::new(2024, base),
-            40,
+            Mode {
+                chunk: 40,
+                ..Mode::LOG
+            },
             |c: Chunk<'_>| {
                 let mut cal = c.calendar;
                 let mut scratch = String::new();

@@ -236,7 +236,7 @@ proptest! {
             tokstat_parsers::source::Data::Owned(bytes)
         };
         let mut got: Vec<(u64, Vec<u8>)> = Vec::new();
-        let n = tokstat_parsers::scan::scan_chunked(data, Calendar::new(2026, 0), chunk, |c| {
+        let n = tokstat_parsers::scan::scan(data, Calendar::new(2026, 0), tokstat_parsers::scan::Mode { chunk, ..tokstat_parsers::scan::Mode::LOG }, |c| {
             let v: Vec<(u64, Vec<u8>)> = lines(c.bytes).enumerate().map(|(i, l)| (c.first_line + i as u64, l.to_vec())).collect();
             (v, c.calendar)
         }, |v| got.extend(v)).unwrap();
@@ -272,7 +272,7 @@ proptest! {
         let mut scratch = String::new();
         let want: Vec<_> = lines(text.as_bytes()).map(|l| seq.resolve(tokstat_parsers::prefix::stamp_of(l, &mut scratch))).collect();
         let mut got = Vec::new();
-        tokstat_parsers::scan::scan_chunked(tokstat_parsers::source::Data::Owned(text.into_bytes()), start, chunk, |c| {
+        tokstat_parsers::scan::scan(tokstat_parsers::source::Data::Owned(text.into_bytes()), start, tokstat_parsers::scan::Mode { chunk, ..tokstat_parsers::scan::Mode::LOG }, |c| {
             let mut cal = c.calendar;
             let mut scratch = String::new();
             let v: Vec<_> = lines(c.bytes).map(|l| cal.resolve(tokstat_parsers::prefix::stamp_of(l, &mut scratch))).collect();
