@@ -281,18 +281,13 @@ fn pct(x: f64) -> String {
     format!("{:.1}%", x * 100.0)
 }
 
-fn summary_row(name: &str, s: &Option<Summary>) -> Option<Vec<Cell>> {
+/// A distribution as a table row: name, n, p50 p90 p95 p99 max with `d` decimals, mean.
+fn summary_row(name: &str, s: &Option<Summary>, d: usize) -> Option<Vec<Cell>> {
     let s = s.as_ref()?;
-    Some(vec![
-        Cell::new(name),
-        Cell::new(group(s.count)),
-        Cell::new(format!("{:.0}", s.p50)),
-        Cell::new(format!("{:.0}", s.p90)),
-        Cell::new(format!("{:.0}", s.p95)),
-        Cell::new(format!("{:.0}", s.p99)),
-        Cell::new(format!("{:.0}", s.max)),
-        Cell::new(format!("{:.1}", s.mean)),
-    ])
+    let mut row = vec![Cell::new(name), Cell::new(group(s.count))];
+    row.extend([s.p50, s.p90, s.p95, s.p99, s.max].map(|v| Cell::new(format!("{v:.d$}"))));
+    row.push(Cell::new(format!("{:.1}", s.mean)));
+    Some(row)
 }
 
 fn write_completions(out: &mut dyn Write, c: &Completions) -> Result<()> {
@@ -305,17 +300,17 @@ fn write_completions(out: &mut dyn Write, c: &Completions) -> Result<()> {
         ("input", &c.input_tokens),
         ("reasoning", &c.reasoning_tokens),
     ] {
-        if let Some(row) = summary_row(name, s) {
+        if let Some(row) = summary_row(name, s, 0) {
             t.add_row(row);
         }
     }
     for (reason, b) in &c.by_finish {
-        if let Some(row) = summary_row(&format!("output · {reason}"), &b.output_tokens) {
+        if let Some(row) = summary_row(&format!("output · {reason}"), &b.output_tokens, 0) {
             t.add_row(row);
         }
     }
     if !c.token_counts_available {
-        if let Some(row) = summary_row("output chars", &c.output_chars) {
+        if let Some(row) = summary_row("output chars", &c.output_chars, 0) {
             t.add_row(row);
         }
         writeln!(
@@ -419,17 +414,8 @@ fn write_runs(out: &mut dyn Write, runs: &[RunReport]) -> Result<()> {
         if rows.iter().any(|(_, s)| s.is_some()) {
             let mut t = table(vec!["ms", "n", "p50", "p90", "p95", "p99", "max", "mean"]);
             for (name, s) in rows {
-                if let Some(s) = s {
-                    t.add_row(vec![
-                        Cell::new(name),
-                        Cell::new(group(s.count)),
-                        Cell::new(format!("{:.1}", s.p50)),
-                        Cell::new(format!("{:.1}", s.p90)),
-                        Cell::new(format!("{:.1}", s.p95)),
-                        Cell::new(format!("{:.1}", s.p99)),
-                        Cell::new(format!("{:.1}", s.max)),
-                        Cell::new(format!("{:.1}", s.mean)),
-                    ]);
+                if let Some(row) = summary_row(name, s, 1) {
+                    t.add_row(row);
                 }
             }
             right_align(&mut t, 1, 8);
