@@ -135,10 +135,12 @@ pub fn visit_chunk<R>(
     // bytes falls back to per-line validation (and replacement)
     match tokstat_parsers::text::utf8(chunk.bytes) {
         Some(text) => {
+            // and one search for colour codes: most logs have none
+            let ansi = tokstat_parsers::prefix::has_ansi(chunk.bytes);
             for (i, raw) in str_lines(text).enumerate() {
                 each(
                     chunk.first_line + i as u64 + 1,
-                    tokstat_parsers::parse_str_line(raw, &mut scratch),
+                    tokstat_parsers::parse_str_line(raw, &mut scratch, ansi),
                     &mut cal,
                 );
             }

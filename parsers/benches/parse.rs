@@ -63,7 +63,7 @@ fn scan_log(c: &mut Criterion) {
                     let mut sum = 0.0;
                     let text = std::str::from_utf8(chunk.bytes).unwrap();
                     for l in str_lines(text) {
-                        let line = tokstat_parsers::parse_str_line(l, &mut scratch);
+                        let line = tokstat_parsers::parse_str_line(l, &mut scratch, true);
                         cal.resolve(line.prefix.stamp);
                         if let Body::Step(s) = line.body {
                             sum += s.gen_tps.unwrap_or(0.0);
@@ -108,7 +108,7 @@ fn floors(c: &mut Criterion) {
             let mut n = 0;
             for l in str_lines(black_box(&text)) {
                 n += matches!(
-                    tokstat_parsers::parse_str_line(l, &mut scratch).body,
+                    tokstat_parsers::parse_str_line(l, &mut scratch, true).body,
                     Body::Step(_)
                 ) as usize;
             }
@@ -141,7 +141,7 @@ fn pieces(c: &mut Criterion) {
     });
     g.bench_function("normalize_str", |b| {
         let mut scratch = String::new();
-        b.iter(|| tokstat_parsers::prefix::normalize_str(black_box(line), &mut scratch).len())
+        b.iter(|| tokstat_parsers::prefix::normalize_str(black_box(line), &mut scratch, true).len())
     });
     g.finish();
 }

@@ -34,9 +34,10 @@ pub fn parse_line<'a>(raw: &'a [u8], scratch: &'a mut String) -> Line<'a> {
     Line { prefix, body }
 }
 
-/// [`parse_line`] for text already known to be UTF-8.
-pub fn parse_str_line<'a>(raw: &'a str, scratch: &'a mut String) -> Line<'a> {
-    let text = prefix::normalize_str(raw, scratch);
+/// [`parse_line`] for text already known to be UTF-8. `ansi`: whether the line's chunk holds
+/// colour codes at all ([`prefix::has_ansi`]; pass `true` when unsure).
+pub fn parse_str_line<'a>(raw: &'a str, scratch: &'a mut String, ansi: bool) -> Line<'a> {
+    let text = prefix::normalize_str(raw, scratch, ansi);
     let (prefix, msg) = prefix::split(text);
     let body = classify(prefix.style, prefix.level, msg);
     Line { prefix, body }

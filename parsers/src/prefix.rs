@@ -98,14 +98,21 @@ pub fn normalize<'a>(line: &'a [u8], scratch: &'a mut String) -> &'a str {
 }
 
 /// [`normalize`] for a line already known to be UTF-8 (a whole chunk validated at once is
-/// cheaper than each line on its own).
-pub fn normalize_str<'a>(line: &'a str, scratch: &'a mut String) -> &'a str {
+/// cheaper than each line on its own). `ansi`: whether the line's chunk holds any colour
+/// code at all ([`has_ansi`]); most logs have none, and then no line is searched for one.
+pub fn normalize_str<'a>(line: &'a str, scratch: &'a mut String, ansi: bool) -> &'a str {
     let trimmed = trim_cr(line.as_bytes());
     let line = &line[..trimmed.len()];
-    match strip_ansi(trimmed) {
+    match if ansi { strip_ansi(trimmed) } else { None } {
         Some(buf) => into_scratch(buf, scratch),
         None => line,
     }
+}
+
+/// Whether `bytes` (a chunk of lines) holds an ANSI colour code in any spelling: one pass over
+/// the chunk instead of one search per line.
+pub fn has_ansi(bytes: &[u8]) -> bool {
+    memchr2_iter(b'[', 0x1b, bytes).any(|i| bytes[i] == b'[' && ansi_at(bytes, i).is_some())
 }
 
 /// Rank tags of the SGLang scheduler prefix (`DP0 PP0 ATTN_CP0 MOE_DP0 TP0 EP0`, any order),
@@ -228,6 +235,11 @@ fn date(i: &str) -> Res<'_, i32> {
     if b.len() < 10 || b[4] != b'-' || b[7] != b'-' {
         return Err(err());
     }
+    // consecutive lines carry the same date: remember the last one read on this thread
+    let key: [u8; 10] = b[..10].try_into().unwrap_or([0; 10]);
+    if let Some(days) = LAST_DATE.with(|c| c.get().filter(|(k, _)| *k == key).map(|(_, d)| d)) {
+        return Ok((&i[10..], days));
+    }
     let (y, m, d) = (
         fixed_digits(b, 4).ok_or_else(err)?,
         fixed_digits(&b[5..], 2).ok_or_else(err)?,
@@ -236,7 +248,14 @@ fn date(i: &str) -> Res<'_, i32> {
     if !valid_date(y as i32, m as u8, d as u8) {
         return Err(err());
     }
-    Ok((&i[10..], days_from_civil(y as i32, m as u8, d as u8)))
+    let days = days_from_civil(y as i32, m as u8, d as u8);
+    LAST_DATE.with(|c| c.set(Some((key, days))));
+    Ok((&i[10..], days))
+}
+
+thread_local! {
+    /// The last `YYYY-MM-DD` text read, and its day number.
+    static LAST_DATE: std::cell::Cell<Option<([u8; 10], i32)>> = const { std::cell::Cell::new(None) };
 }
 
 /// Docker / k8s RFC3339 stamp: `2026-05-12T07:51:36.069569496Z ` (or `+02:00`).
@@ -513,6 +532,28 @@ mod tests {
             norm(b"[22:29:22 TP0] a [m] [12]"),
             "[22:29:22 TP0] a [m] [12]"
         );
+    }
+
+    #[test]
+    fn chunk_level_colour_detection() {
+        assert!(!has_ansi(
+            b"[2026-05-09 22:29:22 TP0] Decode batch, #running-req: 4\n[22:29:22] x [m] [12]\n"
+        ));
+        for c in [
+            &b"a\n\x1b[1;36m(APIServer pid=1)\n"[..],
+            b"x [0;0m y",
+            b"^[[32mINFO",
+            b"#033[1;36m",
+        ] {
+            assert!(has_ansi(c), "{}", String::from_utf8_lossy(c));
+        }
+        let mut scratch = String::new();
+        assert_eq!(
+            normalize_str("[1;36m(A pid=1)[0;0m INFO\r", &mut scratch, true),
+            "(A pid=1) INFO"
+        );
+        let mut scratch = String::new();
+        assert_eq!(normalize_str("plain\r", &mut scratch, false), "plain");
     }
 
     #[test]
