@@ -152,6 +152,12 @@ fn report_on_the_demo_run_matches_the_simulator() {
     assert_eq!(inst[1]["stat_lines"], 494);
     assert_eq!(inst[0]["span_s"], 485.0);
     assert_eq!(inst[1]["span_s"], 608.0);
+    // tokens integrated from the logged throughput, against the simulator's true counts
+    // (fixtures/runs/demo.truth.txt): within 0.5%
+    for (i, truth) in [(0, 1_261_522.0), (1, 1_265_645.0)] {
+        let est = inst[i]["gen_tokens"].as_f64().unwrap();
+        assert!((est / truth - 1.0).abs() < 0.005, "{est} vs {truth}");
+    }
     // the second GPU is 25% slower
     let g0 = inst[0]["gen_tps_mean"].as_f64().unwrap();
     let g1 = inst[1]["gen_tps_mean"].as_f64().unwrap();
@@ -254,4 +260,21 @@ fn report_line_numbers_are_absolute_across_chunks() {
     // and parse, which numbers lines while working, agrees
     let (_, _, err) = tokstat(&["parse", p.to_str().unwrap()]);
     assert!(err.contains("(lines 25001; line 25001:"), "{err}");
+}
+
+#[test]
+fn token_estimate_is_stitched_across_chunks() {
+    // 20,000 decode lines one second apart at 100 tok/s (about 2.6 MB: three chunks)
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("steady.log");
+    let mut text = String::new();
+    for i in 0..20_000u32 {
+        let (h, m, s) = (i / 3600, i / 60 % 60, i % 60);
+        text.push_str(&format!("[2026-05-10 {h:02}:{m:02}:{s:02} TP0] Decode batch, #running-req: 8, #token: 4096, token usage: 0.10, cuda graph: True, gen throughput (token/s): 100.00, #queue-req: 0\n"));
+    }
+    std::fs::write(&p, text).unwrap();
+    let (code, out, _) = tokstat(&["report", "--format", "json", "-q", p.to_str().unwrap()]);
+    assert_eq!(code, 0);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["instances"][0]["gen_tokens"], 1_999_900.0);
 }

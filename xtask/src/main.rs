@@ -71,12 +71,15 @@ fn main() -> Result<()> {
         Some("demo") => {
             let dir = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../fixtures/runs/demo"));
             std::fs::create_dir_all(&dir)?;
+            let mut truth_file = String::from("# written by `cargo run -p xtask -- demo` (the simulator's ground truth for fixtures/runs/demo)\n");
             for (gpu, slow) in [(0u32, 1.0f64), (1, 1.25)] {
                 let cfg = sim::Config { seed: 7 + u64::from(gpu), target_bytes: 300_000, gpu, slowdown: slow, ..sim::Config::default() };
-                let path = dir.join(format!("sglang_gpu{gpu}.log"));
-                let truth = sim::write_sglang_log(&cfg, &path)?;
-                println!("{}: {truth}", path.display());
+                let name = format!("sglang_gpu{gpu}.log");
+                let truth = sim::write_sglang_log(&cfg, &dir.join(&name))?;
+                println!("{name}: {truth}");
+                truth_file.push_str(&format!("{name}: {truth}\n"));
             }
+            std::fs::write(dir.join("../demo.truth.txt"), truth_file)?;
         }
         _ => bail!("usage: xtask sglang-log --out FILE [--bytes N] [--seed S] [--gpu N] [--slow F] [--max-running R] | xtask demo"),
     }

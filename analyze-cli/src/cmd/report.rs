@@ -148,6 +148,7 @@ fn instance_json(name: &str, i: &Instance) -> Value {
         "prefill_lines": i.prefill_lines,
         "gen_tps_mean": num(i.gen_tps.mean()),
         "gen_tps_max": num(i.gen_tps.max()),
+        "gen_tokens": num((i.gen_tokens.sum > 0.0).then_some(i.gen_tokens.sum.round())),
         "prompt_tps_mean": num(i.prompt_tps.mean()),
         "running_mean": num(i.running.mean()),
         "running_max": num(i.running.max()),
@@ -249,6 +250,7 @@ fn write_instances(out: &mut dyn Write, s: &LogSummary) -> Result<()> {
         "engine",
         "span",
         "stat lines",
+        "tokens (est.)",
         "gen tok/s mean",
         "gen tok/s max",
         "running mean",
@@ -263,6 +265,11 @@ fn write_instances(out: &mut dyn Write, s: &LogSummary) -> Result<()> {
             Cell::new(i.engine.unwrap_or("?")),
             Cell::new(i.span_s().map_or("–".into(), duration)),
             Cell::new(group(i.stat_lines)),
+            Cell::new(if i.gen_tokens.sum > 0.0 {
+                group(i.gen_tokens.sum.round() as u64)
+            } else {
+                "–".into()
+            }),
             Cell::new(opt(i.gen_tps.mean(), 1)),
             Cell::new(opt(i.gen_tps.max(), 1)),
             Cell::new(opt(i.running.mean(), 1)),
@@ -272,7 +279,7 @@ fn write_instances(out: &mut dyn Write, s: &LogSummary) -> Result<()> {
             Cell::new(group(i.preemptions)),
         ]);
     }
-    right_align(&mut t, 2, 11);
+    right_align(&mut t, 2, 12);
     writeln!(out, "{t}\n")?;
     Ok(())
 }
