@@ -165,25 +165,35 @@ fn as_u64(v: Option<f64>) -> Option<u64> {
     v.filter(|x| x.is_finite() && *x >= 0.0).map(|x| x as u64)
 }
 
+/// Reads the value of `k` into `u` if `k` is a token count (the names OpenAI `usage` and
+/// SGLang `meta_info` share). Returns false, with the value untouched, for any other key.
+fn usage_key(sc: &mut Scanner<'_>, k: &Str<'_>, u: &mut Usage) -> Result<bool, JsonError> {
+    if k.is("prompt_tokens") {
+        u.prompt = as_u64(sc.opt_number()?);
+    } else if k.is("completion_tokens") {
+        u.completion = as_u64(sc.opt_number()?);
+    } else if k.is("reasoning_tokens") {
+        u.reasoning = as_u64(sc.opt_number()?).or(u.reasoning);
+    } else if k.is("cached_tokens") {
+        u.cached = as_u64(sc.opt_number()?);
+    } else {
+        return Ok(false);
+    }
+    Ok(true)
+}
+
 fn read_usage<'a>(sc: &mut Scanner<'a>, u: &mut Usage) -> Result<(), JsonError> {
     if sc.peek() != Some(b'{') {
         return sc.skip();
     }
     sc.object(|sc, k| {
-        if k.is("prompt_tokens") {
-            u.prompt = as_u64(sc.opt_number()?);
-        } else if k.is("completion_tokens") {
-            u.completion = as_u64(sc.opt_number()?);
-        } else if k.is("reasoning_tokens") {
-            u.reasoning = as_u64(sc.opt_number()?).or(u.reasoning);
-        } else if k.is("cached_tokens") {
-            u.cached = as_u64(sc.opt_number()?);
+        if usage_key(sc, &k, u)? {
+            Ok(())
         } else if k.is("completion_tokens_details") || k.is("prompt_tokens_details") {
-            read_usage(sc, u)?;
+            read_usage(sc, u)
         } else {
-            sc.skip()?;
+            sc.skip()
         }
-        Ok(())
     })
 }
 
@@ -418,14 +428,8 @@ fn walk<'a>(
                     return sc.skip();
                 }
                 sc.object(|sc, k| {
-                    if k.is("prompt_tokens") {
-                        meta.prompt = as_u64(sc.opt_number()?);
-                    } else if k.is("completion_tokens") {
-                        meta.completion = as_u64(sc.opt_number()?);
-                    } else if k.is("cached_tokens") {
-                        meta.cached = as_u64(sc.opt_number()?);
-                    } else if k.is("reasoning_tokens") {
-                        meta.reasoning = as_u64(sc.opt_number()?);
+                    if usage_key(sc, &k, meta)? {
+                        // a token count, read as in `usage`
                     } else if k.is("finish_reason") {
                         read_finish(sc, top)?;
                     } else if k.is("e2e_latency") {

@@ -310,15 +310,7 @@ impl<'a> Scanner<'a> {
             _ => return self.err("expected a value"),
         }
         if b.get(i) == Some(&b'.') {
-            i += 1;
-            let d = i;
-            while b.get(i).is_some_and(u8::is_ascii_digit) {
-                i += 1;
-            }
-            if i == d {
-                self.pos = i;
-                return self.err("bad number");
-            }
+            i = self.digits(i + 1)?;
         }
         let int_digits = i - start;
         let mut exp = false;
@@ -328,14 +320,7 @@ impl<'a> Scanner<'a> {
             if matches!(b.get(i), Some(b'+' | b'-')) {
                 i += 1;
             }
-            let d = i;
-            while b.get(i).is_some_and(u8::is_ascii_digit) {
-                i += 1;
-            }
-            if i == d {
-                self.pos = i;
-                return self.err("bad number");
-            }
+            i = self.digits(i)?;
         }
         self.pos = i;
         // like serde_json, a number too large for an f64 is an error, not infinity
@@ -347,6 +332,19 @@ impl<'a> Scanner<'a> {
             }
         }
         Ok(&b[start..i])
+    }
+
+    /// One or more digits from `i` (a fraction or an exponent); returns where they end.
+    fn digits(&mut self, i: usize) -> R<usize> {
+        let n = self.b[i.min(self.b.len())..]
+            .iter()
+            .take_while(|c| c.is_ascii_digit())
+            .count();
+        if n == 0 {
+            self.pos = i;
+            return self.err("bad number");
+        }
+        Ok(i + n)
     }
 
     fn literal(&mut self, lit: &'static [u8]) -> R<()> {
