@@ -11,6 +11,7 @@ pub mod cmd;
 pub mod logs;
 pub mod records;
 pub mod render;
+pub mod series;
 pub mod summary;
 
 use clap::Parser;

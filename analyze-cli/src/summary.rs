@@ -5,6 +5,7 @@
 //! time-weighted token estimates and steady-state analysis belong to the timeline stage.
 
 use crate::logs::{instance_rank, FileCtx, Visit};
+use crate::series::Series;
 use std::collections::BTreeMap;
 use tokstat_parsers::record::{Body, EventKind, StepKind};
 use tokstat_parsers::stamp::Ts;
@@ -66,6 +67,8 @@ pub struct Instance {
     pub prefill_tokens: u64,
     /// Tokens generated, estimated from the logged throughput (see [`Tokens`]).
     pub gen_tokens: Tokens,
+    /// The stamped lines, for the timeline and the analyses built on it.
+    pub series: Series,
 }
 
 /// Tokens generated, integrated from the throughput lines.
@@ -115,6 +118,7 @@ impl Instance {
     fn merge(&mut self, o: &Instance) {
         self.engine = self.engine.or(o.engine);
         self.gen_tokens.merge(&o.gen_tokens);
+        self.series.append(&o.series);
         self.first = match (self.first, o.first) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -185,6 +189,7 @@ impl ChunkSummary {
             inst.first = Some(inst.first.map_or(ts, |f| f.min(ts)));
             inst.last = Some(inst.last.map_or(ts, |l| l.max(ts)));
         }
+        inst.series.visit(v.ts, &v.line.body);
         match &v.line.body {
             Body::Step(s) => {
                 inst.engine = inst.engine.or(s.engine.map(|e| e.as_str()));

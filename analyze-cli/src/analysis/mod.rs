@@ -2,4 +2,9 @@
 
 pub mod bench;
 pub mod completions;
+pub mod curve;
 pub mod quantile;
+pub mod segments;
+pub mod server;
+pub mod steady;
+pub mod timeline;

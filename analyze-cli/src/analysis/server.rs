@@ -1,0 +1,278 @@
+//! The server-side analysis of a run's logs: timeline, steady state, segments, the
+//! concurrency curve and per-instance throughput, from every instance's [`Series`].
+
+use crate::analysis::curve::{self, Bin, Knee};
+use crate::analysis::segments::{self, Change, Reason};
+use crate::analysis::steady::{self, Steady};
+use crate::analysis::timeline::{self, Interval, Timeline};
+use crate::series::Series;
+use crate::summary::Instance;
+use anyhow::Result;
+use std::collections::BTreeMap;
+
+/// An instance's steady throughput this far from the median flags an imbalance.
+pub const IMBALANCE: f64 = 0.15;
+
+/// One segment of the run (see [`segments`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Segment {
+    pub index: usize,
+    pub reason: Reason,
+    /// First and last stamp inside, ms.
+    pub start: i64,
+    pub end: i64,
+    /// Bucket range of the segment in the timeline.
+    pub buckets: (usize, usize),
+    pub gen_tokens: f64,
+    /// Tokens over the time instances were working.
+    pub gen_tps_mean: f64,
+    pub steady: Option<Steady>,
+    /// Best one-minute window.
+    pub peak_tps: Option<f64>,
+    pub instances: usize,
+    pub changes: Vec<Change>,
+    /// Settings of the segment, per key the distinct values (`max_running_requests` …).
+    pub settings: BTreeMap<String, Vec<String>>,
+}
+
+impl Segment {
+    pub fn steady_tps(&self) -> Option<f64> {
+        self.steady.map(|s| s.rate)
+    }
+}
+
+/// One instance's throughput, for the per-instance table and imbalance.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InstanceRow {
+    pub name: String,
+    /// Mean rate over the run's steady buckets.
+    pub gen_tps: f64,
+    pub gen_tokens: f64,
+    /// Relative difference from the median instance's steady rate.
+    pub vs_median: f64,
+    pub imbalanced: bool,
+}
+
+/// The whole analysis.
+#[derive(Debug, Clone, Default)]
+pub struct Server {
+    pub timeline: Timeline,
+    pub intervals: Vec<(String, Vec<Interval>)>,
+    pub segments: Vec<Segment>,
+    /// Steady rate over all segments' steady windows (time-weighted).
+    pub steady_tps: Option<f64>,
+    pub peak_tps: Option<f64>,
+    pub gen_tokens: f64,
+    pub curve: Vec<Bin>,
+    pub knee: Option<Knee>,
+    pub instances: Vec<InstanceRow>,
+}
+
+impl Server {
+    /// Whether a timeline bucket lies in some segment's steady window.
+    pub fn in_steady(&self, k: usize) -> bool {
+        self.segments.iter().any(|s| {
+            s.steady
+                .is_some_and(|st| k >= s.buckets.0 + st.start && k < s.buckets.0 + st.end)
+        })
+    }
+}
+
+/// Runs the analysis over the instances of a log summary.
+pub fn analyze(
+    instances: &mut BTreeMap<String, Instance>,
+    bucket_ms: Option<i64>,
+) -> Result<Server> {
+    for i in instances.values_mut() {
+        i.series.sort();
+    }
+    let named: Vec<(&str, &Series)> = instances
+        .iter()
+        .filter(|(_, i)| !i.series.points.is_empty())
+        .map(|(n, i)| (n.as_str(), &i.series))
+        .collect();
+    if named.is_empty() {
+        return Ok(Server::default());
+    }
+    let own_cuts: Vec<Vec<(i64, Reason)>> = named.iter().map(|(_, s)| segments::cuts(s)).collect();
+    let intervals: Vec<Vec<Interval>> = named
+        .iter()
+        .zip(&own_cuts)
+        .map(|((_, s), c)| {
+            let restarts: Vec<i64> = c.iter().map(|x| x.0).collect();
+            timeline::intervals(&s.points, &restarts)
+        })
+        .collect();
+    let inputs: Vec<timeline::Input<'_>> = named
+        .iter()
+        .zip(&intervals)
+        .map(|((n, s), iv)| timeline::Input {
+            name: n,
+            series: s,
+            intervals: iv,
+        })
+        .collect();
+    let tl = timeline::build(&inputs, bucket_ms)?;
+    let b = tl.bucket_ms;
+    let bucket_of =
+        |t: i64| ((t - tl.origin).div_euclid(b)).clamp(0, tl.total.len() as i64) as usize;
+
+    // run-wide segments
+    let run_cuts = segments::cluster(own_cuts.iter().flatten().copied().collect());
+    let first = named
+        .iter()
+        .filter_map(|(_, s)| s.points.first())
+        .map(|p| p.ts)
+        .min()
+        .unwrap_or(0);
+    let mut bounds: Vec<(i64, Reason)> = vec![(i64::MIN, Reason::Begin)];
+    bounds.extend(run_cuts);
+    let rates: Vec<f64> = tl.total.iter().map(|r| r.gen_tps).collect();
+    let peak_w = (steady::PEAK_WINDOW_MS / b).max(1) as usize;
+    let mut segs = Vec::new();
+    let mut prev_settings: Vec<BTreeMap<&str, &str>> = Vec::new();
+    for (k, &(from, reason)) in bounds.iter().enumerate() {
+        let to = bounds.get(k + 1).map_or(i64::MAX, |x| x.0);
+        // segment edges in time: a cut belongs to the segment it starts
+        let (mut lo, mut hi) = (i64::MAX, i64::MIN);
+        let mut tokens = 0.0;
+        let mut busy = 0.0;
+        let mut active = 0;
+        for (ivs, (_, s)) in intervals.iter().zip(&named) {
+            let mut any = false;
+            for iv in ivs.iter().filter(|iv| iv.end >= from && iv.end < to) {
+                tokens += iv.tokens();
+                busy += iv.secs();
+                any = true;
+            }
+            for p in s.points.iter().filter(|p| p.ts >= from && p.ts < to) {
+                lo = lo.min(p.ts);
+                hi = hi.max(p.ts);
+                any = true;
+            }
+            active += usize::from(any);
+        }
+        if lo > hi {
+            continue;
+        }
+        let lo = lo.max(first);
+        let buckets = (bucket_of(lo), (bucket_of(hi) + 1).min(rates.len()));
+        let slice = &rates[buckets.0..buckets.1];
+        let steady = steady::find(slice);
+        let peak_tps = steady::peak(slice, peak_w).map(|p| p.1);
+        // settings: each instance's values from just before the segment's first line
+        let settings_now: Vec<BTreeMap<&str, &str>> = named
+            .iter()
+            .map(|(_, s)| segments::settings_in(s, from.saturating_sub(segments::CLUSTER_MS), to))
+            .collect();
+        let changes = if prev_settings.is_empty() {
+            Vec::new()
+        } else {
+            segments::changes(
+                prev_settings
+                    .iter()
+                    .cloned()
+                    .zip(settings_now.iter().cloned()),
+            )
+        };
+        let mut settings: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for m in &settings_now {
+            for (k, v) in m {
+                let e = settings.entry(k.to_string()).or_default();
+                if !e.iter().any(|x| x == v) {
+                    e.push(v.to_string());
+                }
+            }
+        }
+        prev_settings = settings_now;
+        segs.push(Segment {
+            index: segs.len(),
+            reason,
+            start: lo,
+            end: hi,
+            buckets,
+            gen_tokens: tokens,
+            gen_tps_mean: if busy > 0.0 {
+                tokens / (busy / active.max(1) as f64)
+            } else {
+                0.0
+            },
+            steady,
+            peak_tps,
+            instances: active,
+            changes,
+            settings,
+        });
+    }
+
+    let (mut st_tokens, mut st_secs) = (0.0, 0.0);
+    for s in &segs {
+        if let Some(st) = s.steady {
+            st_tokens += st.rate * (st.end - st.start) as f64;
+            st_secs += (st.end - st.start) as f64;
+        }
+    }
+    let steady_tps = (st_secs > 0.0).then(|| st_tokens / st_secs);
+    let peak_tps = segs
+        .iter()
+        .filter_map(|s| s.peak_tps)
+        .max_by(f64::total_cmp);
+    let gen_tokens = intervals.iter().flatten().map(Interval::tokens).sum();
+    let bins = curve::curve(intervals.iter().flatten());
+    let knee = curve::knee(&bins);
+
+    let mut server = Server {
+        timeline: tl,
+        intervals: named
+            .iter()
+            .zip(intervals)
+            .map(|((n, _), iv)| (n.to_string(), iv))
+            .collect(),
+        segments: segs,
+        steady_tps,
+        peak_tps,
+        gen_tokens,
+        curve: bins,
+        knee,
+        instances: Vec::new(),
+    };
+    server.instances = instance_rows(&server);
+    Ok(server)
+}
+
+/// Per-instance steady throughput over the run's steady buckets, and imbalance.
+fn instance_rows(s: &Server) -> Vec<InstanceRow> {
+    let steady: Vec<usize> = (0..s.timeline.total.len())
+        .filter(|&k| s.in_steady(k))
+        .collect();
+    let mut rows: Vec<InstanceRow> = s
+        .timeline
+        .instances
+        .iter()
+        .zip(&s.intervals)
+        .map(|((name, rows), (_, iv))| {
+            let v: Vec<f64> = steady.iter().map(|&k| rows[k].gen_tps).collect();
+            InstanceRow {
+                name: name.clone(),
+                gen_tps: steady::mean(&v),
+                gen_tokens: iv.iter().map(Interval::tokens).sum(),
+                vs_median: 0.0,
+                imbalanced: false,
+            }
+        })
+        .collect();
+    let mut g: Vec<f64> = rows
+        .iter()
+        .map(|r| r.gen_tps)
+        .filter(|g| *g > 0.0)
+        .collect();
+    if g.len() >= 2 {
+        g.sort_unstable_by(f64::total_cmp);
+        let med = crate::analysis::quantile::quantile(&g, 0.5);
+        for r in &mut rows {
+            r.vs_median = r.gen_tps / med - 1.0;
+            r.imbalanced = r.vs_median.abs() > IMBALANCE;
+        }
+    }
+    rows
+}
