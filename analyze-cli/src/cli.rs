@@ -67,6 +67,23 @@ pub struct ReportArgs {
     pub format: FormatArgs,
     #[command(flatten)]
     pub completions: CompletionArgs,
+    #[command(flatten)]
+    pub server: ServerArgs,
+}
+
+/// How to analyse server logs.
+#[derive(Debug, Args, Clone, Default)]
+pub struct ServerArgs {
+    /// Timeline bucket, e.g. `10s`, `1m`, `1h` (default: a round length giving ≤ 120 buckets).
+    #[arg(long, value_name = "DURATION", value_parser = parse_bucket)]
+    pub bucket: Option<i64>,
+}
+
+fn parse_bucket(s: &str) -> Result<i64, String> {
+    crate::analysis::bench::duration(s)
+        .map(|secs| (secs * 1000.0).round() as i64)
+        .filter(|&ms| ms >= 1000)
+        .ok_or_else(|| format!("`{s}`: expected a duration of at least 1s, like 10s, 5m or 1h"))
 }
 
 /// How to read completion records.

@@ -65,59 +65,13 @@ pub struct Instance {
     pub preemptions: u64,
     pub errors: u64,
     pub prefill_tokens: u64,
-    /// Tokens generated, estimated from the logged throughput (see [`Tokens`]).
-    pub gen_tokens: Tokens,
     /// The stamped lines, for the timeline and the analyses built on it.
     pub series: Series,
-}
-
-/// Tokens generated, integrated from the throughput lines.
-///
-/// SGLang's `gen throughput` and vLLM's `Avg generation throughput` are averages over the
-/// time since the instance's previous stats line, so the tokens of that interval are the
-/// rate times its length: `Σ rate_k × (t_k − t_{k−1})`. Stamps are whole seconds and many
-/// lines may share one, which makes single intervals 0 or 1 s too short or long; the
-/// intervals still add up to the exact span, so over a run the errors cancel (on the
-/// simulated demo run the estimate is within 0.3% of the true count). The window before an
-/// instance's first line is unknown and not counted. Chunks are integrated on their own and
-/// stitched in file order: a chunk keeps its first line until the previous chunk's last
-/// stamp is known.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct Tokens {
-    pub sum: f64,
-    first: Option<(Ts, f64)>,
-    last: Option<Ts>,
-}
-
-impl Tokens {
-    fn add(&mut self, ts: Ts, rate: f64) {
-        match self.last {
-            Some(prev) if rate.is_finite() => {
-                self.sum += rate * ((ts.0 - prev.0).max(0) as f64 / 1000.0)
-            }
-            Some(_) => {}
-            None => self.first = Some((ts, rate)),
-        }
-        self.last = Some(ts);
-    }
-
-    /// Appends a later part of the same instance.
-    fn merge(&mut self, o: &Tokens) {
-        if let (Some(prev), Some((t, rate))) = (self.last, o.first) {
-            if rate.is_finite() {
-                self.sum += rate * ((t.0 - prev.0).max(0) as f64 / 1000.0);
-            }
-        }
-        self.sum += o.sum;
-        self.first = self.first.or(o.first);
-        self.last = o.last.or(self.last);
-    }
 }
 
 impl Instance {
     fn merge(&mut self, o: &Instance) {
         self.engine = self.engine.or(o.engine);
-        self.gen_tokens.merge(&o.gen_tokens);
         self.series.append(&o.series);
         self.first = match (self.first, o.first) {
             (Some(a), Some(b)) => Some(a.min(b)),
@@ -198,9 +152,6 @@ impl ChunkSummary {
                         inst.stat_lines += 1;
                         if let Some(g) = s.gen_tps {
                             inst.gen_tps.add(g);
-                            if let Some(ts) = v.ts {
-                                inst.gen_tokens.add(ts, g);
-                            }
                         }
                         if let Some(p) = s.prompt_tps {
                             inst.prompt_tps.add(p);

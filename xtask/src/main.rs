@@ -9,8 +9,12 @@
 //!       completion JSONL (three shapes mixed) with its truth printed
 //!   demo
 //!       rewrites `fixtures/runs/demo/` (two GPUs, the second 25% slower) and prints the truth
+//!   runs
+//!       rewrites the scenario runs under `fixtures/runs/` (fleet, vllm-c128, vllm-c200,
+//!       sglang-mrr) and their `*.truth.txt`
 
 mod gen_completions;
+mod scenario;
 mod sim;
 
 use anyhow::{bail, Context, Result};
@@ -81,7 +85,115 @@ fn main() -> Result<()> {
             }
             std::fs::write(dir.join("../demo.truth.txt"), truth_file)?;
         }
-        _ => bail!("usage: xtask sglang-log --out FILE [--bytes N] [--seed S] [--gpu N] [--slow F] [--max-running R] | xtask demo"),
+        Some("runs") => runs()?,
+        _ => bail!("usage: xtask sglang-log --out FILE [--bytes N] [--seed S] [--gpu N] [--slow F] [--max-running R] | xtask demo | xtask runs"),
+    }
+    Ok(())
+}
+
+/// The scenario runs the end-to-end tests assert against.
+fn runs() -> Result<()> {
+    use scenario::{write_run, Engine, Gpu, Phase};
+    let root = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../fixtures/runs"));
+    let mut out: Vec<(&str, String)> = Vec::new();
+
+    // seven SGLang GPUs, gpu3 25% slower; max_tokens 4096 (about 18% of outputs hit it),
+    // then every server restarts with a longer context and max_tokens 8192, and requests fail
+    // for the first minutes after the restart
+    let fleet: Vec<(Gpu, Vec<Phase>)> = (0..7)
+        .map(|g| {
+            let gpu = Gpu {
+                slowdown: if g == 3 { 1.0 / 0.75 } else { 1.0 },
+                mean_output: 2388.0,
+                log_every: 100,
+                ..Gpu::new(&format!("gpu{g}"), Engine::Sglang, 100 + g)
+            };
+            let phases = vec![
+                Phase {
+                    secs: 480.0,
+                    max_running: 48,
+                    cap: 4096,
+                    context_len: 8192,
+                    drain: false,
+                    gap_after: 90.0,
+                    ..Phase::default()
+                },
+                Phase {
+                    secs: 200.0,
+                    max_running: 48,
+                    cap: 8192,
+                    context_len: 16384,
+                    fail_secs: 60.0,
+                    fail_rate: 0.4,
+                    ..Phase::default()
+                },
+            ];
+            (gpu, phases)
+        })
+        .collect();
+    out.push(("fleet", write_run(&root.join("fleet"), &fleet, true, "7 SGLang GPUs (gpu3 25% slower); cap 4096, restart with context 16384 and cap 8192, failures after the restart")?));
+
+    // one vLLM server driven by 128 and by 200 closed-loop clients: saturated past ~80
+    for c in [128usize, 200] {
+        let gpu = Gpu {
+            base: 0.008,
+            per_req: 0.0009,
+            mean_output: 600.0,
+            ..Gpu::new("vllm", Engine::Vllm, 7)
+        };
+        let phases = vec![Phase {
+            secs: 1500.0,
+            max_running: 256,
+            cap: 2048,
+            context_len: 16384,
+            clients: Some(c),
+            ramp_per_s: 0.25,
+            ..Phase::default()
+        }];
+        let name = if c == 128 { "vllm-c128" } else { "vllm-c200" };
+        out.push((
+            name,
+            write_run(
+                &root.join(name),
+                &[(gpu, phases)],
+                false,
+                &format!("vLLM, {c} closed-loop clients joining at 0.25/s, max_num_seqs 256"),
+            )?,
+        ));
+    }
+
+    // SGLang with max_running_requests 16, restarted with 40
+    let gpu = Gpu {
+        log_every: 100,
+        ..Gpu::new("sglang", Engine::Sglang, 11)
+    };
+    let phases = vec![
+        Phase {
+            secs: 300.0,
+            max_running: 16,
+            drain: false,
+            gap_after: 60.0,
+            ..Phase::default()
+        },
+        Phase {
+            secs: 300.0,
+            max_running: 40,
+            ..Phase::default()
+        },
+    ];
+    out.push((
+        "sglang-mrr",
+        write_run(
+            &root.join("sglang-mrr"),
+            &[(gpu, phases)],
+            false,
+            "SGLang, max_running_requests 16, restarted with 40",
+        )?,
+    ));
+
+    for (name, text) in out {
+        print!("{name}:\n{text}");
+        std::fs::write(root.join(format!("{name}.truth.txt")), text)?;
     }
     Ok(())
 }

@@ -104,7 +104,7 @@ fn stamp(secs: f64) -> String {
     )
 }
 
-fn civil(z: i64) -> (i64, u32, u32) {
+pub fn civil(z: i64) -> (i64, u32, u32) {
     let z = z + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z - era * 146_097;

@@ -54,7 +54,7 @@ impl Slo {
     }
 }
 
-/// `2s`, `50ms`, `1.5m`, `3` (seconds).
+/// `2s`, `50ms`, `1.5m`, `1h`, `3` (seconds).
 pub fn duration(v: &str) -> Option<f64> {
     let v = v.trim();
     let (num, scale) = if let Some(n) = v.strip_suffix("ms") {
@@ -63,6 +63,8 @@ pub fn duration(v: &str) -> Option<f64> {
         (n, 1.0)
     } else if let Some(n) = v.strip_suffix('m') {
         (n, 60.0)
+    } else if let Some(n) = v.strip_suffix('h') {
+        (n, 3600.0)
     } else {
         (v, 1.0)
     };

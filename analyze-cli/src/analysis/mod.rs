@@ -3,6 +3,7 @@
 pub mod bench;
 pub mod completions;
 pub mod curve;
+pub mod hints;
 pub mod quantile;
 pub mod segments;
 pub mod server;

@@ -131,14 +131,31 @@ pub fn analyze(
     let peak_w = (steady::PEAK_WINDOW_MS / b).max(1) as usize;
     let mut segs = Vec::new();
     let mut prev_settings: Vec<BTreeMap<&str, &str>> = Vec::new();
-    for (k, &(from, reason)) in bounds.iter().enumerate() {
-        let to = bounds.get(k + 1).map_or(i64::MAX, |x| x.0);
-        // segment edges in time: a cut belongs to the segment it starts
+    // each instance's own edges for the run's segments: its own cut where it has one in
+    // the cluster, else the run's
+    let edges: Vec<Vec<i64>> = own_cuts
+        .iter()
+        .map(|own| {
+            bounds
+                .iter()
+                .map(|&(t, _)| {
+                    own.iter()
+                        .map(|c| c.0)
+                        .find(|&c| t != i64::MIN && (c - t).abs() <= segments::CLUSTER_MS)
+                        .unwrap_or(t)
+                })
+                .collect()
+        })
+        .collect();
+    for (k, &(_, reason)) in bounds.iter().enumerate() {
         let (mut lo, mut hi) = (i64::MAX, i64::MIN);
         let mut tokens = 0.0;
         let mut busy = 0.0;
         let mut active = 0;
-        for (ivs, (_, s)) in intervals.iter().zip(&named) {
+        let mut settings_now: Vec<BTreeMap<&str, &str>> = Vec::new();
+        for ((ivs, (_, s)), e) in intervals.iter().zip(&named).zip(&edges) {
+            let from = e[k];
+            let to = e.get(k + 1).copied().unwrap_or(i64::MAX);
             let mut any = false;
             for iv in ivs.iter().filter(|iv| iv.end >= from && iv.end < to) {
                 tokens += iv.tokens();
@@ -151,6 +168,8 @@ pub fn analyze(
                 any = true;
             }
             active += usize::from(any);
+            // settings: from the segment's start-up lines (a restart cut is the first of them)
+            settings_now.push(segments::settings_in(s, from, to));
         }
         if lo > hi {
             continue;
@@ -160,11 +179,6 @@ pub fn analyze(
         let slice = &rates[buckets.0..buckets.1];
         let steady = steady::find(slice);
         let peak_tps = steady::peak(slice, peak_w).map(|p| p.1);
-        // settings: each instance's values from just before the segment's first line
-        let settings_now: Vec<BTreeMap<&str, &str>> = named
-            .iter()
-            .map(|(_, s)| segments::settings_in(s, from.saturating_sub(segments::CLUSTER_MS), to))
-            .collect();
         let changes = if prev_settings.is_empty() {
             Vec::new()
         } else {

@@ -24,5 +24,12 @@ pub fn run(args: &DemoArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<
         out,
         "tokstat demo: report on {DEMO_DIR} and {DEMO_COMPLETIONS}\n"
     )?;
-    super::report::run(&input, &Default::default(), args.format.format, out, err)
+    super::report::run(
+        &input,
+        &Default::default(),
+        &Default::default(),
+        args.format.format,
+        out,
+        err,
+    )
 }

@@ -13,7 +13,14 @@ use std::io::Write;
 pub fn dispatch(cli: Cli, out: &mut dyn Write, err: &mut dyn Write) -> Result<i32> {
     match cli.command {
         Command::Parse(a) => parse::run(&a, out, err),
-        Command::Report(a) => report::run(&a.input, &a.completions, a.format.format, out, err),
+        Command::Report(a) => report::run(
+            &a.input,
+            &a.completions,
+            &a.server,
+            a.format.format,
+            out,
+            err,
+        ),
         Command::Demo(a) => demo::run(&a, out, err),
         Command::Schema(a) => schema::run(a.format, out),
     }

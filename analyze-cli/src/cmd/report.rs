@@ -2,8 +2,10 @@
 
 use crate::analysis::bench::{self, RunReport};
 use crate::analysis::completions::{analyze, Completions};
+use crate::analysis::hints::{self, Hint};
 use crate::analysis::quantile::Summary;
-use crate::cli::{CompletionArgs, Format, InputArgs};
+use crate::analysis::server::{self, Server};
+use crate::cli::{CompletionArgs, Format, InputArgs, ServerArgs};
 use crate::logs::{self, visit_chunk, ChunkOut, Dates, FileCtx, Skipped, Tally};
 use crate::records::{self, Row};
 use crate::render::num::{duration, group, opt};
@@ -92,20 +94,32 @@ fn read(args: &InputArgs, c: &CompletionArgs) -> Result<Read> {
 pub fn run(
     args: &InputArgs,
     c: &CompletionArgs,
+    srv: &ServerArgs,
     format: Format,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<i32> {
-    let r = read(args, c)?;
+    let mut r = read(args, c)?;
     let completions = (!r.rows.is_empty()).then(|| analyze(&r.rows, c.cap));
+    let server = server::analyze(&mut r.logs.instances, srv.bucket)?;
+    let hints = hints::hints(&hints::Inputs {
+        server: &server,
+        instances: &r.logs.instances,
+        completions: completions.as_ref(),
+        rows: &r.rows,
+    });
+    let a = Analysis {
+        server: &server,
+        hints: &hints,
+    };
     let slo = c.slo.unwrap_or_default();
     let runs: Vec<RunReport> = r.runs.iter().map(|run| bench::analyze(run, &slo)).collect();
     match format {
         Format::Json => {
-            serde_json::to_writer_pretty(&mut *out, &to_json(&r, completions.as_ref(), &runs))?;
+            serde_json::to_writer_pretty(&mut *out, &to_json(&r, &a, completions.as_ref(), &runs))?;
             writeln!(out)?;
         }
-        Format::Table => write_table(out, &r, completions.as_ref(), &runs)?,
+        Format::Table => write_table(out, &r, &a, completions.as_ref(), &runs)?,
     }
     if !args.quiet && format == Format::Json {
         let files: Vec<(FileCtx, Tally)> = r
@@ -137,9 +151,13 @@ fn num(v: Option<f64>) -> Value {
         .map_or(Value::Null, |x| json!(x))
 }
 
-fn instance_json(name: &str, i: &Instance) -> Value {
+fn instance_json(name: &str, i: &Instance, s: &Server) -> Value {
+    let row = s.instances.iter().find(|r| r.name == name);
     json!({
         "instance": name,
+        "gen_tps": row.map(|r| num(Some(r.gen_tps))),
+        "vs_median": row.map(|r| num(Some(r.vs_median))),
+        "imbalanced": row.map(|r| r.imbalanced),
         "engine": i.engine,
         "first_ts": i.first.map(|t| t.to_string()),
         "last_ts": i.last.map(|t| t.to_string()),
@@ -148,7 +166,7 @@ fn instance_json(name: &str, i: &Instance) -> Value {
         "prefill_lines": i.prefill_lines,
         "gen_tps_mean": num(i.gen_tps.mean()),
         "gen_tps_max": num(i.gen_tps.max()),
-        "gen_tokens": num((i.gen_tokens.sum > 0.0).then_some(i.gen_tokens.sum.round())),
+        "gen_tokens": row.map(|r| num(Some(r.gen_tokens.round()))),
         "prompt_tps_mean": num(i.prompt_tps.mean()),
         "running_mean": num(i.running.mean()),
         "running_max": num(i.running.max()),
@@ -164,9 +182,20 @@ fn instance_json(name: &str, i: &Instance) -> Value {
     })
 }
 
-fn to_json(r: &Read, completions: Option<&Completions>, runs: &[RunReport]) -> Value {
+/// The server-side results, for rendering.
+struct Analysis<'a> {
+    server: &'a Server,
+    hints: &'a [Hint],
+}
+
+fn to_json(
+    r: &Read,
+    a: &Analysis<'_>,
+    completions: Option<&Completions>,
+    runs: &[RunReport],
+) -> Value {
     let t = totals(&r.files);
-    json!({
+    let mut v = json!({
         "lines": {"total": t.total, "parsed": t.parsed, "other": t.other, "malformed": t.malformed},
         "files": r.files.iter().map(|(f, t, k)| json!({
             "source": f.source,
@@ -175,19 +204,24 @@ fn to_json(r: &Read, completions: Option<&Completions>, runs: &[RunReport]) -> V
             "malformed_samples": t.samples.iter().map(|(n, why)| json!({"line": n, "reason": why})).collect::<Vec<_>>(),
         })).collect::<Vec<_>>(),
         "skipped": r.skipped.iter().map(|s| json!({"source": s.source, "reason": s.why})).collect::<Vec<_>>(),
-        "instances": r.logs.instances.iter().map(|(k, i)| instance_json(k, i)).collect::<Vec<_>>(),
+        "instances": r.logs.instances.iter().map(|(k, i)| instance_json(k, i, a.server)).collect::<Vec<_>>(),
         "bench_runs": runs,
         "completions": completions.map(|c| {
             let mut v = serde_json::to_value(c).unwrap_or(Value::Null);
             v["dropped_choices"] = json!(r.dropped_choices);
             v
         }),
-    })
+    });
+    if let Value::Object(obj) = &mut v {
+        crate::render::server::json_into(obj, a.server, a.hints);
+    }
+    v
 }
 
 fn write_table(
     out: &mut dyn Write,
     r: &Read,
+    a: &Analysis<'_>,
     completions: Option<&Completions>,
     runs: &[RunReport],
 ) -> Result<()> {
@@ -202,7 +236,8 @@ fn write_table(
         group(t.malformed)
     )?;
     if !r.logs.instances.is_empty() {
-        write_instances(out, &r.logs)?;
+        write_instances(out, &r.logs, a.server)?;
+        crate::render::server::write(out, a.server, a.hints)?;
     }
     if let Some(c) = completions {
         write_completions(out, c)?;
@@ -243,7 +278,7 @@ fn right_align(t: &mut Table, from: usize, to: usize) {
     }
 }
 
-fn write_instances(out: &mut dyn Write, s: &LogSummary) -> Result<()> {
+fn write_instances(out: &mut dyn Write, s: &LogSummary, server: &Server) -> Result<()> {
     writeln!(out, "Server logs: {} instance(s)", s.instances.len())?;
     let mut t = table(vec![
         "instance",
@@ -251,6 +286,8 @@ fn write_instances(out: &mut dyn Write, s: &LogSummary) -> Result<()> {
         "span",
         "stat lines",
         "tokens (est.)",
+        "steady tok/s",
+        "vs median",
         "gen tok/s mean",
         "gen tok/s max",
         "running mean",
@@ -260,16 +297,21 @@ fn write_instances(out: &mut dyn Write, s: &LogSummary) -> Result<()> {
         "preemptions",
     ]);
     for (name, i) in &s.instances {
+        let row = server.instances.iter().find(|r| &r.name == name);
         t.add_row(vec![
             Cell::new(name),
             Cell::new(i.engine.unwrap_or("?")),
             Cell::new(i.span_s().map_or("–".into(), duration)),
             Cell::new(group(i.stat_lines)),
-            Cell::new(if i.gen_tokens.sum > 0.0 {
-                group(i.gen_tokens.sum.round() as u64)
-            } else {
-                "–".into()
-            }),
+            Cell::new(row.map_or("–".into(), |r| group(r.gen_tokens.round() as u64))),
+            Cell::new(row.map_or("–".into(), |r| format!("{:.1}", r.gen_tps))),
+            Cell::new(row.map_or("–".into(), |r| {
+                format!(
+                    "{:+.1}%{}",
+                    r.vs_median * 100.0,
+                    if r.imbalanced { " ⚠" } else { "" }
+                )
+            })),
             Cell::new(opt(i.gen_tps.mean(), 1)),
             Cell::new(opt(i.gen_tps.max(), 1)),
             Cell::new(opt(i.running.mean(), 1)),
@@ -279,7 +321,7 @@ fn write_instances(out: &mut dyn Write, s: &LogSummary) -> Result<()> {
             Cell::new(group(i.preemptions)),
         ]);
     }
-    right_align(&mut t, 2, 12);
+    right_align(&mut t, 2, 14);
     writeln!(out, "{t}\n")?;
     Ok(())
 }

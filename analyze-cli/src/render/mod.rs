@@ -3,3 +3,4 @@
 pub mod json;
 pub mod num;
 pub mod records;
+pub mod server;

@@ -1,0 +1,474 @@
+//! Bottleneck hints: what holds a run back, each with the numbers that show it and what to
+//! do about it. Every threshold is a constant here, in one place.
+//!
+//! Server hints look at each segment's steady window (ramp-up and drain tell nothing about
+//! the bottleneck); completion hints look at the whole job in record order.
+
+use crate::analysis::completions::Completions;
+use crate::analysis::curve::Knee;
+use crate::analysis::server::{Segment, Server, IMBALANCE};
+use crate::analysis::steady::mean;
+use crate::analysis::timeline::Bucket;
+use crate::records::Row;
+use crate::series::Series;
+use crate::summary::Instance;
+use serde::Serialize;
+use serde_json::{json, Map, Value};
+use std::collections::BTreeMap;
+use tokstat_parsers::completion::Finish;
+use tokstat_parsers::stamp::Ts;
+
+/// KV usage at or above this is "full".
+pub const KV_FULL: f64 = 0.90;
+/// Share of steady buckets that must be full (or pinned) for a hint.
+pub const MOST: f64 = 0.5;
+/// `running` at or above this share of the configured maximum is "at the cap".
+pub const AT_CAP: f64 = 0.95;
+/// `running` below this share of the cap, with no queue, is "client bound".
+pub const BELOW_CAP: f64 = 0.8;
+/// A mean queue below this is "empty".
+pub const QUEUE_EMPTY: f64 = 0.5;
+/// Mean accepted tokens per step below this: speculation barely pays.
+pub const ACCEPT_LOW: f64 = 1.5;
+/// A fitted decline of this share over the steady window.
+pub const DECAY: f64 = 0.15;
+/// Steady buckets needed to judge a trend.
+pub const DECAY_MIN_BUCKETS: usize = 10;
+/// Decode throughput this much lower in the heaviest-prefill quarter of buckets.
+pub const PREFILL_DIP: f64 = 0.15;
+/// Share of completions hitting the cap.
+pub const CAP_HIT_HIGH: f64 = 0.10;
+/// A window of records whose failure rate is at least this…
+pub const FAILURE_SPIKE_MIN: f64 = 0.05;
+/// …and this many times the job's median window rate.
+pub const FAILURE_SPIKE_FACTOR: f64 = 3.0;
+/// Windows a job is cut into to find a failure spike.
+pub const FAILURE_WINDOWS: usize = 20;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Severity {
+    Info,
+    Warning,
+    Critical,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Info => "info",
+            Severity::Warning => "warning",
+            Severity::Critical => "critical",
+        }
+    }
+}
+
+/// One hint.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Hint {
+    pub id: &'static str,
+    pub severity: Severity,
+    /// The numbers behind it: always a `text` line, the time range when it has one, and the
+    /// figures by name.
+    pub evidence: Value,
+    pub action: String,
+}
+
+fn evidence(text: String, range: Option<(i64, i64)>, figures: &[(&str, Value)]) -> Value {
+    let mut m = Map::new();
+    m.insert("text".into(), json!(text));
+    if let Some((a, b)) = range {
+        m.insert("from".into(), json!(Ts(a).to_string()));
+        m.insert("to".into(), json!(Ts(b).to_string()));
+    }
+    for (k, v) in figures {
+        m.insert((*k).into(), v.clone());
+    }
+    Value::Object(m)
+}
+
+fn pct(x: f64) -> String {
+    format!("{:.0}%", x * 100.0)
+}
+
+/// The configured maximum of running requests of a segment, if its start-up lines said.
+fn configured_cap(seg: &Segment) -> Option<f64> {
+    ["max_running_requests", "max_num_seqs"]
+        .iter()
+        .find_map(|k| {
+            seg.settings
+                .get(*k)?
+                .iter()
+                .filter_map(|v| v.parse::<f64>().ok())
+                .max_by(f64::total_cmp)
+        })
+}
+
+/// Steady buckets of a segment, per instance.
+fn steady_rows<'a>(s: &'a Server, seg: &Segment) -> Vec<(&'a str, Vec<&'a Bucket>)> {
+    let Some(st) = seg.steady else {
+        return Vec::new();
+    };
+    let (a, b) = (seg.buckets.0 + st.start, seg.buckets.0 + st.end);
+    s.timeline
+        .instances
+        .iter()
+        .map(|(n, rows)| {
+            (
+                n.as_str(),
+                rows[a..b]
+                    .iter()
+                    .filter(|r| r.running.is_finite())
+                    .collect(),
+            )
+        })
+        .filter(|(_, v): &(&str, Vec<&Bucket>)| !v.is_empty())
+        .collect()
+}
+
+fn share(v: &[&Bucket], f: impl Fn(&Bucket) -> bool) -> f64 {
+    if v.is_empty() {
+        0.0
+    } else {
+        v.iter().filter(|b| f(b)).count() as f64 / v.len() as f64
+    }
+}
+
+fn field(v: &[&Bucket], f: impl Fn(&Bucket) -> f64) -> f64 {
+    mean(&v.iter().map(|b| f(b)).collect::<Vec<_>>())
+}
+
+/// Everything a hint may look at.
+pub struct Inputs<'a> {
+    pub server: &'a Server,
+    pub instances: &'a BTreeMap<String, Instance>,
+    pub completions: Option<&'a Completions>,
+    pub rows: &'a [Row],
+}
+
+/// All hints, most severe first.
+pub fn hints(i: &Inputs<'_>) -> Vec<Hint> {
+    let mut out = Vec::new();
+    let s = i.server;
+    let label = |seg: &Segment| {
+        if s.segments.len() > 1 {
+            format!("segment {}: ", seg.index + 1)
+        } else {
+            String::new()
+        }
+    };
+    for seg in &s.segments {
+        let Some(st) = seg.steady else { continue };
+        let rows = steady_rows(s, seg);
+        let all: Vec<&Bucket> = rows.iter().flat_map(|(_, v)| v.iter().copied()).collect();
+        let t0 = s.timeline.total[seg.buckets.0 + st.start].ts;
+        let t1 = s.timeline.total[seg.buckets.0 + st.end - 1].ts + s.timeline.bucket_ms;
+        let range = Some((t0, t1));
+        let kv_full = share(&all, |b| b.kv_usage >= KV_FULL);
+        let queue = field(&all, |b| b.waiting);
+        let kv_max = all
+            .iter()
+            .map(|b| b.kv_usage)
+            .filter(|v| v.is_finite())
+            .fold(f64::NAN, f64::max);
+        let pressure = events_in(i.instances, t0, t1);
+        // kv_bound
+        if kv_full >= MOST && (queue >= QUEUE_EMPTY || pressure.0 + pressure.1 > 0) {
+            out.push(Hint {
+                id: "kv_bound",
+                severity: if pressure.0 + pressure.1 > 0 { Severity::Critical } else { Severity::Warning },
+                evidence: evidence(
+                    format!("{}KV cache ≥ {} full in {} of steady time, {:.1} requests queued on average, {} retractions, {} preemptions", label(seg), pct(KV_FULL), pct(kv_full), queue, pressure.0, pressure.1),
+                    range,
+                    &[("kv_full_share", json!(kv_full)), ("waiting_mean", json!(queue)), ("retractions", json!(pressure.0)), ("preemptions", json!(pressure.1))],
+                ),
+                action: "The KV cache limits the batch: raise --mem-fraction-static / --gpu-memory-utilization, shorten max_tokens or context, add tensor parallelism, or use FP8 KV cache.".into(),
+            });
+        }
+        // running_cap / client_bound, per instance against the configured or observed maximum
+        let cap = configured_cap(seg);
+        let mut pinned = Vec::new();
+        let mut below = Vec::new();
+        for (name, v) in &rows {
+            let max_seen = v.iter().map(|b| b.running).fold(0.0, f64::max);
+            let c = cap.unwrap_or(max_seen);
+            if c <= 0.0 {
+                continue;
+            }
+            let at = share(v, |b| b.running >= AT_CAP * c);
+            let q = field(v, |b| b.waiting);
+            let kv = share(v, |b| b.kv_usage >= KV_FULL);
+            let run = field(v, |b| b.running);
+            if at >= MOST && q >= QUEUE_EMPTY && kv < MOST {
+                pinned.push((*name, run, q));
+            } else if cap.is_some() && run < BELOW_CAP * c && q < QUEUE_EMPTY && kv < MOST {
+                below.push((*name, run));
+            }
+        }
+        let saturated = s.knee.filter(|k| mean_running(&rows) >= k.running);
+        if !pinned.is_empty() {
+            let run = mean(&pinned.iter().map(|p| p.1).collect::<Vec<_>>());
+            let q = mean(&pinned.iter().map(|p| p.2).collect::<Vec<_>>());
+            let key = if seg.settings.contains_key("max_num_seqs") {
+                "max_num_seqs"
+            } else {
+                "max_running_requests"
+            };
+            out.push(Hint {
+                id: "running_cap",
+                severity: Severity::Warning,
+                evidence: evidence(
+                    format!("{}{} of {} instance(s) hold running at the maximum ({}, mean {:.1}) with {:.1} requests queued and KV cache below {}", label(seg), pinned.len(), rows.len(), cap.map_or("observed".to_string(), |c| format!("{key}={c}")), run, q, pct(KV_FULL)),
+                    range,
+                    &[("running_mean", json!(run)), ("waiting_mean", json!(q)), ("cap", json!(cap)), ("kv_usage_max", json!(nan_null(kv_max)))],
+                ),
+                action: format!("The batch is capped while KV cache is free and requests wait: raise {key} (the curve shows how much throughput more concurrency still adds)."),
+            });
+        } else if !below.is_empty() && below.len() * 2 >= rows.len() && saturated.is_none() {
+            let run = mean(&below.iter().map(|p| p.1).collect::<Vec<_>>());
+            out.push(Hint {
+                id: "client_bound",
+                severity: Severity::Warning,
+                evidence: evidence(
+                    format!("{}running averages {:.1} of a possible {} with an empty queue ({:.2} waiting)", label(seg), run, cap.unwrap_or(0.0), queue),
+                    range,
+                    &[("running_mean", json!(run)), ("cap", json!(cap)), ("waiting_mean", json!(queue))],
+                ),
+                action: "The server waits for work: send more concurrent requests (raise the client's concurrency / worker count).".into(),
+            });
+        }
+        if let Some(k) = saturated {
+            out.push(saturated_hint(&label(seg), k, mean_running(&rows), range));
+        }
+        // spec_low_accept
+        let acc = field(&all, |b| b.accept_len);
+        if acc.is_finite() && acc > 0.0 && acc < ACCEPT_LOW {
+            out.push(Hint {
+                id: "spec_low_accept",
+                severity: Severity::Warning,
+                evidence: evidence(format!("{}speculative decoding accepts {acc:.2} tokens per step on average", label(seg)), range, &[("accept_len_mean", json!(acc))]),
+                action: "Speculation costs more than it gains: use fewer draft tokens, a better-matched draft model, or turn it off.".into(),
+            });
+        }
+        // throughput_decay
+        let rates: Vec<f64> = (seg.buckets.0 + st.start..seg.buckets.0 + st.end)
+            .map(|k| s.timeline.total[k].gen_tps)
+            .collect();
+        if rates.len() >= DECAY_MIN_BUCKETS {
+            let (a, b) = fit(&rates);
+            let start = a;
+            let end = a + b * (rates.len() - 1) as f64;
+            if start > 0.0 && end < start * (1.0 - DECAY) {
+                out.push(Hint {
+                    id: "throughput_decay",
+                    severity: Severity::Warning,
+                    evidence: evidence(format!("{}steady throughput falls from {start:.0} to {end:.0} tok/s ({:+.0}%) along the run", label(seg), (end / start - 1.0) * 100.0), range, &[("gen_tps_start", json!(start)), ("gen_tps_end", json!(end))]),
+                    action: "Throughput declines while the load holds: look for growing contexts (multi-turn, long outputs), KV-cache fragmentation, a thermal or memory leak; restart or shorten max_tokens.".into(),
+                });
+            }
+        }
+        // prefill_interference: decode rate in the heaviest-prefill quarter vs the lightest
+        if let Some(h) = prefill_hint(s, seg, st.start, st.end, range, &label(seg)) {
+            out.push(h);
+        }
+    }
+    // event counts over the whole run
+    let (retr, preempt) = events_in(i.instances, i64::MIN, i64::MAX);
+    if retr > 0 {
+        out.push(Hint {
+            id: "retractions",
+            severity: if retr >= 10 { Severity::Critical } else { Severity::Warning },
+            evidence: evidence(format!("{retr} requests retracted (KV cache full; their decoding is redone)"), None, &[("retracted_requests", json!(retr))]),
+            action: "Retracted requests are decoded again: lower max_running_requests or --schedule-conservativeness, or give the KV cache more memory.".into(),
+        });
+    }
+    if preempt > 0 {
+        out.push(Hint {
+            id: "preemptions",
+            severity: if preempt >= 10 { Severity::Critical } else { Severity::Warning },
+            evidence: evidence(format!("{preempt} preemptions (KV cache full; requests recomputed or swapped)"), None, &[("preemptions", json!(preempt))]),
+            action: "Preempted requests are recomputed: lower max_num_seqs, raise --gpu-memory-utilization, or add tensor parallelism.".into(),
+        });
+    }
+    // instance_imbalance
+    let off: Vec<_> = s.instances.iter().filter(|r| r.imbalanced).collect();
+    if !off.is_empty() {
+        let names: Vec<String> = off
+            .iter()
+            .map(|r| format!("{} {:+.0}%", r.name, r.vs_median * 100.0))
+            .collect();
+        out.push(Hint {
+            id: "instance_imbalance",
+            severity: Severity::Warning,
+            evidence: evidence(
+                format!("steady throughput more than {} from the median instance: {}", pct(IMBALANCE), names.join(", ")),
+                None,
+                &[("instances", json!(off.iter().map(|r| json!({"instance": r.name, "gen_tps": r.gen_tps, "vs_median": r.vs_median})).collect::<Vec<_>>()))],
+            ),
+            action: "One instance is slower than its peers: check its GPU (clocks, thermals, ECC errors, PCIe/NVLink), its placement, and whether the load balancer sends it the same work.".into(),
+        });
+    }
+    if let Some(c) = i.completions {
+        if c.cap.hit_rate >= CAP_HIT_HIGH {
+            out.push(Hint {
+                id: "cap_hit_high",
+                severity: if c.cap.hit_rate >= 2.0 * CAP_HIT_HIGH { Severity::Critical } else { Severity::Warning },
+                evidence: evidence(
+                    format!("{} of {} completions ({}) stopped at the token cap{}", c.cap.hits, c.count, pct(c.cap.hit_rate), c.cap.value.map_or(String::new(), |v| format!(" ({v})"))),
+                    None,
+                    &[("hit_rate", json!(c.cap.hit_rate)), ("hits", json!(c.cap.hits)), ("cap", json!(c.cap.value)), ("tokens_on_capped_share", json!(c.cap.tokens_on_capped_share))],
+                ),
+                action: "Many outputs are cut off: raise max_tokens (the true lengths are longer than shown), or curb the prompt's verbosity; capped outputs usually have to be regenerated.".into(),
+            });
+        }
+        if let Some(h) = failure_spike(i.rows) {
+            out.push(h);
+        }
+    }
+    out.sort_by_key(|h| std::cmp::Reverse(h.severity));
+    out
+}
+
+fn mean_running(rows: &[(&str, Vec<&Bucket>)]) -> f64 {
+    mean(
+        &rows
+            .iter()
+            .map(|(_, v)| field(v, |b| b.running))
+            .collect::<Vec<_>>(),
+    )
+}
+
+fn nan_null(v: f64) -> Option<f64> {
+    v.is_finite().then_some(v)
+}
+
+fn saturated_hint(label: &str, k: Knee, running: f64, range: Option<(i64, i64)>) -> Hint {
+    Hint {
+        id: "saturated",
+        severity: Severity::Info,
+        evidence: evidence(
+            format!("{label}throughput flattens at about {:.0} running requests ({:.0} tok/s); at {:.0} it is {:.0} tok/s, and the run held {:.0} on average", k.running, k.tps_median, k.running_max, k.tps_at_max, running),
+            range,
+            &[("knee_running", json!(k.running)), ("knee_tps", json!(k.tps_median)), ("max_running", json!(k.running_max)), ("tps_at_max", json!(k.tps_at_max)), ("running_mean", json!(running))],
+        ),
+        action: "The server is saturated: more concurrency will not raise throughput (only latency). Scale out, use a faster configuration (quantisation, speculative decoding), or shorten outputs.".into(),
+    }
+}
+
+/// Retracted requests and preemptions of all instances between `t0` and `t1`.
+fn events_in(instances: &BTreeMap<String, Instance>, t0: i64, t1: i64) -> (u64, u64) {
+    use tokstat_parsers::record::EventKind;
+    let mut r = (0, 0);
+    for i in instances.values() {
+        let s: &Series = &i.series;
+        for e in s.events.iter().filter(|e| e.ts >= t0 && e.ts < t1) {
+            match e.kind {
+                EventKind::Retraction => r.0 += e.count,
+                EventKind::Preemption => r.1 += 1,
+                _ => {}
+            }
+        }
+        // vLLM V1 counts preemptions on its stats lines
+        if t0 == i64::MIN {
+            r.1 += i.preemptions.saturating_sub(
+                s.events
+                    .iter()
+                    .filter(|e| e.kind == EventKind::Preemption)
+                    .count() as u64,
+            );
+        }
+    }
+    r
+}
+
+/// Least-squares line through `(k, v[k])`: `(intercept, slope)`.
+fn fit(v: &[f64]) -> (f64, f64) {
+    let n = v.len() as f64;
+    let mx = (n - 1.0) / 2.0;
+    let my = v.iter().sum::<f64>() / n;
+    let (mut sxy, mut sxx) = (0.0, 0.0);
+    for (k, y) in v.iter().enumerate() {
+        let dx = k as f64 - mx;
+        sxy += dx * (y - my);
+        sxx += dx * dx;
+    }
+    let b = if sxx > 0.0 { sxy / sxx } else { 0.0 };
+    (my - b * mx, b)
+}
+
+fn prefill_hint(
+    s: &Server,
+    seg: &Segment,
+    a: usize,
+    b: usize,
+    range: Option<(i64, i64)>,
+    label: &str,
+) -> Option<Hint> {
+    let rows: Vec<&Bucket> = s.timeline.total[seg.buckets.0 + a..seg.buckets.0 + b]
+        .iter()
+        .collect();
+    if rows.len() < 8 || rows.iter().all(|r| r.prompt_tps <= 0.0) {
+        return None;
+    }
+    let mut by: Vec<&Bucket> = rows.clone();
+    by.sort_by(|x, y| x.prompt_tps.total_cmp(&y.prompt_tps));
+    let q = by.len() / 4;
+    let light = mean(&by[..q].iter().map(|r| r.gen_tps).collect::<Vec<_>>());
+    let heavy = mean(
+        &by[by.len() - q..]
+            .iter()
+            .map(|r| r.gen_tps)
+            .collect::<Vec<_>>(),
+    );
+    if light <= 0.0 || heavy >= light * (1.0 - PREFILL_DIP) {
+        return None;
+    }
+    Some(Hint {
+        id: "prefill_interference",
+        severity: Severity::Warning,
+        evidence: evidence(
+            format!("{label}decode runs at {heavy:.0} tok/s in the quarter of steady time with the most prefill vs {light:.0} tok/s in the quarter with the least ({:+.0}%)", (heavy / light - 1.0) * 100.0),
+            range,
+            &[("gen_tps_heavy_prefill", json!(heavy)), ("gen_tps_light_prefill", json!(light))],
+        ),
+        action: "Prefill batches stall decoding: lower --chunked-prefill-size / max_num_batched_tokens, enable mixed chunked prefill, or disaggregate prefill and decode.".into(),
+    })
+}
+
+/// A window of records (in job order) failing far more often than the job as a whole.
+fn failure_spike(rows: &[Row]) -> Option<Hint> {
+    if rows.len() < FAILURE_WINDOWS * 10 {
+        return None;
+    }
+    let w = rows.len() / FAILURE_WINDOWS;
+    let rates: Vec<f64> = rows
+        .chunks(w)
+        .filter(|c| c.len() == w)
+        .map(|c| c.iter().filter(|r| r.finish == Finish::Error).count() as f64 / w as f64)
+        .collect();
+    let mut sorted = rates.clone();
+    sorted.sort_unstable_by(f64::total_cmp);
+    let median = crate::analysis::quantile::quantile(&sorted, 0.5);
+    let bad: Vec<usize> = (0..rates.len())
+        .filter(|&k| {
+            rates[k] >= FAILURE_SPIKE_MIN
+                && rates[k] >= FAILURE_SPIKE_FACTOR * median.max(1.0 / w as f64)
+        })
+        .collect();
+    let (&first, &last) = (bad.first()?, bad.last()?);
+    let worst = bad.iter().map(|&k| rates[k]).fold(0.0, f64::max);
+    let failed: usize = rows[first * w..(last + 1) * w]
+        .iter()
+        .filter(|r| r.finish == Finish::Error)
+        .count();
+    Some(Hint {
+        id: "failure_spike",
+        severity: Severity::Critical,
+        evidence: evidence(
+            format!("records {}–{} (of {}) fail at up to {} ({failed} failures) against a typical {}", first * w + 1, (last + 1) * w, rows.len(), pct(worst), pct(median)),
+            None,
+            &[("first_record", json!(first * w + 1)), ("last_record", json!((last + 1) * w)), ("failures", json!(failed)), ("worst_rate", json!(worst)), ("median_rate", json!(median))],
+        ),
+        action: "Failures cluster in one stretch of the job: look at the server log around that time (restart, OOM, timeouts) and retry the failed records.".into(),
+    })
+}

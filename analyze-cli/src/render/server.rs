@@ -1,0 +1,294 @@
+//! The server-side analysis in the terminal and as JSON.
+
+use crate::analysis::hints::Hint;
+use crate::analysis::server::{Segment, Server};
+use crate::analysis::steady::PEAK_WINDOW_MS;
+use crate::analysis::timeline::Bucket;
+use crate::render::num::{duration, group};
+use serde_json::{json, Value};
+use std::io::{self, Write};
+use tokstat_parsers::stamp::Ts;
+
+fn num(v: f64) -> Value {
+    if v.is_finite() {
+        json!(v)
+    } else {
+        Value::Null
+    }
+}
+
+fn ts(ms: i64) -> String {
+    Ts(ms).to_string()
+}
+
+fn bucket_json(b: &Bucket, instance: Option<&str>, steady: bool) -> Value {
+    json!({
+        "ts": ts(b.ts),
+        "instance": instance,
+        "gen_tps": num(b.gen_tps),
+        "prompt_tps": num(b.prompt_tps),
+        "running": num(b.running),
+        "waiting": num(b.waiting),
+        "kv_usage": num(b.kv_usage),
+        "accept_len": num(b.accept_len),
+        "events": b.events,
+        "steady": steady,
+    })
+}
+
+fn segment_json(s: &Segment, server: &Server, prev: Option<&Segment>) -> Value {
+    let b = server.timeline.bucket_ms;
+    let steady_range = s.steady.map(|st| {
+        let t0 = server.timeline.total[s.buckets.0 + st.start].ts;
+        let t1 = server.timeline.total[s.buckets.0 + st.end - 1].ts + b;
+        json!({"from": ts(t0), "to": ts(t1)})
+    });
+    json!({
+        "index": s.index,
+        "reason": s.reason.as_str(),
+        "start": ts(s.start),
+        "end": ts(s.end),
+        "duration_s": (s.end - s.start) as f64 / 1000.0,
+        "instances": s.instances,
+        "gen_tokens": s.gen_tokens.round(),
+        "gen_tps": s.steady_tps().map_or(Value::Null, num),
+        "gen_tps_mean": num(s.gen_tps_mean),
+        "peak_gen_tps": s.peak_tps.map_or(Value::Null, num),
+        "steady": steady_range,
+        "vs_previous": match (prev.and_then(Segment::steady_tps), s.steady_tps()) {
+            (Some(a), Some(b)) if a > 0.0 => num(b / a - 1.0),
+            _ => Value::Null,
+        },
+        "changes": s.changes,
+        "settings": s.settings,
+    })
+}
+
+/// The JSON keys of the server analysis, added to the report object.
+pub fn json_into(obj: &mut serde_json::Map<String, Value>, s: &Server, hints: &[Hint]) {
+    let mut rows = Vec::new();
+    for (k, b) in s.timeline.total.iter().enumerate() {
+        rows.push(bucket_json(b, None, s.in_steady(k)));
+    }
+    if s.timeline.instances.len() > 1 {
+        for (name, v) in &s.timeline.instances {
+            for (k, b) in v.iter().enumerate() {
+                rows.push(bucket_json(b, Some(name), s.in_steady(k)));
+            }
+        }
+    }
+    obj.insert(
+        "timeline_bucket_s".into(),
+        json!(s.timeline.bucket_ms as f64 / 1000.0),
+    );
+    obj.insert("timeline".into(), Value::Array(rows));
+    obj.insert("curve".into(), json!(s.curve));
+    obj.insert("knee".into(), json!(s.knee));
+    let mean_tps = {
+        let secs: f64 = s
+            .segments
+            .iter()
+            .map(|g| (g.end - g.start) as f64 / 1000.0)
+            .sum();
+        (secs > 0.0).then(|| s.gen_tokens / secs)
+    };
+    obj.insert(
+        "steady".into(),
+        json!({
+            "gen_tps": s.steady_tps,
+            "peak_gen_tps": s.peak_tps,
+            "peak_window_s": (PEAK_WINDOW_MS.max(s.timeline.bucket_ms)) as f64 / 1000.0,
+            "mean_gen_tps": mean_tps,
+            "gen_tokens": s.gen_tokens.round(),
+        }),
+    );
+    obj.insert(
+        "segments".into(),
+        Value::Array(
+            s.segments
+                .iter()
+                .enumerate()
+                .map(|(k, g)| segment_json(g, s, k.checked_sub(1).map(|p| &s.segments[p])))
+                .collect(),
+        ),
+    );
+    obj.insert("hints".into(), json!(hints));
+}
+
+/// A column chart of `v` (NaN = no data), `height` rows, with the steady window underlined.
+pub fn chart(out: &mut dyn Write, v: &[f64], steady: &[bool], height: usize) -> io::Result<()> {
+    const BLOCKS: [char; 9] = [' ', '▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
+    let max = v
+        .iter()
+        .copied()
+        .filter(|x| x.is_finite())
+        .fold(0.0, f64::max);
+    if max <= 0.0 {
+        return Ok(());
+    }
+    let label_w = format!("{max:.0}").len();
+    for row in (0..height).rev() {
+        let label = if row == height - 1 {
+            format!("{max:.0}")
+        } else if row == 0 {
+            "0".to_string()
+        } else {
+            String::new()
+        };
+        let mut line = format!("  {label:>label_w$} │");
+        for x in v {
+            let eighths = if x.is_finite() {
+                (x / max * (height * 8) as f64).round() as usize
+            } else {
+                0
+            };
+            let here = eighths.saturating_sub(row * 8).min(8);
+            line.push(BLOCKS[here]);
+        }
+        writeln!(out, "{}", line.trim_end())?;
+    }
+    let mut axis = format!("  {:>label_w$} └", "");
+    for &st in steady {
+        axis.push(if st { '━' } else { '─' });
+    }
+    writeln!(out, "{axis}")
+}
+
+/// The terminal sections of the server analysis.
+pub fn write(out: &mut dyn Write, s: &Server, hints: &[Hint]) -> io::Result<()> {
+    let tl = &s.timeline;
+    if tl.total.is_empty() {
+        return Ok(());
+    }
+    let b = tl.bucket_ms;
+    writeln!(
+        out,
+        "Throughput: {} tokens generated (estimated from the logged rates) · steady {} tok/s · peak {} tok/s (best {})",
+        group(s.gen_tokens.round() as u64),
+        s.steady_tps.map_or("–".into(), |v| format!("{v:.0}")),
+        s.peak_tps.map_or("–".into(), |v| format!("{v:.0}")),
+        duration((PEAK_WINDOW_MS.max(b)) as f64 / 1000.0)
+    )?;
+    let rates: Vec<f64> = tl.total.iter().map(|r| r.gen_tps).collect();
+    let steady: Vec<bool> = (0..rates.len()).map(|k| s.in_steady(k)).collect();
+    let width = 100usize;
+    let (rates, steady, per) = if rates.len() > width {
+        let per = rates.len().div_ceil(width);
+        let r: Vec<f64> = rates
+            .chunks(per)
+            .map(crate::analysis::steady::mean)
+            .collect();
+        let st: Vec<bool> = steady.chunks(per).map(|c| c.iter().any(|x| *x)).collect();
+        (r, st, per)
+    } else {
+        (rates, steady, 1)
+    };
+    writeln!(
+        out,
+        "\nGenerated tok/s over time ({} per column, {} → {}; ━ marks steady state)",
+        duration((b * per as i64) as f64 / 1000.0),
+        ts(tl.origin),
+        ts(tl.origin + b * tl.total.len() as i64)
+    )?;
+    chart(out, &rates, &steady, 8)?;
+    writeln!(out)?;
+
+    if s.segments.len() > 1 {
+        writeln!(out, "Segments: {}", s.segments.len())?;
+        let mut prev: Option<&Segment> = None;
+        for g in &s.segments {
+            let vs = match (prev.and_then(Segment::steady_tps), g.steady_tps()) {
+                (Some(a), Some(c)) if a > 0.0 => {
+                    format!(" ({:+.0}% vs before)", (c / a - 1.0) * 100.0)
+                }
+                _ => String::new(),
+            };
+            writeln!(
+                out,
+                "  {}. {} → {} ({}, {}) · {} instance(s) · steady {} tok/s{vs} · {} tokens",
+                g.index + 1,
+                ts(g.start),
+                ts(g.end),
+                duration((g.end - g.start) as f64 / 1000.0),
+                g.reason.as_str(),
+                g.instances,
+                g.steady_tps().map_or("–".into(), |v| format!("{v:.0}")),
+                group(g.gen_tokens.round() as u64)
+            )?;
+            for c in &g.changes {
+                writeln!(
+                    out,
+                    "       changed: {} {} → {} ({} instance(s))",
+                    c.key, c.before, c.after, c.instances
+                )?;
+            }
+            prev = Some(g);
+        }
+        writeln!(out)?;
+    }
+
+    if !s.curve.is_empty() {
+        writeln!(
+            out,
+            "Concurrency vs throughput (per instance, from every stats line)"
+        )?;
+        let max = s
+            .curve
+            .iter()
+            .map(|c| c.tps_median)
+            .fold(0.0, f64::max)
+            .max(1e-9);
+        for c in &s.curve {
+            let bar = "█".repeat((c.tps_median / max * 40.0).round() as usize);
+            let knee = s
+                .knee
+                .filter(|k| {
+                    k.running >= f64::from(c.running_lo)
+                        && k.running < f64::from(c.running_hi) + 1.0
+                })
+                .map_or("", |_| "  ◀ knee");
+            let range = if c.running_lo == c.running_hi {
+                format!("{}", c.running_lo)
+            } else {
+                format!("{}–{}", c.running_lo, c.running_hi)
+            };
+            writeln!(
+                out,
+                "  {range:>9} running {bar:<40} {:>8.0} tok/s (p10 {:.0}, p90 {:.0}) · {:>6.1} per req · {:>5.1}% of time{knee}",
+                c.tps_median,
+                c.tps_p10,
+                c.tps_p90,
+                c.tps_per_req,
+                c.time_share * 100.0
+            )?;
+        }
+        match s.knee {
+            Some(k) => writeln!(
+                out,
+                "  Knee at about {:.0} running ({:.0} tok/s): beyond it one more request adds under 10% of a request's rate ({:.0} tok/s at {:.0}).",
+                k.running, k.tps_median, k.tps_at_max, k.running_max
+            )?,
+            None => writeln!(out, "  No knee in the observed range: throughput still grows with concurrency (or too few levels were seen).")?,
+        }
+        writeln!(out)?;
+    }
+
+    if !hints.is_empty() {
+        writeln!(out, "Hints")?;
+        for h in hints {
+            writeln!(
+                out,
+                "  [{}] {}: {}",
+                h.severity.as_str(),
+                h.id,
+                h.evidence["text"].as_str().unwrap_or("")
+            )?;
+            if let (Some(a), Some(b)) = (h.evidence["from"].as_str(), h.evidence["to"].as_str()) {
+                writeln!(out, "      during {a} → {b}")?;
+            }
+            writeln!(out, "      → {}", h.action)?;
+        }
+        writeln!(out)?;
+    }
+    Ok(())
+}

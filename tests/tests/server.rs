@@ -1,0 +1,244 @@
+//! End-to-end: the server-side analysis (timeline, steady state, curve and knee, segments,
+//! instances, hints) on the simulated runs under `fixtures/runs/`, asserted against the
+//! simulator's truth files (`cargo run -p xtask -- runs` writes both).
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+fn runs() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/runs")
+}
+
+fn report(run: &str) -> Value {
+    let dir = runs().join(run).display().to_string();
+    let mut out = Vec::new();
+    let mut err = Vec::new();
+    let argv = [
+        "tokstat", "report", "--format", "json", "-q", "--year", "2026", &dir,
+    ];
+    let code = tokstat::run(argv, &mut out, &mut err);
+    assert_eq!(code, 0, "{}", String::from_utf8_lossy(&err));
+    serde_json::from_slice(&out).unwrap()
+}
+
+/// The truth file's numbers: `name: N tokens` per GPU, `total tokens: N`, and the
+/// completions line.
+struct Truth {
+    gpus: Vec<(String, f64)>,
+    total: f64,
+    completions: Option<(u64, u64, u64)>,
+}
+
+fn truth(run: &str) -> Truth {
+    let text = std::fs::read_to_string(runs().join(format!("{run}.truth.txt"))).unwrap();
+    let mut t = Truth {
+        gpus: Vec::new(),
+        total: 0.0,
+        completions: None,
+    };
+    for line in text.lines().filter(|l| !l.starts_with('#')) {
+        let (name, rest) = line.split_once(": ").unwrap();
+        let first = |s: &str| s.split_whitespace().next().unwrap().parse::<f64>().unwrap();
+        match name {
+            "total tokens" => t.total = first(rest),
+            "completions" => {
+                let n: Vec<u64> = rest
+                    .split(|c: char| !c.is_ascii_digit())
+                    .filter(|s| !s.is_empty())
+                    .map(|s| s.parse().unwrap())
+                    .collect();
+                t.completions = Some((n[0], n[1], n[2]));
+            }
+            _ => t.gpus.push((name.to_string(), first(rest))),
+        }
+    }
+    t
+}
+
+fn within(est: f64, truth: f64, tol: f64) -> bool {
+    (est / truth - 1.0).abs() <= tol
+}
+
+fn hint<'a>(v: &'a Value, id: &str) -> Vec<&'a Value> {
+    v["hints"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|h| h["id"] == id)
+        .collect()
+}
+
+fn ids(v: &Value) -> Vec<&str> {
+    v["hints"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["id"].as_str().unwrap())
+        .collect()
+}
+
+fn assert_tokens(v: &Value, t: &Truth) {
+    let est = v["steady"]["gen_tokens"].as_f64().unwrap();
+    assert!(within(est, t.total, 0.03), "{est} vs {}", t.total);
+    for (name, tokens) in &t.gpus {
+        let row = v["instances"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|i| i["instance"] == name.as_str())
+            .unwrap_or_else(|| panic!("no instance {name}"));
+        let est = row["gen_tokens"].as_f64().unwrap();
+        assert!(within(est, *tokens, 0.03), "{name}: {est} vs {tokens}");
+    }
+}
+
+#[test]
+fn fleet_of_seven_with_a_slow_gpu_a_restart_and_a_failure_spike() {
+    let v = report("fleet");
+    let t = truth("fleet");
+    assert_eq!(t.gpus.len(), 7);
+    assert_tokens(&v, &t);
+
+    // gpu3 runs 25% slower than the others; nobody else is flagged
+    for i in v["instances"].as_array().unwrap() {
+        let off = i["vs_median"].as_f64().unwrap();
+        if i["instance"] == "gpu3" {
+            assert!((-0.28..=-0.22).contains(&off), "{off}");
+            assert_eq!(i["imbalanced"], true);
+        } else {
+            assert!(off.abs() < 0.02, "{i}");
+            assert_eq!(i["imbalanced"], false);
+        }
+    }
+    let imb = hint(&v, "instance_imbalance");
+    assert_eq!(imb.len(), 1);
+    assert!(imb[0]["evidence"]["text"]
+        .as_str()
+        .unwrap()
+        .contains("gpu3 -25%"));
+
+    // the restart splits the run, with what changed
+    let segs = v["segments"].as_array().unwrap();
+    assert_eq!(segs.len(), 2);
+    assert_eq!(segs[0]["reason"], "begin");
+    assert_eq!(segs[1]["reason"], "restart");
+    assert_eq!(segs[1]["instances"], 7);
+    let changes = segs[1]["changes"].as_array().unwrap();
+    assert!(changes.contains(&serde_json::json!({"key": "context_len", "before": "8192", "after": "16384", "instances": 7})), "{changes:?}");
+    // the same server settings, so about the same steady throughput
+    assert!(segs[1]["vs_previous"].as_f64().unwrap().abs() < 0.03);
+    // steady total ≈ 6 × 1780 + 1335 tok/s (simulator: 1779 per normal GPU, 1333 for gpu3)
+    let steady = v["steady"]["gen_tps"].as_f64().unwrap();
+    assert!(within(steady, 6.0 * 1779.0 + 1333.0, 0.02), "{steady}");
+
+    // completions: the cap, its hit rate and the failures, exactly as written
+    let (n, capped, failed) = t.completions.unwrap();
+    let c = &v["completions"];
+    assert_eq!(c["count"], n);
+    assert_eq!(c["cap"]["value"], 4096);
+    assert_eq!(c["finish_reasons"]["length"], capped);
+    assert_eq!(c["finish_reasons"]["error"], failed);
+    assert!((c["cap"]["hit_rate"].as_f64().unwrap() - capped as f64 / n as f64).abs() < 1e-12);
+
+    let h = ids(&v);
+    for id in [
+        "cap_hit_high",
+        "failure_spike",
+        "instance_imbalance",
+        "running_cap",
+    ] {
+        assert!(h.contains(&id), "{id} missing from {h:?}");
+    }
+    for id in ["saturated", "kv_bound", "client_bound", "throughput_decay"] {
+        assert!(!h.contains(&id), "{id} in {h:?}");
+    }
+    // the spike lies after the first segment's records (about 60% of the job)
+    let spike = &hint(&v, "failure_spike")[0]["evidence"];
+    assert!(spike["first_record"].as_u64().unwrap() > n / 2, "{spike}");
+    // hints carry severity, evidence and an action
+    for h in v["hints"].as_array().unwrap() {
+        assert!(["info", "warning", "critical"].contains(&h["severity"].as_str().unwrap()));
+        assert!(!h["evidence"]["text"].as_str().unwrap().is_empty());
+        assert!(!h["action"].as_str().unwrap().is_empty());
+    }
+    // timeline rows: the total and each instance per bucket
+    let rows = v["timeline"].as_array().unwrap();
+    let per = rows.iter().filter(|r| r["instance"].is_null()).count();
+    assert_eq!(rows.len(), per * 8);
+    assert_eq!(v["timeline_bucket_s"], 10.0);
+}
+
+#[test]
+fn vllm_at_128_and_200_clients_is_saturated_past_the_knee() {
+    let a = report("vllm-c128");
+    let b = report("vllm-c200");
+    assert_tokens(&a, &truth("vllm-c128"));
+    assert_tokens(&b, &truth("vllm-c200"));
+    // the simulated server gains under 10% of a request's rate per request beyond
+    // 9 × base / per_req = 80 running requests
+    for v in [&a, &b] {
+        let k = v["knee"]["running"].as_f64().unwrap();
+        assert!((75.0..=110.0).contains(&k), "{k}");
+        assert_eq!(ids(v), vec!["saturated"]);
+        let curve = v["curve"].as_array().unwrap();
+        assert!(curve.len() >= 16);
+        for row in curve {
+            let (r, tps, per) = (
+                row["running"].as_f64().unwrap(),
+                row["tps_median"].as_f64().unwrap(),
+                row["tps_per_req"].as_f64().unwrap(),
+            );
+            assert!(r >= 1.0 && tps > 0.0 && per > 0.0);
+        }
+        // time share adds up to the whole
+        let share: f64 = curve
+            .iter()
+            .map(|r| r["time_share"].as_f64().unwrap())
+            .sum();
+        assert!((share - 1.0).abs() < 1e-9);
+    }
+    // 56% more concurrency buys only a few percent
+    let gain =
+        b["steady"]["gen_tps"].as_f64().unwrap() / a["steady"]["gen_tps"].as_f64().unwrap() - 1.0;
+    assert!((0.005..=0.05).contains(&gain), "{gain}");
+}
+
+#[test]
+fn raising_max_running_requests_from_16_to_40() {
+    let v = report("sglang-mrr");
+    assert_tokens(&v, &truth("sglang-mrr"));
+    let segs = v["segments"].as_array().unwrap();
+    assert_eq!(segs.len(), 2);
+    assert_eq!(
+        segs[1]["changes"],
+        serde_json::json!([{"key": "max_running_requests", "before": "16", "after": "40", "instances": 1}])
+    );
+    // step time 0.012 + 0.0003 × running: 16 / 0.0168 s = 952 tok/s, 40 / 0.024 s = 1667 tok/s
+    let gain = segs[1]["vs_previous"].as_f64().unwrap();
+    assert!((0.65..=0.85).contains(&gain), "{gain}");
+    assert!(within(segs[0]["gen_tps"].as_f64().unwrap(), 952.4, 0.03));
+    assert!(within(segs[1]["gen_tps"].as_f64().unwrap(), 1666.7, 0.05));
+    // before the change: pinned at the cap with a queue and free KV cache
+    let cap = hint(&v, "running_cap");
+    assert!(!cap.is_empty());
+    assert_eq!(cap[0]["evidence"]["cap"], 16.0);
+    assert!(cap[0]["evidence"]["text"]
+        .as_str()
+        .unwrap()
+        .starts_with("segment 1:"));
+}
+
+#[test]
+fn demo_tokens_match_the_simulator() {
+    let v = report("demo");
+    for (name, truth) in [("sglang_gpu0", 1_261_522.0), ("sglang_gpu1", 1_265_645.0)] {
+        let row = v["instances"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|i| i["instance"] == name)
+            .unwrap();
+        let est = row["gen_tokens"].as_f64().unwrap();
+        assert!(within(est, truth, 0.01), "{name}: {est}");
+    }
+}

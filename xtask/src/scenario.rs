@@ -1,0 +1,415 @@
+//! Scenario runs: fleets of GPUs, restarts with new settings, closed-loop clients, SGLang or
+//! vLLM logs, and the completions the job wrote, each with the simulator's ground truth.
+//!
+//! Each GPU is simulated on its own clock through a list of phases (a phase is one server
+//! start). A decode step emits one token per running request and takes
+//! `(base + per_req × running) × slowdown` seconds, so throughput saturates with concurrency:
+//! one more request adds less than 10% of a request's rate beyond `running = 9 base /
+//! per_req`. Requests come from a standing queue (a job pushing as fast as it can) or from a
+//! number of closed-loop clients that join at a given rate. Output lengths are exponential
+//! (mean `mean_output`) cut at the phase's cap. Finished requests of all GPUs become the
+//! job's completions in finish order, 500 records per file.
+
+use crate::sim::Rng;
+use anyhow::Result;
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::path::Path;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Engine {
+    Sglang,
+    Vllm,
+}
+
+/// One server start.
+#[derive(Debug, Clone)]
+pub struct Phase {
+    /// How long work keeps arriving.
+    pub secs: f64,
+    pub max_running: usize,
+    /// The client's `max_tokens`.
+    pub cap: u32,
+    pub context_len: u32,
+    /// Closed-loop clients; `None` is a standing queue.
+    pub clients: Option<usize>,
+    /// Clients joining per second (0: all at once).
+    pub ramp_per_s: f64,
+    /// Requests finishing in the first `fail_secs` of the phase fail with `fail_rate`.
+    pub fail_secs: f64,
+    pub fail_rate: f64,
+    /// Downtime after the phase (before the next start).
+    pub gap_after: f64,
+    /// Let running requests finish when work stops; otherwise the server is stopped then
+    /// (running requests fail) and the next phase starts on schedule on every GPU.
+    pub drain: bool,
+}
+
+impl Default for Phase {
+    fn default() -> Phase {
+        Phase {
+            secs: 600.0,
+            max_running: 64,
+            cap: 4096,
+            context_len: 40960,
+            clients: None,
+            ramp_per_s: 0.0,
+            fail_secs: 0.0,
+            fail_rate: 0.0,
+            gap_after: 120.0,
+            drain: true,
+        }
+    }
+}
+
+/// One GPU (one server process and its log).
+#[derive(Debug, Clone)]
+pub struct Gpu {
+    pub name: String,
+    pub engine: Engine,
+    pub seed: u64,
+    pub slowdown: f64,
+    pub base: f64,
+    pub per_req: f64,
+    pub mean_output: f64,
+    /// Start, seconds since the epoch (naive local time).
+    pub start: f64,
+    /// SGLang's `decode_log_interval` (decode steps per `Decode batch` line).
+    pub log_every: u64,
+}
+
+impl Gpu {
+    pub fn new(name: &str, engine: Engine, seed: u64) -> Gpu {
+        Gpu {
+            name: name.into(),
+            engine,
+            seed,
+            slowdown: 1.0,
+            base: 0.012,
+            per_req: 0.0003,
+            mean_output: 1400.0,
+            start: 1_778_371_200.0, // 2026-05-10 00:00:00
+            log_every: 40,
+        }
+    }
+}
+
+/// A finished request.
+#[derive(Debug, Clone, Copy)]
+pub struct Done {
+    pub t: f64,
+    pub prompt: u32,
+    pub output: u32,
+    pub capped: bool,
+    pub failed: bool,
+}
+
+/// What is true of one GPU's log.
+#[derive(Debug, Clone, Default)]
+pub struct Truth {
+    pub tokens: u64,
+    /// Tokens and busy seconds per phase.
+    pub phases: Vec<(u64, f64)>,
+    pub lines: u64,
+}
+
+struct Req {
+    prompt: u32,
+    target: u32,
+    done: u32,
+    capped: bool,
+}
+
+fn stamp(engine: Engine, secs: f64) -> String {
+    let t = secs.floor() as i64;
+    let days = t.div_euclid(86_400);
+    let sod = t.rem_euclid(86_400);
+    let (y, m, d) = crate::sim::civil(days);
+    let (h, mi, s) = (sod / 3600, sod / 60 % 60, sod % 60);
+    match engine {
+        Engine::Sglang => format!("{y:04}-{m:02}-{d:02} {h:02}:{mi:02}:{s:02}"),
+        Engine::Vllm => format!("{m:02}-{d:02} {h:02}:{mi:02}:{s:02}"),
+    }
+}
+
+struct Log {
+    out: std::io::BufWriter<std::fs::File>,
+    line: String,
+    lines: u64,
+}
+
+impl Log {
+    fn emit(&mut self) -> Result<()> {
+        self.line.push('\n');
+        self.out.write_all(self.line.as_bytes())?;
+        self.line.clear();
+        self.lines += 1;
+        Ok(())
+    }
+}
+
+/// Simulates one GPU through its phases, writing its log to `path`.
+pub fn run_gpu(gpu: &Gpu, phases: &[Phase], path: &Path) -> Result<(Truth, Vec<Done>)> {
+    let mut log = Log {
+        out: std::io::BufWriter::new(std::fs::File::create(path)?),
+        line: String::new(),
+        lines: 0,
+    };
+    let mut rng = Rng::new(gpu.seed);
+    let mut truth = Truth::default();
+    let mut done = Vec::new();
+    let mut t = gpu.start;
+    let e = gpu.engine;
+    let kv_capacity = 1_048_576u64;
+    for ph in phases {
+        // start-up lines
+        match e {
+            Engine::Sglang => {
+                write!(log.line, "[{}] server_args=ServerArgs(model_path='Qwen/Qwen3-8B', tp_size=1, context_length={}, max_running_requests={}, decode_log_interval={})", stamp(e, t), ph.context_len, ph.max_running, gpu.log_every)?;
+                log.emit()?;
+                t += 20.0;
+                write!(log.line, "[{} TP0] max_total_num_tokens={kv_capacity}, chunked_prefill_size=8192, max_prefill_tokens=16384, max_running_requests={}, context_len={}, available_gpu_mem=8.90 GB", stamp(e, t), ph.max_running, ph.context_len)?;
+                log.emit()?;
+                t += 5.0;
+                write!(
+                    log.line,
+                    "[{}] The server is fired up and ready to roll!",
+                    stamp(e, t)
+                )?;
+                log.emit()?;
+            }
+            Engine::Vllm => {
+                write!(
+                    log.line,
+                    "INFO {} [api_server.py:1880] vLLM API server version 0.10.1",
+                    stamp(e, t)
+                )?;
+                log.emit()?;
+                write!(log.line, "INFO {} [cli_args.py:300] non-default args: {{'model': 'Qwen/Qwen3-8B', 'max_num_seqs': {}, 'max_model_len': {}}}", stamp(e, t), ph.max_running, ph.context_len)?;
+                log.emit()?;
+                t += 30.0;
+                write!(
+                    log.line,
+                    "INFO {} [kv_cache_utils.py:864] GPU KV cache size: 1,048,576 tokens",
+                    stamp(e, t)
+                )?;
+                log.emit()?;
+                write!(log.line, "INFO {} [kv_cache_utils.py:868] Maximum concurrency for {} tokens per request: {:.2}x", stamp(e, t), ph.context_len, kv_capacity as f64 / f64::from(ph.context_len))?;
+                log.emit()?;
+                t += 5.0;
+                write!(log.line, "INFO:     Application startup complete.")?;
+                log.emit()?;
+            }
+        }
+        let start = t;
+        let end = t + ph.secs;
+        let mut running: Vec<Req> = Vec::with_capacity(ph.max_running);
+        let mut queue: usize = 300;
+        let (mut phase_tokens, mut steps) = (0u64, 0u64);
+        let (mut last_log, mut gen_since, mut prompt_since) = (t, 0u64, 0u64);
+        loop {
+            let accepting = t < end;
+            let waiting = match ph.clients {
+                _ if !accepting => 0,
+                None => queue,
+                Some(c) => {
+                    let active = if ph.ramp_per_s > 0.0 {
+                        (((t - start) * ph.ramp_per_s) as usize + 1).min(c)
+                    } else {
+                        c
+                    };
+                    active.saturating_sub(running.len())
+                }
+            };
+            if !accepting && (running.is_empty() || !ph.drain) {
+                for q in running.drain(..) {
+                    done.push(Done {
+                        t,
+                        prompt: q.prompt,
+                        output: q.done,
+                        capped: false,
+                        failed: true,
+                    });
+                }
+                break;
+            }
+            // admit a prefill batch
+            let room = ph.max_running - running.len();
+            let n = match e {
+                Engine::Sglang => room.min(waiting).min(1 + (rng.f() * 4.0) as usize),
+                Engine::Vllm => room.min(waiting).min(16),
+            };
+            if n > 0 {
+                let mut new_tokens = 0u32;
+                for _ in 0..n {
+                    let prompt = 200 + (rng.f() * 1800.0) as u32;
+                    let want = (-(1.0 - rng.f()).ln() * gpu.mean_output) as u32 + 16;
+                    running.push(Req {
+                        prompt,
+                        target: want.min(ph.cap),
+                        done: 0,
+                        capped: want >= ph.cap,
+                    });
+                    new_tokens += prompt;
+                }
+                if ph.clients.is_none() {
+                    queue = queue.saturating_sub(n) + (rng.f() * 2.0 * n as f64) as usize;
+                }
+                prompt_since += u64::from(new_tokens);
+                t += f64::from(new_tokens) * 2.0e-5 * gpu.slowdown;
+                if e == Engine::Sglang {
+                    let used: u64 = running.iter().map(|r| u64::from(r.prompt + r.done)).sum();
+                    write!(log.line, "[{} TP0] Prefill batch, #new-seq: {n}, #new-token: {new_tokens}, #cached-token: {}, token usage: {:.2}, #running-req: {}, #queue-req: {}", stamp(e, t), (rng.f() * 512.0) as u32, used as f64 / kv_capacity as f64, running.len() - n, waiting - n)?;
+                    log.emit()?;
+                }
+            }
+            // one decode step
+            let r = running.len();
+            t += (gpu.base + gpu.per_req * r as f64) * gpu.slowdown;
+            phase_tokens += r as u64;
+            gen_since += r as u64;
+            steps += 1;
+            for q in running.iter_mut() {
+                q.done += 1;
+            }
+            let used: u64 = running.iter().map(|r| u64::from(r.prompt + r.done)).sum();
+            let queued = waiting.saturating_sub(n);
+            match e {
+                Engine::Sglang if steps % gpu.log_every == 0 => {
+                    write!(log.line, "[{} TP0] Decode batch, #running-req: {r}, #token: {used}, token usage: {:.2}, cuda graph: True, gen throughput (token/s): {:.2}, #queue-req: {queued}", stamp(e, t), used as f64 / kv_capacity as f64, gen_since as f64 / (t - last_log))?;
+                    log.emit()?;
+                    last_log = t;
+                    gen_since = 0;
+                }
+                Engine::Vllm if t - last_log >= 10.0 => {
+                    let dt = t - last_log;
+                    write!(log.line, "INFO {} [loggers.py:123] Engine 000: Avg prompt throughput: {:.1} tokens/s, Avg generation throughput: {:.1} tokens/s, Running: {r} reqs, Waiting: {queued} reqs, GPU KV cache usage: {:.1}%, Prefix cache hit rate: 0.0%", stamp(e, t), prompt_since as f64 / dt, gen_since as f64 / dt, used as f64 / kv_capacity as f64 * 100.0)?;
+                    log.emit()?;
+                    last_log = t;
+                    gen_since = 0;
+                    prompt_since = 0;
+                }
+                _ => {}
+            }
+            // finished requests leave
+            let mut i = 0;
+            while i < running.len() {
+                if running[i].done >= running[i].target {
+                    let q = running.swap_remove(i);
+                    let failed = t - start < ph.fail_secs && rng.f() < ph.fail_rate;
+                    done.push(Done {
+                        t,
+                        prompt: q.prompt,
+                        output: q.done,
+                        capped: q.capped,
+                        failed,
+                    });
+                    if e == Engine::Sglang {
+                        write!(
+                            log.line,
+                            "[{}] INFO:     127.0.0.1:{} - \"POST /v1/chat/completions HTTP/1.1\" 200 OK",
+                            stamp(e, t),
+                            40000 + (rng.f() * 20000.0) as u32
+                        )?;
+                        log.emit()?;
+                    }
+                } else {
+                    i += 1;
+                }
+            }
+        }
+        if e == Engine::Vllm && gen_since > 0 {
+            // the last interval's line, at the next logging tick
+            let dt = (t - last_log).max(10.0);
+            write!(log.line, "INFO {} [loggers.py:123] Engine 000: Avg prompt throughput: {:.1} tokens/s, Avg generation throughput: {:.1} tokens/s, Running: 0 reqs, Waiting: 0 reqs, GPU KV cache usage: 0.0%, Prefix cache hit rate: 0.0%", stamp(e, last_log + dt), prompt_since as f64 / dt, gen_since as f64 / dt)?;
+            log.emit()?;
+        }
+        truth.tokens += phase_tokens;
+        truth.phases.push((phase_tokens, t - start));
+        t = if ph.drain { t } else { t.max(end) } + ph.gap_after;
+    }
+    log.out.flush()?;
+    truth.lines = log.lines;
+    Ok((truth, done))
+}
+
+/// Writes the job's completions (pipeline records) in 500-record files, in finish order.
+/// Returns (records, capped, failed).
+pub fn write_completions(dir: &Path, mut done: Vec<Done>) -> Result<(u64, u64, u64)> {
+    std::fs::create_dir_all(dir)?;
+    done.sort_by(|a, b| a.t.total_cmp(&b.t));
+    let (mut capped, mut failed) = (0, 0);
+    for (k, part) in done.chunks(500).enumerate() {
+        let mut s = String::new();
+        for (j, d) in part.iter().enumerate() {
+            let i = k * 500 + j;
+            if d.failed {
+                failed += 1;
+                writeln!(
+                    s,
+                    r#"{{"idx": {i}, "error": {{"message": "Connection reset by peer", "type": "APIConnectionError"}}}}"#
+                )?;
+            } else {
+                capped += u64::from(d.capped);
+                let finish = if d.capped { "length" } else { "stop" };
+                writeln!(
+                    s,
+                    r#"{{"idx": {i}, "reasoning": "…", "content": "The answer is {i}.", "finish_reason": "{finish}", "usage": {{"prompt_tokens": {}, "completion_tokens": {}, "total_tokens": {}}}}}"#,
+                    d.prompt,
+                    d.output,
+                    d.prompt + d.output
+                )?;
+            }
+        }
+        std::fs::write(dir.join(format!("batch_{k:03}.jsonl")), s)?;
+    }
+    Ok((done.len() as u64, capped, failed))
+}
+
+/// Runs `gpus` through `phases`, writing `dir/<gpu>.log` and, when `completions`, the job's
+/// records under `dir/completions/`; returns the truth file's text.
+pub fn write_run(
+    dir: &Path,
+    gpus: &[(Gpu, Vec<Phase>)],
+    completions: bool,
+    note: &str,
+) -> Result<String> {
+    std::fs::create_dir_all(dir)?;
+    let mut text = format!(
+        "# {note}\n# written by `cargo run -p xtask -- runs` (the simulator's ground truth)\n"
+    );
+    let mut all = Vec::new();
+    let mut total = 0u64;
+    for (gpu, phases) in gpus {
+        let (truth, done) = run_gpu(gpu, phases, &dir.join(format!("{}.log", gpu.name)))?;
+        let phases: Vec<String> = truth
+            .phases
+            .iter()
+            .map(|(tok, secs)| {
+                format!(
+                    "{tok} tokens in {secs:.0} s ({:.1} tok/s)",
+                    *tok as f64 / secs
+                )
+            })
+            .collect();
+        writeln!(
+            text,
+            "{}: {} tokens, {} lines; phases: {}",
+            gpu.name,
+            truth.tokens,
+            truth.lines,
+            phases.join("; ")
+        )?;
+        total += truth.tokens;
+        all.extend(done);
+    }
+    writeln!(text, "total tokens: {total}")?;
+    if completions {
+        let (n, capped, failed) = write_completions(&dir.join("completions"), all)?;
+        writeln!(
+            text,
+            "completions: {n} records, {capped} capped, {failed} failed"
+        )?;
+    }
+    Ok(text)
+}
