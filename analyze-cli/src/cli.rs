@@ -77,6 +77,16 @@ pub struct ServerArgs {
     /// Timeline bucket, e.g. `10s`, `1m`, `1h` (default: a round length giving ≤ 120 buckets).
     #[arg(long, value_name = "DURATION", value_parser = parse_bucket)]
     pub bucket: Option<i64>,
+    /// Time between Prometheus scrapes that carry no time (no `# scrape <time>` line, no
+    /// time in the file name): they are placed this far apart, in the order given.
+    #[arg(long, value_name = "DURATION", value_parser = parse_interval)]
+    pub interval: Option<f64>,
+}
+
+fn parse_interval(s: &str) -> Result<f64, String> {
+    crate::analysis::bench::duration(s)
+        .filter(|&secs| secs > 0.0)
+        .ok_or_else(|| format!("`{s}`: expected a duration, like 15s or 1m"))
 }
 
 fn parse_bucket(s: &str) -> Result<i64, String> {

@@ -14,6 +14,7 @@ pub mod json;
 pub mod kv;
 pub mod num;
 pub mod prefix;
+pub mod prometheus;
 pub mod record;
 pub mod scan;
 pub mod sglang;

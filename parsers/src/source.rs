@@ -161,6 +161,22 @@ pub enum Data {
     Stream(Box<dyn Read + Send>),
 }
 
+impl Data {
+    /// All the bytes, copied (or decompressed) into memory: for small inputs read whole,
+    /// like Prometheus scrapes.
+    pub fn read_all(self) -> io::Result<Vec<u8>> {
+        match self {
+            Data::Mapped(m) => Ok(m.to_vec()),
+            Data::Owned(v) => Ok(v),
+            Data::Stream(mut r) => {
+                let mut v = Vec::new();
+                r.read_to_end(&mut v)?;
+                Ok(v)
+            }
+        }
+    }
+}
+
 impl Source {
     /// Opens an input and sniffs its compression.
     pub fn open(input: &Input) -> Result<Source, SourceError> {

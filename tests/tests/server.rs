@@ -41,6 +41,7 @@ fn truth(run: &str) -> Truth {
         let first = |s: &str| s.split_whitespace().next().unwrap().parse::<f64>().unwrap();
         match name {
             "total tokens" => t.total = first(rest),
+            "finished" => {}
             "completions" => {
                 let n: Vec<u64> = rest
                     .split(|c: char| !c.is_ascii_digit())

@@ -93,7 +93,7 @@ fn main() -> Result<()> {
 
 /// The scenario runs the end-to-end tests assert against.
 fn runs() -> Result<()> {
-    use scenario::{write_run, Engine, Gpu, Phase};
+    use scenario::{write_run, Engine, Gpu, Phase, ScrapeFiles};
     let root = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../fixtures/runs"));
     let mut out: Vec<(&str, String)> = Vec::new();
 
@@ -135,10 +135,18 @@ fn runs() -> Result<()> {
 
     // one vLLM server driven by 128 and by 200 closed-loop clients: saturated past ~80
     for c in [128usize, 200] {
+        // the first with Prometheus scrapes every 15 s in one file, the second every 60 s in
+        // files named by their time
+        let scrapes = if c == 128 {
+            (15.0, ScrapeFiles::OneFile)
+        } else {
+            (60.0, ScrapeFiles::PerScrape)
+        };
         let gpu = Gpu {
             base: 0.008,
             per_req: 0.0009,
             mean_output: 600.0,
+            scrapes: Some(scrapes),
             ..Gpu::new("vllm", Engine::Vllm, 7)
         };
         let phases = vec![Phase {

@@ -76,6 +76,48 @@ pub struct Gpu {
     pub start: f64,
     /// SGLang's `decode_log_interval` (decode steps per `Decode batch` line).
     pub log_every: u64,
+    /// Prometheus scrapes of a vLLM server: every so many seconds, appended to one file
+    /// with `# scrape <time>` lines, or one file per scrape named by its time.
+    pub scrapes: Option<(f64, ScrapeFiles)>,
+}
+
+/// Where scrapes go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScrapeFiles {
+    OneFile,
+    PerScrape,
+}
+
+/// Counters and gauges a scrape shows.
+#[derive(Default)]
+struct Counters {
+    gen: u64,
+    prompt: u64,
+    stop: u64,
+    length: u64,
+}
+
+fn iso(secs: f64) -> String {
+    stamp(Engine::Sglang, secs).replace(' ', "T")
+}
+
+fn scrape_text(t: f64, c: &Counters, running: usize, waiting: usize, kv: f64) -> String {
+    let l = r#"engine="0",model_name="Qwen/Qwen3-8B""#;
+    let num = |v: u64| {
+        if v >= 1_000_000 {
+            format!("{:e}", v as f64).replace('e', "e+0")
+        } else {
+            format!("{v}.0")
+        }
+    };
+    format!(
+        "# scrape {}\n# HELP vllm:num_requests_running Number of requests in model execution batches.\n# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running{{{l}}} {running}.0\n# TYPE vllm:num_requests_waiting gauge\nvllm:num_requests_waiting{{{l}}} {waiting}.0\n# TYPE vllm:kv_cache_usage_perc gauge\nvllm:kv_cache_usage_perc{{{l}}} {kv}\n# TYPE vllm:generation_tokens_total counter\nvllm:generation_tokens_total{{{l}}} {}\n# TYPE vllm:generation_tokens_created gauge\nvllm:generation_tokens_created{{{l}}} 1.778371200e+09\n# TYPE vllm:prompt_tokens_total counter\nvllm:prompt_tokens_total{{{l}}} {}\n# TYPE vllm:request_success_total counter\nvllm:request_success_total{{{l},finished_reason=\"abort\"}} 0.0\nvllm:request_success_total{{{l},finished_reason=\"length\"}} {}\nvllm:request_success_total{{{l},finished_reason=\"stop\"}} {}\n",
+        iso(t),
+        num(c.gen),
+        num(c.prompt),
+        num(c.length),
+        num(c.stop)
+    )
 }
 
 impl Gpu {
@@ -90,6 +132,7 @@ impl Gpu {
             mean_output: 1400.0,
             start: 1_778_371_200.0, // 2026-05-10 00:00:00
             log_every: 40,
+            scrapes: None,
         }
     }
 }
@@ -111,6 +154,8 @@ pub struct Truth {
     /// Tokens and busy seconds per phase.
     pub phases: Vec<(u64, f64)>,
     pub lines: u64,
+    /// Requests finished (stop, length).
+    pub finished: (u64, u64),
 }
 
 struct Req {
@@ -161,6 +206,28 @@ pub fn run_gpu(gpu: &Gpu, phases: &[Phase], path: &Path) -> Result<(Truth, Vec<D
     let mut t = gpu.start;
     let e = gpu.engine;
     let kv_capacity = 1_048_576u64;
+    let mut counters = Counters::default();
+    let mut scrapes = String::new();
+    let mut next_scrape = gpu.start;
+    let scrape_dir = path
+        .with_extension("")
+        .with_file_name(format!("{}-metrics", gpu.name));
+    let mut emit_scrape =
+        |t: f64, c: &Counters, running: usize, waiting: usize, kv: f64| -> Result<()> {
+            let text = scrape_text(t, c, running, waiting, kv);
+            match gpu.scrapes {
+                Some((_, ScrapeFiles::OneFile)) => scrapes.push_str(&text),
+                Some((_, ScrapeFiles::PerScrape)) => {
+                    std::fs::create_dir_all(&scrape_dir)?;
+                    // one file per scrape, timed by its name only
+                    let body: String = text.lines().skip(1).map(|l| format!("{l}\n")).collect();
+                    let name = iso(t).replace(['-', ':'], "");
+                    std::fs::write(scrape_dir.join(format!("metrics-{name}.prom")), body)?;
+                }
+                None => {}
+            }
+            Ok(())
+        };
     for ph in phases {
         // start-up lines
         match e {
@@ -221,6 +288,15 @@ pub fn run_gpu(gpu: &Gpu, phases: &[Phase], path: &Path) -> Result<(Truth, Vec<D
                     active.saturating_sub(running.len())
                 }
             };
+            if let Some((every, _)) = gpu.scrapes {
+                // scrapes up to now see the state before this step
+                let used: u64 = running.iter().map(|r| u64::from(r.prompt + r.done)).sum();
+                while t >= next_scrape {
+                    let kv = used as f64 / kv_capacity as f64;
+                    emit_scrape(next_scrape, &counters, running.len(), waiting, kv)?;
+                    next_scrape += every;
+                }
+            }
             if !accepting && (running.is_empty() || !ph.drain) {
                 for q in running.drain(..) {
                     done.push(Done {
@@ -256,6 +332,7 @@ pub fn run_gpu(gpu: &Gpu, phases: &[Phase], path: &Path) -> Result<(Truth, Vec<D
                     queue = queue.saturating_sub(n) + (rng.f() * 2.0 * n as f64) as usize;
                 }
                 prompt_since += u64::from(new_tokens);
+                counters.prompt += u64::from(new_tokens);
                 t += f64::from(new_tokens) * 2.0e-5 * gpu.slowdown;
                 if e == Engine::Sglang {
                     let used: u64 = running.iter().map(|r| u64::from(r.prompt + r.done)).sum();
@@ -268,6 +345,7 @@ pub fn run_gpu(gpu: &Gpu, phases: &[Phase], path: &Path) -> Result<(Truth, Vec<D
             t += (gpu.base + gpu.per_req * r as f64) * gpu.slowdown;
             phase_tokens += r as u64;
             gen_since += r as u64;
+            counters.gen += r as u64;
             steps += 1;
             for q in running.iter_mut() {
                 q.done += 1;
@@ -297,6 +375,11 @@ pub fn run_gpu(gpu: &Gpu, phases: &[Phase], path: &Path) -> Result<(Truth, Vec<D
                 if running[i].done >= running[i].target {
                     let q = running.swap_remove(i);
                     let failed = t - start < ph.fail_secs && rng.f() < ph.fail_rate;
+                    if q.capped {
+                        counters.length += 1;
+                    } else {
+                        counters.stop += 1;
+                    }
                     done.push(Done {
                         t,
                         prompt: q.prompt,
@@ -324,12 +407,25 @@ pub fn run_gpu(gpu: &Gpu, phases: &[Phase], path: &Path) -> Result<(Truth, Vec<D
             write!(log.line, "INFO {} [loggers.py:123] Engine 000: Avg prompt throughput: {:.1} tokens/s, Avg generation throughput: {:.1} tokens/s, Running: 0 reqs, Waiting: 0 reqs, GPU KV cache usage: 0.0%, Prefix cache hit rate: 0.0%", stamp(e, last_log + dt), prompt_since as f64 / dt, gen_since as f64 / dt)?;
             log.emit()?;
         }
+        if let Some((every, _)) = gpu.scrapes {
+            // the scrape after the last request finished
+            let at = next_scrape.max(t);
+            emit_scrape(at, &counters, 0, 0, 0.0)?;
+            next_scrape = at + every;
+        }
         truth.tokens += phase_tokens;
         truth.phases.push((phase_tokens, t - start));
         t = if ph.drain { t } else { t.max(end) } + ph.gap_after;
     }
     log.out.flush()?;
     truth.lines = log.lines;
+    if matches!(gpu.scrapes, Some((_, ScrapeFiles::OneFile))) {
+        std::fs::write(
+            path.with_file_name(format!("{}-metrics.prom", gpu.name)),
+            scrapes,
+        )?;
+    }
+    truth.finished = (counters.stop, counters.length);
     Ok((truth, done))
 }
 
@@ -400,6 +496,10 @@ pub fn write_run(
             truth.lines,
             phases.join("; ")
         )?;
+        if gpu.scrapes.is_some() {
+            let (stop, length) = truth.finished;
+            writeln!(text, "finished: {stop} stop, {length} length")?;
+        }
         total += truth.tokens;
         all.extend(done);
     }

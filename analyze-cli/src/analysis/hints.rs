@@ -6,6 +6,7 @@
 
 use crate::analysis::completions::Completions;
 use crate::analysis::curve::Knee;
+use crate::analysis::metrics::Metrics;
 use crate::analysis::server::{Segment, Server, IMBALANCE};
 use crate::analysis::steady::mean;
 use crate::analysis::timeline::Bucket;
@@ -44,6 +45,8 @@ pub const FAILURE_SPIKE_MIN: f64 = 0.05;
 pub const FAILURE_SPIKE_FACTOR: f64 = 3.0;
 /// Windows a job is cut into to find a failure spike.
 pub const FAILURE_WINDOWS: usize = 20;
+
+const CAP_ACTION: &str = "Many outputs are cut off: raise max_tokens (the true lengths are longer than shown), or curb the prompt's verbosity; capped outputs usually have to be regenerated.";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -144,6 +147,7 @@ pub struct Inputs<'a> {
     pub instances: &'a BTreeMap<String, Instance>,
     pub completions: Option<&'a Completions>,
     pub rows: &'a [Row],
+    pub metrics: Option<&'a Metrics>,
 }
 
 /// All hints, most severe first.
@@ -312,18 +316,52 @@ pub fn hints(i: &Inputs<'_>) -> Vec<Hint> {
         if c.cap.hit_rate >= CAP_HIT_HIGH {
             out.push(Hint {
                 id: "cap_hit_high",
-                severity: if c.cap.hit_rate >= 2.0 * CAP_HIT_HIGH { Severity::Critical } else { Severity::Warning },
+                severity: if c.cap.hit_rate >= 2.0 * CAP_HIT_HIGH {
+                    Severity::Critical
+                } else {
+                    Severity::Warning
+                },
                 evidence: evidence(
-                    format!("{} of {} completions ({}) stopped at the token cap{}", c.cap.hits, c.count, pct(c.cap.hit_rate), c.cap.value.map_or(String::new(), |v| format!(" ({v})"))),
+                    format!(
+                        "{} of {} completions ({}) stopped at the token cap{}",
+                        c.cap.hits,
+                        c.count,
+                        pct(c.cap.hit_rate),
+                        c.cap.value.map_or(String::new(), |v| format!(" ({v})"))
+                    ),
                     None,
-                    &[("hit_rate", json!(c.cap.hit_rate)), ("hits", json!(c.cap.hits)), ("cap", json!(c.cap.value)), ("tokens_on_capped_share", json!(c.cap.tokens_on_capped_share))],
+                    &[
+                        ("hit_rate", json!(c.cap.hit_rate)),
+                        ("hits", json!(c.cap.hits)),
+                        ("cap", json!(c.cap.value)),
+                        (
+                            "tokens_on_capped_share",
+                            json!(c.cap.tokens_on_capped_share),
+                        ),
+                    ],
                 ),
-                action: "Many outputs are cut off: raise max_tokens (the true lengths are longer than shown), or curb the prompt's verbosity; capped outputs usually have to be regenerated.".into(),
+                action: CAP_ACTION.into(),
             });
         }
         if let Some(h) = failure_spike(i.rows) {
             out.push(h);
         }
+    } else if let Some((m, rate)) = i
+        .metrics
+        .and_then(|m| Some((m, m.cap_hit_rate.filter(|r| *r >= CAP_HIT_HIGH)?)))
+    {
+        let length = m.finished.get("length").copied().unwrap_or(0.0);
+        let done: f64 = m.finished.values().sum();
+        out.push(Hint {
+            id: "cap_hit_high",
+            severity: if rate >= 2.0 * CAP_HIT_HIGH { Severity::Critical } else { Severity::Warning },
+            evidence: evidence(
+                format!("{length:.0} of {done:.0} finished requests ({}) stopped at max_tokens (vllm:request_success_total{{finished_reason=\"length\"}})", pct(rate)),
+                m.from.zip(m.to).map(|(a, b)| (a.0, b.0)),
+                &[("hit_rate", json!(rate)), ("hits", json!(length)), ("finished", json!(done))],
+            ),
+            action: CAP_ACTION.into(),
+        });
     }
     out.sort_by_key(|h| std::cmp::Reverse(h.severity));
     out

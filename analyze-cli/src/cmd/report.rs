@@ -3,6 +3,7 @@
 use crate::analysis::bench::{self, RunReport};
 use crate::analysis::completions::{analyze, Completions};
 use crate::analysis::hints::{self, Hint};
+use crate::analysis::metrics::{self, Metrics, Scrapes};
 use crate::analysis::quantile::Summary;
 use crate::analysis::server::{self, Server};
 use crate::cli::{CompletionArgs, Format, InputArgs, ServerArgs};
@@ -29,6 +30,7 @@ struct Read {
     rows: Vec<Row>,
     dropped_choices: u64,
     runs: Vec<Run>,
+    scrapes: Scrapes,
 }
 
 fn log_work(file: &FileCtx, chunk: Chunk<'_>) -> (ChunkOut<ChunkSummary>, Calendar) {
@@ -81,11 +83,37 @@ fn read(args: &InputArgs, c: &CompletionArgs) -> Result<Read> {
                     Kind::Json,
                 ));
             }
-            Kind::Prometheus => r.skipped.push(Skipped {
-                source: input.display(),
-                why: "Prometheus text is not read yet".into(),
-                failed: false,
-            }),
+            Kind::Prometheus => {
+                let bytes = match src.data.read_all() {
+                    Ok(b) => b,
+                    Err(e) => {
+                        r.skipped.push(Skipped {
+                            source: input.display(),
+                            why: format!("cannot read: {e}"),
+                            failed: true,
+                        });
+                        continue;
+                    }
+                };
+                let text = String::from_utf8_lossy(&bytes);
+                let (parsed, other, bad, total) =
+                    r.scrapes.read(&input.display(), &input.stem(), &text);
+                let tally = Tally {
+                    total,
+                    parsed,
+                    other,
+                    malformed: bad.len() as u64,
+                    samples: bad.into_iter().take(logs::SAMPLES).collect(),
+                };
+                r.files.push((
+                    FileCtx {
+                        source: input.display(),
+                        stem: input.stem(),
+                    },
+                    tally,
+                    Kind::Prometheus,
+                ));
+            }
         }
     }
     Ok(r)
@@ -102,15 +130,19 @@ pub fn run(
     let mut r = read(args, c)?;
     let completions = (!r.rows.is_empty()).then(|| analyze(&r.rows, c.cap));
     let server = server::analyze(&mut r.logs.instances, srv.bucket)?;
+    r.scrapes.order(srv.interval);
+    let metrics = metrics::analyze(&r.scrapes);
     let hints = hints::hints(&hints::Inputs {
         server: &server,
         instances: &r.logs.instances,
         completions: completions.as_ref(),
         rows: &r.rows,
+        metrics: metrics.as_ref(),
     });
     let a = Analysis {
         server: &server,
         hints: &hints,
+        metrics: metrics.as_ref(),
     };
     let slo = c.slo.unwrap_or_default();
     let runs: Vec<RunReport> = r.runs.iter().map(|run| bench::analyze(run, &slo)).collect();
@@ -186,6 +218,7 @@ fn instance_json(name: &str, i: &Instance, s: &Server) -> Value {
 struct Analysis<'a> {
     server: &'a Server,
     hints: &'a [Hint],
+    metrics: Option<&'a Metrics>,
 }
 
 fn to_json(
@@ -214,6 +247,7 @@ fn to_json(
     });
     if let Value::Object(obj) = &mut v {
         crate::render::server::json_into(obj, a.server, a.hints);
+        obj.insert("metrics".into(), json!(a.metrics));
     }
     v
 }
@@ -238,6 +272,12 @@ fn write_table(
     if !r.logs.instances.is_empty() {
         write_instances(out, &r.logs, a.server)?;
         crate::render::server::write(out, a.server, a.hints)?;
+    }
+    if let Some(m) = a.metrics {
+        crate::render::server::write_metrics(out, m)?;
+    }
+    if r.logs.instances.is_empty() && !a.hints.is_empty() {
+        crate::render::server::write_hints(out, a.hints)?;
     }
     if let Some(c) = completions {
         write_completions(out, c)?;

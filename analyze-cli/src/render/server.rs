@@ -1,6 +1,7 @@
 //! The server-side analysis in the terminal and as JSON.
 
 use crate::analysis::hints::Hint;
+use crate::analysis::metrics::Metrics;
 use crate::analysis::server::{Segment, Server};
 use crate::analysis::steady::PEAK_WINDOW_MS;
 use crate::analysis::timeline::Bucket;
@@ -273,6 +274,11 @@ pub fn write(out: &mut dyn Write, s: &Server, hints: &[Hint]) -> io::Result<()> 
         writeln!(out)?;
     }
 
+    write_hints(out, hints)
+}
+
+/// The hints, most severe first.
+pub fn write_hints(out: &mut dyn Write, hints: &[Hint]) -> io::Result<()> {
     if !hints.is_empty() {
         writeln!(out, "Hints")?;
         for h in hints {
@@ -291,4 +297,84 @@ pub fn write(out: &mut dyn Write, s: &Server, hints: &[Hint]) -> io::Result<()> 
         writeln!(out)?;
     }
     Ok(())
+}
+
+fn opt(v: Option<f64>, d: usize) -> String {
+    v.filter(|x| x.is_finite())
+        .map_or("–".into(), |x| format!("{x:.d$}"))
+}
+
+/// The Prometheus section.
+pub fn write_metrics(out: &mut dyn Write, m: &Metrics) -> io::Result<()> {
+    writeln!(
+        out,
+        "Prometheus: {} scrape(s), {} samples{}{}",
+        m.scrapes,
+        group(m.samples as u64),
+        m.engine.map_or(String::new(), |e| format!(" · {e}")),
+        match (m.from, m.to, m.span_s) {
+            (Some(a), Some(b), Some(s)) => format!(" · {a} → {b} ({})", duration(s)),
+            _ => " · no time span (one scrape, or scrapes without times: give --interval)".into(),
+        }
+    )?;
+    if m.span_s.is_some() {
+        writeln!(
+            out,
+            "  generated {} tok/s · prompt {} tok/s · {} requests/s (counter increases over the window)",
+            opt(m.gen_tps, 1),
+            opt(m.prompt_tps, 1),
+            opt(m.requests_per_s, 2)
+        )?;
+    }
+    writeln!(
+        out,
+        "  counters at the last scrape: {} generated tokens · {} prompt tokens",
+        opt(m.generation_tokens, 0),
+        opt(m.prompt_tokens, 0)
+    )?;
+    if !m.finished.is_empty() {
+        let done: f64 = m.finished.values().sum();
+        let parts: Vec<String> = m
+            .finished
+            .iter()
+            .map(|(k, v)| format!("{k} {v:.0}"))
+            .collect();
+        writeln!(
+            out,
+            "  finished requests{}: {} · cap-hit rate {}",
+            if m.span_s.is_some() {
+                " in the window"
+            } else {
+                " since start"
+            },
+            parts.join(" · "),
+            m.cap_hit_rate
+                .map_or("–".into(), |r| format!("{:.1}% of {done:.0}", r * 100.0))
+        )?;
+    }
+    for (name, s) in [
+        ("running", &m.running),
+        ("waiting", &m.waiting),
+        ("kv usage", &m.kv_usage),
+    ] {
+        if let Some(s) = s {
+            writeln!(
+                out,
+                "  {name}: mean {:.2} · max {:.2} over {} scrape(s)",
+                s.mean, s.max, s.count
+            )?;
+        }
+    }
+    for (name, q) in &m.latency {
+        writeln!(
+            out,
+            "  {name}: p50 {} · p90 {} · p99 {} · mean {} ({:.0} observations, from histogram buckets)",
+            opt(q.p50, 3),
+            opt(q.p90, 3),
+            opt(q.p99, 3),
+            opt(q.mean, 3),
+            q.count
+        )?;
+    }
+    writeln!(out)
 }

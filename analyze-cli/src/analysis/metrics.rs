@@ -1,0 +1,579 @@
+//! Prometheus scrapes: the `metrics` table, and what it says about the run — token and
+//! request rates from counter deltas, finished requests by reason (hence a cap-hit rate),
+//! gauges over time and histogram quantiles.
+//!
+//! Names differ between engines and versions (REFERENCE §3); each quantity has a list of wire
+//! names, first match wins (`vllm:kv_cache_usage_perc` before the older
+//! `vllm:gpu_cache_usage_perc`). Label sets are aggregated: counters and request gauges add
+//! up over engines and data-parallel ranks, while tensor / pipeline / expert ranks of one
+//! engine report the same scheduler state and count once. `_created` samples are
+//! timestamps, not values, and are kept out of every figure.
+
+use crate::analysis::quantile::Summary;
+use serde::Serialize;
+use std::collections::{BTreeMap, HashMap};
+use tokstat_parsers::prometheus::{self, family, Line, MetricType};
+use tokstat_parsers::stamp::Ts;
+
+/// Labels that tell ranks of one engine apart: their gauges are the same numbers.
+const SAME_ENGINE: [&str; 4] = ["tp_rank", "pp_rank", "moe_ep_rank", "attn_cp_rank"];
+
+const GEN: [&str; 2] = [
+    "vllm:generation_tokens_total",
+    "sglang:generation_tokens_total",
+];
+const PROMPT: [&str; 2] = ["vllm:prompt_tokens_total", "sglang:prompt_tokens_total"];
+const REQUESTS: [&str; 2] = ["vllm:request_success_total", "sglang:num_requests_total"];
+const PREEMPT: [&str; 1] = ["vllm:num_preemptions_total"];
+const ABORTED: [&str; 1] = ["sglang:num_aborted_requests_total"];
+const RUNNING: [&str; 2] = ["vllm:num_requests_running", "sglang:num_running_reqs"];
+const WAITING: [&str; 2] = ["vllm:num_requests_waiting", "sglang:num_queue_reqs"];
+const KV: [&str; 3] = [
+    "vllm:kv_cache_usage_perc",
+    "vllm:gpu_cache_usage_perc",
+    "sglang:token_usage",
+];
+const HISTOGRAMS: [(&str, &[&str]); 4] = [
+    (
+        "ttft_s",
+        &[
+            "vllm:time_to_first_token_seconds",
+            "sglang:time_to_first_token_seconds",
+        ],
+    ),
+    (
+        "itl_s",
+        &[
+            "vllm:inter_token_latency_seconds",
+            "vllm:time_per_output_token_seconds",
+            "sglang:inter_token_latency_seconds",
+            "sglang:time_per_output_token_seconds",
+        ],
+    ),
+    (
+        "e2e_s",
+        &[
+            "vllm:e2e_request_latency_seconds",
+            "sglang:e2e_request_latency_seconds",
+        ],
+    ),
+    (
+        "queue_s",
+        &[
+            "vllm:request_queue_time_seconds",
+            "sglang:queue_time_seconds",
+        ],
+    ),
+];
+
+/// One sample of the `metrics` table.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sample {
+    pub name: String,
+    /// `k=v,k=v`, sorted.
+    pub labels: String,
+    pub value: f64,
+}
+
+/// One scrape.
+#[derive(Debug, Clone, Default)]
+pub struct Scrape {
+    pub source: String,
+    pub ts: Option<Ts>,
+    pub samples: Vec<Sample>,
+}
+
+/// All scrapes read, with the declared family types.
+#[derive(Debug, Clone, Default)]
+pub struct Scrapes {
+    pub scrapes: Vec<Scrape>,
+    pub types: HashMap<String, MetricType>,
+}
+
+/// A malformed line: (line number, why).
+pub type Bad = (u64, &'static str);
+
+fn sorted_labels(raw: &str) -> String {
+    let mut v: Vec<(&str, std::borrow::Cow<'_, str>)> = prometheus::labels(raw)
+        .map(|(k, v)| (k, prometheus::unescape(v)))
+        .collect();
+    v.sort_unstable();
+    let mut s = String::new();
+    for (i, (k, v)) in v.iter().enumerate() {
+        if i > 0 {
+            s.push(',');
+        }
+        s.push_str(k);
+        s.push('=');
+        s.push_str(v);
+    }
+    s
+}
+
+/// A time in a file name: `20260510T000010`, `2026-05-10T00:00:10`, or 10-digit Unix seconds.
+pub fn time_from_name(stem: &str) -> Option<Ts> {
+    let b = stem.as_bytes();
+    for i in 0..b.len() {
+        if !b[i].is_ascii_digit() || (i > 0 && b[i - 1].is_ascii_digit()) {
+            continue;
+        }
+        let rest = &stem[i..];
+        for len in [19, 15] {
+            if let Some(t) = rest.get(..len).and_then(prometheus::iso) {
+                return Some(t);
+            }
+        }
+        let run = rest.bytes().take_while(u8::is_ascii_digit).count();
+        if run == 10 {
+            return prometheus::scrape_time(&rest[..10]);
+        }
+    }
+    None
+}
+
+impl Scrapes {
+    /// Reads one file's text: returns (samples, other lines, malformed lines).
+    pub fn read(&mut self, source: &str, stem: &str, text: &str) -> (u64, u64, Vec<Bad>, u64) {
+        let mut parsed = 0;
+        let mut other = 0;
+        let mut bad = Vec::new();
+        let mut total = 0;
+        let mut current = Scrape {
+            source: source.to_string(),
+            ts: time_from_name(stem),
+            samples: Vec::new(),
+        };
+        let mut marked = false;
+        let mut newest_stamp: Option<i64> = None;
+        for (n, line) in text.lines().enumerate() {
+            total += 1;
+            match prometheus::parse_line(line) {
+                Ok(Line::Sample(s)) => {
+                    parsed += 1;
+                    if s.name.ends_with("_created") {
+                        continue;
+                    }
+                    newest_stamp = newest_stamp.max(s.timestamp_ms);
+                    current.samples.push(Sample {
+                        name: s.name.to_string(),
+                        labels: sorted_labels(s.labels),
+                        value: s.value,
+                    });
+                }
+                Ok(Line::Type { name, kind }) => {
+                    other += 1;
+                    self.types.insert(name.to_string(), kind);
+                }
+                Ok(Line::Scrape(ts)) => {
+                    other += 1;
+                    if marked || !current.samples.is_empty() {
+                        self.push(std::mem::take(&mut current), newest_stamp.take());
+                        current.source = source.to_string();
+                    }
+                    current.ts = ts;
+                    marked = true;
+                }
+                Ok(Line::Help { .. } | Line::Comment) => other += 1,
+                Err(why) => bad.push((n as u64 + 1, why)),
+            }
+        }
+        if marked || !current.samples.is_empty() {
+            self.push(current, newest_stamp);
+        }
+        (parsed, other, bad, total)
+    }
+
+    fn push(&mut self, mut s: Scrape, stamp: Option<i64>) {
+        if s.ts.is_none() {
+            s.ts = stamp.map(Ts);
+        }
+        self.scrapes.push(s);
+    }
+
+    /// Puts scrapes in time order; those without a time get `interval` steps after the
+    /// previous one (or stay unplaced without `--interval`).
+    pub fn order(&mut self, interval_s: Option<f64>) {
+        if self.scrapes.iter().all(|s| s.ts.is_some()) {
+            self.scrapes.sort_by_key(|s| s.ts);
+            return;
+        }
+        if let Some(step) = interval_s {
+            let step = (step * 1000.0).round() as i64;
+            let mut prev: Option<i64> = None;
+            for s in &mut self.scrapes {
+                let t = match (s.ts, prev) {
+                    (Some(t), _) => t.0,
+                    (None, Some(p)) => p + step,
+                    (None, None) => 0,
+                };
+                s.ts = Some(Ts(t));
+                prev = Some(t);
+            }
+        }
+    }
+
+    /// The declared type of a sample's family.
+    pub fn kind(&self, name: &str) -> Option<MetricType> {
+        let types = |n: &str| self.types.get(n).copied();
+        let (fam, _) = family(name, &types);
+        types(fam)
+    }
+}
+
+/// Values of the first wire name present, per label set, in one scrape.
+fn pick<'a>(s: &'a Scrape, names: &[&str]) -> Option<(&'a str, Vec<&'a Sample>)> {
+    names.iter().find_map(|n| {
+        let v: Vec<&Sample> = s.samples.iter().filter(|x| x.name == *n).collect();
+        (!v.is_empty()).then(|| (v[0].name.as_str(), v))
+    })
+}
+
+fn without(labels: &str, drop: &[&str]) -> String {
+    labels
+        .split(',')
+        .filter(|kv| !drop.iter().any(|d| kv.split('=').next() == Some(*d)))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// A gauge of one scrape, over engines: ranks of one engine count once (max), engines add
+/// up (or are averaged, for fractions).
+fn gauge(s: &Scrape, names: &[&str], average: bool) -> Option<f64> {
+    let (_, v) = pick(s, names)?;
+    let mut per: BTreeMap<String, f64> = BTreeMap::new();
+    for x in v.iter().filter(|x| x.value.is_finite()) {
+        let e = per
+            .entry(without(&x.labels, &SAME_ENGINE))
+            .or_insert(f64::MIN);
+        *e = e.max(x.value);
+    }
+    if per.is_empty() {
+        return None;
+    }
+    let sum: f64 = per.values().sum();
+    Some(if average { sum / per.len() as f64 } else { sum })
+}
+
+/// A counter's increase from `a` to `b`, per label set (a reset counts from zero), summed
+/// over label sets accepted by `keep`.
+fn increase(a: &Scrape, b: &Scrape, names: &[&str], keep: impl Fn(&str) -> bool) -> Option<f64> {
+    let (name, after) = pick(b, names)?;
+    let before: HashMap<&str, f64> = a
+        .samples
+        .iter()
+        .filter(|x| x.name == name)
+        .map(|x| (x.labels.as_str(), x.value))
+        .collect();
+    let mut sum = 0.0;
+    for x in after.iter().filter(|x| keep(&x.labels)) {
+        let old = before.get(x.labels.as_str()).copied().unwrap_or(0.0);
+        sum += if x.value >= old {
+            x.value - old
+        } else {
+            x.value
+        };
+    }
+    Some(sum)
+}
+
+/// A counter's value summed over label sets accepted by `keep`.
+fn total(s: &Scrape, names: &[&str], keep: impl Fn(&str) -> bool) -> Option<f64> {
+    let (_, v) = pick(s, names)?;
+    Some(v.iter().filter(|x| keep(&x.labels)).map(|x| x.value).sum())
+}
+
+fn label_value<'a>(labels: &'a str, key: &str) -> Option<&'a str> {
+    labels
+        .split(',')
+        .find_map(|kv| kv.strip_prefix(key)?.strip_prefix('='))
+}
+
+/// Quantiles of a histogram, the way Prometheus' `histogram_quantile` reads buckets: linear
+/// within the bucket holding the rank; in the `+Inf` bucket, the highest finite bound.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Quantiles {
+    pub count: f64,
+    pub mean: Option<f64>,
+    pub p50: Option<f64>,
+    pub p90: Option<f64>,
+    pub p99: Option<f64>,
+}
+
+pub fn bucket_quantile(buckets: &[(f64, f64)], q: f64) -> Option<f64> {
+    let count = buckets.last()?.1;
+    if count <= 0.0 {
+        return None;
+    }
+    let rank = q * count;
+    let mut prev = (0.0, 0.0);
+    for &(le, cum) in buckets {
+        if cum >= rank {
+            if le.is_infinite() {
+                return Some(prev.0);
+            }
+            let inside = cum - prev.1;
+            let frac = if inside > 0.0 {
+                (rank - prev.1) / inside
+            } else {
+                1.0
+            };
+            return Some(prev.0 + (le - prev.0) * frac);
+        }
+        prev = (le, cum);
+    }
+    Some(prev.0)
+}
+
+/// Cumulative buckets `(le, count)` of a histogram family summed over label sets.
+fn buckets(s: &Scrape, family: &str) -> (Vec<(f64, f64)>, f64) {
+    let name = format!("{family}_bucket");
+    let mut by: BTreeMap<u64, (f64, f64)> = BTreeMap::new();
+    for x in s.samples.iter().filter(|x| x.name == name) {
+        if let Some(le) = label_value(&x.labels, "le").and_then(prometheus::value) {
+            let e = by.entry(le.to_bits() ^ (1 << 63)).or_insert((le, 0.0));
+            e.1 += x.value;
+        }
+    }
+    let mut v: Vec<(f64, f64)> = by.into_values().collect();
+    v.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let sum_name = format!("{family}_sum");
+    let sum = s
+        .samples
+        .iter()
+        .filter(|x| x.name == sum_name)
+        .map(|x| x.value)
+        .sum();
+    (v, sum)
+}
+
+fn histogram(first: Option<&Scrape>, last: &Scrape, names: &[&str]) -> Option<Quantiles> {
+    let family = names.iter().find(|n| {
+        let b = format!("{n}_bucket");
+        last.samples.iter().any(|x| x.name == b)
+    })?;
+    let (mut b, mut sum) = buckets(last, family);
+    if let Some(f) = first {
+        let (a, asum) = buckets(f, family);
+        let old: HashMap<u64, f64> = a.iter().map(|(le, c)| (le.to_bits(), *c)).collect();
+        if b.iter()
+            .all(|(le, c)| old.get(&le.to_bits()).is_none_or(|o| c >= o))
+        {
+            for (le, c) in &mut b {
+                *c -= old.get(&le.to_bits()).copied().unwrap_or(0.0);
+            }
+            sum -= asum;
+        }
+    }
+    let count = b.last()?.1;
+    Some(Quantiles {
+        count,
+        mean: (count > 0.0).then(|| sum / count),
+        p50: bucket_quantile(&b, 0.5),
+        p90: bucket_quantile(&b, 0.9),
+        p99: bucket_quantile(&b, 0.99),
+    })
+}
+
+/// One row of the metrics timeline: rates since the previous scrape, gauges at the scrape.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Row {
+    #[serde(serialize_with = "ser_ts")]
+    pub ts: Option<Ts>,
+    pub gen_tps: Option<f64>,
+    pub prompt_tps: Option<f64>,
+    pub requests_per_s: Option<f64>,
+    pub running: Option<f64>,
+    pub waiting: Option<f64>,
+    pub kv_usage: Option<f64>,
+}
+
+fn ser_ts<S: serde::Serializer>(t: &Option<Ts>, s: S) -> Result<S::Ok, S::Error> {
+    match t {
+        Some(t) => s.serialize_str(&t.to_string()),
+        None => s.serialize_none(),
+    }
+}
+
+/// What the scrapes say.
+#[derive(Debug, Clone, Serialize)]
+pub struct Metrics {
+    pub scrapes: usize,
+    pub samples: usize,
+    pub engine: Option<&'static str>,
+    #[serde(serialize_with = "ser_ts")]
+    pub from: Option<Ts>,
+    #[serde(serialize_with = "ser_ts")]
+    pub to: Option<Ts>,
+    pub span_s: Option<f64>,
+    /// Rates over the window between the first and last timed scrape.
+    pub gen_tps: Option<f64>,
+    pub prompt_tps: Option<f64>,
+    pub requests_per_s: Option<f64>,
+    /// Counter values at the last scrape (since the servers started).
+    pub generation_tokens: Option<f64>,
+    pub prompt_tokens: Option<f64>,
+    /// Finished requests by reason: over the window with two or more scrapes, else since start.
+    pub finished: BTreeMap<String, f64>,
+    pub cap_hit_rate: Option<f64>,
+    pub preemptions: Option<f64>,
+    pub aborted: Option<f64>,
+    pub running: Option<Summary>,
+    pub waiting: Option<Summary>,
+    pub kv_usage: Option<Summary>,
+    pub latency: BTreeMap<&'static str, Quantiles>,
+    pub timeline: Vec<Row>,
+}
+
+fn summary(v: Vec<f64>) -> Option<Summary> {
+    let mut v = v;
+    Summary::of(&mut v)
+}
+
+/// Analyses the scrapes (ordered by [`Scrapes::order`]).
+pub fn analyze(s: &Scrapes) -> Option<Metrics> {
+    let last = s.scrapes.last()?;
+    let timed: Vec<&Scrape> = s.scrapes.iter().filter(|x| x.ts.is_some()).collect();
+    let window = (timed.len() >= 2).then(|| (timed[0], timed[timed.len() - 1]));
+    let secs = window.map(|(a, b)| (b.ts.unwrap().0 - a.ts.unwrap().0) as f64 / 1000.0);
+    let rate = |names: &[&str]| -> Option<f64> {
+        let secs = secs.filter(|s| *s > 0.0)?;
+        // the sum of per-interval increases, so that a counter reset in between is handled
+        let mut inc = 0.0;
+        for w in timed.windows(2) {
+            inc += increase(w[0], w[1], names, |_| true)?;
+        }
+        Some(inc / secs)
+    };
+    let finished: BTreeMap<String, f64> = {
+        let mut m = BTreeMap::new();
+        let reasons = |sc: &Scrape| -> Vec<String> {
+            sc.samples
+                .iter()
+                .filter(|x| x.name == REQUESTS[0])
+                .filter_map(|x| label_value(&x.labels, "finished_reason").map(str::to_string))
+                .collect()
+        };
+        for r in reasons(last) {
+            let keep = |l: &str| label_value(l, "finished_reason") == Some(r.as_str());
+            let v = match window {
+                Some(_) => timed
+                    .windows(2)
+                    .map(|w| increase(w[0], w[1], &REQUESTS[..1], keep))
+                    .sum::<Option<f64>>(),
+                None => total(last, &REQUESTS[..1], keep),
+            };
+            if let Some(v) = v {
+                *m.entry(r.clone()).or_insert(0.0) += v;
+            }
+        }
+        m
+    };
+    let done: f64 = finished.values().sum();
+    let cap_hit_rate = (done > 0.0).then(|| finished.get("length").copied().unwrap_or(0.0) / done);
+    let mut timeline = Vec::new();
+    for (k, sc) in s.scrapes.iter().enumerate() {
+        let prev = k.checked_sub(1).map(|p| &s.scrapes[p]);
+        let dt = match (prev.and_then(|p| p.ts), sc.ts) {
+            (Some(a), Some(b)) if b.0 > a.0 => Some((b.0 - a.0) as f64 / 1000.0),
+            _ => None,
+        };
+        let r = |names: &[&str]| Some(increase(prev?, sc, names, |_| true)? / dt?);
+        timeline.push(Row {
+            ts: sc.ts,
+            gen_tps: r(&GEN),
+            prompt_tps: r(&PROMPT),
+            requests_per_s: r(&REQUESTS),
+            running: gauge(sc, &RUNNING, false),
+            waiting: gauge(sc, &WAITING, false),
+            kv_usage: gauge(sc, &KV, true),
+        });
+    }
+    let engine = {
+        let v = s
+            .scrapes
+            .iter()
+            .flat_map(|x| &x.samples)
+            .any(|x| x.name.starts_with("vllm:"));
+        let g = s
+            .scrapes
+            .iter()
+            .flat_map(|x| &x.samples)
+            .any(|x| x.name.starts_with("sglang:"));
+        match (v, g) {
+            (true, false) => Some("vllm"),
+            (false, true) => Some("sglang"),
+            (true, true) => Some("mixed"),
+            _ => None,
+        }
+    };
+    let latency = HISTOGRAMS
+        .iter()
+        .filter_map(|(k, names)| Some((*k, histogram(window.map(|w| w.0), last, names)?)))
+        .filter(|(_, q)| q.count > 0.0)
+        .collect();
+    Some(Metrics {
+        scrapes: s.scrapes.len(),
+        samples: s.scrapes.iter().map(|x| x.samples.len()).sum(),
+        engine,
+        from: timed.first().and_then(|x| x.ts),
+        to: timed.last().and_then(|x| x.ts),
+        span_s: secs,
+        gen_tps: rate(&GEN),
+        prompt_tps: rate(&PROMPT),
+        requests_per_s: rate(&REQUESTS),
+        generation_tokens: total(last, &GEN, |_| true),
+        prompt_tokens: total(last, &PROMPT, |_| true),
+        finished,
+        cap_hit_rate,
+        preemptions: match window {
+            Some((a, b)) => increase(a, b, &PREEMPT, |_| true),
+            None => total(last, &PREEMPT, |_| true),
+        },
+        aborted: match window {
+            Some((a, b)) => increase(a, b, &ABORTED, |_| true),
+            None => total(last, &ABORTED, |_| true),
+        },
+        running: summary(timeline.iter().filter_map(|r| r.running).collect()),
+        waiting: summary(timeline.iter().filter_map(|r| r.waiting).collect()),
+        kv_usage: summary(timeline.iter().filter_map(|r| r.kv_usage).collect()),
+        latency,
+        timeline,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn histogram_quantile_like_prometheus() {
+        let b = [
+            (0.1, 1.0),
+            (0.2, 2.0),
+            (0.4, 3.0),
+            (1.0, 3.0),
+            (2.0, 4.0),
+            (f64::INFINITY, 4.0),
+        ];
+        assert_eq!(bucket_quantile(&b, 0.5), Some(0.2));
+        assert_eq!(bucket_quantile(&b, 0.25), Some(0.1));
+        // rank 3.6 falls in (1, 2]: 1 + 0.6
+        assert!((bucket_quantile(&b, 0.9).unwrap() - 1.6).abs() < 1e-12);
+        let inf = [(1.0, 1.0), (f64::INFINITY, 10.0)];
+        assert_eq!(bucket_quantile(&inf, 0.9), Some(1.0));
+    }
+
+    #[test]
+    fn names_give_times() {
+        assert_eq!(
+            time_from_name("metrics-20260510T000010"),
+            prometheus::iso("2026-05-10T00:00:10")
+        );
+        assert_eq!(
+            time_from_name("scrape_2026-05-10T00:00:10"),
+            prometheus::iso("2026-05-10T00:00:10")
+        );
+        assert_eq!(time_from_name("m_1778371210"), Some(Ts(1_778_371_210_000)));
+        assert_eq!(time_from_name("scrape-003"), None);
+    }
+}

@@ -1,0 +1,178 @@
+//! End-to-end: Prometheus scrapes — single scrapes of every engine version, successive
+//! scrapes timed by `# scrape` lines, by file names or by `--interval`, counter resets,
+//! ranks and `_created` samples — through `tokstat report`.
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures")
+}
+
+fn report(args: &[&str]) -> Value {
+    let mut out = Vec::new();
+    let mut err = Vec::new();
+    let argv = ["tokstat", "report", "--format", "json", "-q"]
+        .into_iter()
+        .chain(args.iter().copied());
+    let code = tokstat::run(argv, &mut out, &mut err);
+    assert_eq!(code, 0, "{}", String::from_utf8_lossy(&err));
+    serde_json::from_slice(&out).unwrap()
+}
+
+fn fixture(rel: &str) -> String {
+    root().join(rel).display().to_string()
+}
+
+#[test]
+fn one_scrape_of_each_engine_version() {
+    // SGLang 0.4.10: scheduler gauges with tp/pp rank labels; histogram quantiles from buckets
+    let v = report(&[&fixture("formats/prometheus/sglang-metrics-v0.4.10.prom")]);
+    let m = &v["metrics"];
+    assert_eq!(m["scrapes"], 1);
+    assert_eq!(m["engine"], "sglang");
+    assert_eq!(m["running"]["max"], 32.0);
+    assert_eq!(m["kv_usage"]["max"], 0.11);
+    assert_eq!(m["generation_tokens"], 812_345.0);
+    assert_eq!(m["span_s"], Value::Null);
+    // 4 observations: ≤0.1, ≤0.2, ≤0.4, ≤2.0 → the median is the 2nd, at the 0.2 bound
+    assert_eq!(m["latency"]["ttft_s"]["count"], 4.0);
+    assert_eq!(m["latency"]["ttft_s"]["p50"], 0.2);
+    assert!((m["latency"]["ttft_s"]["mean"].as_f64().unwrap() - 0.47).abs() < 1e-12);
+    assert_eq!(v["lines"]["malformed"], 0);
+    assert_eq!(v["lines"]["total"], 114);
+
+    // vLLM V0 (gpu_cache_usage_perc) and V1 0.33 (kv_cache_usage_perc, `_created`)
+    for (file, kv) in [
+        ("vllm-metrics-v0-v0.6.3.prom", 0.637),
+        ("vllm-metrics-v1-v0.33.0.prom", 0.337),
+        ("vllm-metrics-v1-v0.8.5.prom", 0.337),
+    ] {
+        let v = report(&[&fixture(&format!("formats/prometheus/{file}"))]);
+        let m = &v["metrics"];
+        assert_eq!(m["engine"], "vllm", "{file}");
+        assert_eq!(m["kv_usage"]["max"], kv, "{file}");
+        assert_eq!(m["finished"]["length"], 87.0, "{file}");
+        assert_eq!(m["finished"]["stop"], 913.0, "{file}");
+        assert_eq!(m["cap_hit_rate"], 0.087, "{file}");
+        // `_created` is a timestamp, never a value
+        assert_eq!(m["prompt_tokens"], 2_345_678.0, "{file}");
+    }
+}
+
+#[test]
+fn successive_scrapes_in_one_file_match_the_simulator() {
+    // 15-second scrapes of the simulated vLLM server, with `# scrape <time>` lines
+    let v = report(&["--year", "2026", &fixture("runs/vllm-c128")]);
+    let m = &v["metrics"];
+    let truth = std::fs::read_to_string(root().join("runs/vllm-c128.truth.txt")).unwrap();
+    // counters are exact: the increase over the window is every token and request
+    assert!(truth.contains("total tokens: 1502510"));
+    assert!(truth.contains("finished: 2508 stop, 85 length"));
+    assert_eq!(m["scrapes"], 109);
+    assert_eq!(m["span_s"], 1620.0);
+    assert!((m["gen_tps"].as_f64().unwrap() - 1_502_510.0 / 1620.0).abs() < 1e-6);
+    assert_eq!(m["finished"]["stop"], 2508.0);
+    assert_eq!(m["finished"]["length"], 85.0);
+    assert!((m["cap_hit_rate"].as_f64().unwrap() - 85.0 / 2593.0).abs() < 1e-12);
+    assert_eq!(m["running"]["max"], 128.0);
+    // the log estimate and the counters agree
+    let est = v["steady"]["gen_tokens"].as_f64().unwrap();
+    assert!((est / 1_502_510.0 - 1.0).abs() < 0.01);
+    // per-scrape rates
+    let rows = m["timeline"].as_array().unwrap();
+    assert_eq!(rows.len(), 109);
+    assert_eq!(rows[0]["gen_tps"], Value::Null);
+    let sum: f64 = rows[1..]
+        .iter()
+        .map(|r| r["gen_tps"].as_f64().unwrap() * 15.0)
+        .sum();
+    assert!((sum - 1_502_510.0).abs() < 1e-3, "{sum}");
+}
+
+#[test]
+fn scrapes_timed_by_file_names() {
+    let v = report(&["--year", "2026", &fixture("runs/vllm-c200")]);
+    let m = &v["metrics"];
+    assert_eq!(m["scrapes"], 29);
+    assert_eq!(m["from"], "2026-05-10T00:00:00");
+    assert_eq!(m["to"], "2026-05-10T00:28:00");
+    assert!((m["gen_tps"].as_f64().unwrap() - 1_560_282.0 / 1680.0).abs() < 1e-6);
+    assert_eq!(m["finished"]["length"], 87.0);
+}
+
+fn scrape(gen: &str, running: [f64; 2], reasons: (u64, u64)) -> String {
+    format!(
+        "# HELP vllm:generation_tokens_total Number of generation tokens processed.
+# TYPE vllm:generation_tokens_total counter
+vllm:generation_tokens_total{{engine=\"0\",model_name=\"m\"}} {gen}
+vllm:generation_tokens_total{{engine=\"1\",model_name=\"m\"}} 100.0
+# TYPE vllm:generation_tokens_created gauge
+vllm:generation_tokens_created{{engine=\"0\",model_name=\"m\"}} 1.7960089026798053e+09
+# TYPE vllm:num_requests_running gauge
+vllm:num_requests_running{{engine=\"0\",model_name=\"m\"}} {}
+vllm:num_requests_running{{engine=\"1\",model_name=\"m\"}} {}
+# HELP vllm:num_preemptions_total Cumulative number of preemption from the engine.
+# TYPE vllm:num_preemptions_total counter
+# TYPE vllm:request_success_total counter
+vllm:request_success_total{{engine=\"0\",finished_reason=\"length\",model_name=\"m\"}} {}
+vllm:request_success_total{{engine=\"0\",finished_reason=\"stop\",model_name=\"m\"}} {}
+",
+        running[0], running[1], reasons.0, reasons.1
+    )
+}
+
+#[test]
+fn interval_resets_and_engines() {
+    let dir = tempfile::tempdir().unwrap();
+    // three scrapes without times; engine 0 restarts between the second and third
+    std::fs::write(
+        dir.path().join("a.prom"),
+        scrape("1.0e+06", [10.0, 6.0], (10, 90)),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("b.prom"),
+        scrape("1.6e+06", [12.0, 6.0], (30, 170)),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("c.prom"),
+        scrape("200000.0", [2.0, 6.0], (5, 15)),
+    )
+    .unwrap();
+    let d = dir.path().display().to_string();
+    // without --interval: no rates, but counters and gauges
+    let v = report(&[&d]);
+    let m = &v["metrics"];
+    assert_eq!(m["scrapes"], 3);
+    assert_eq!(m["gen_tps"], Value::Null);
+    assert_eq!(m["running"]["max"], 18.0, "engines add up");
+    // with it: 600k, then a reset to 200k: 800k tokens in 20 s
+    let v = report(&["--interval", "10s", &d]);
+    let m = &v["metrics"];
+    assert_eq!(m["span_s"], 20.0);
+    assert_eq!(m["gen_tps"], 40_000.0);
+    assert_eq!(m["finished"]["length"], 20.0 + 5.0);
+    assert_eq!(m["finished"]["stop"], 80.0 + 15.0);
+    assert_eq!(m["preemptions"], Value::Null);
+    assert_eq!(m["timeline"][2]["gen_tps"], 20_000.0);
+    // 25 of 120 requests hit the cap: a hint, from the counters
+    assert_eq!(v["hints"][0]["id"], "cap_hit_high");
+}
+
+#[test]
+fn scrape_marks_and_malformed_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("metrics.prom");
+    let text = "# scrape 2026-05-10T00:00:00Z\nsglang:num_running_reqs{tp_rank=\"0\",dp_rank=\"0\"} 8\nsglang:num_running_reqs{tp_rank=\"1\",dp_rank=\"0\"} 8\nsglang:num_running_reqs{tp_rank=\"0\",dp_rank=\"1\"} 7\nsglang:generation_tokens_total 100\n# scrape 2026-05-10T00:01:00Z\nsglang:num_running_reqs{tp_rank=\"0\",dp_rank=\"0\"} 4\nsglang:generation_tokens_total 6100\nsglang:broken{a=\"1\" 3\n";
+    std::fs::write(&p, text).unwrap();
+    let v = report(&[p.to_str().unwrap()]);
+    let m = &v["metrics"];
+    assert_eq!(m["scrapes"], 2);
+    assert_eq!(m["gen_tps"], 100.0);
+    // tensor ranks of one DP rank count once; DP ranks add up
+    assert_eq!(m["timeline"][0]["running"], 15.0);
+    assert_eq!(v["lines"]["malformed"], 1);
+    assert_eq!(v["files"][0]["malformed_samples"][0]["line"], 9);
+}
