@@ -11,7 +11,7 @@ use tokstat_parsers::source::{Data, Input, Source};
 use tokstat_parsers::stamp::Calendar;
 
 /// A count that is usually present, in 4 bytes (`u32::MAX` = absent). Token counts and
-/// character counts of one output fit easily; a row stays 28 bytes, so a million
+/// character counts of one output fit easily; a row stays 32 bytes, so a million
 /// completions cost 28 MB whatever the length of their texts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Count(u32);
@@ -43,9 +43,16 @@ pub struct Row {
     pub cap_hint: Count,
     /// Seconds (NaN = absent).
     pub latency_s: f32,
+    /// When the request was created, Unix seconds (`created` of OpenAI responses).
+    pub created: Count,
 }
 
 impl Row {
+    /// `created`, Unix seconds.
+    pub fn created(&self) -> Option<u64> {
+        self.created.get()
+    }
+
     pub fn latency(&self) -> Option<f64> {
         (!self.latency_s.is_nan()).then_some(f64::from(self.latency_s))
     }
@@ -131,6 +138,11 @@ fn record<'a>(
                     output_chars: Count::new(c.output_chars),
                     cap_hint: Count::new(c.cap_hint),
                     latency_s: c.latency_s.map_or(f32::NAN, |x| x as f32),
+                    created: Count::new(
+                        c.created
+                            .filter(|t| t.is_finite() && *t >= 0.0)
+                            .map(|t| t as u64),
+                    ),
                 });
             }
         }

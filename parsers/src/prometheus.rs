@@ -305,7 +305,7 @@ pub fn iso(s: &str) -> Option<Ts> {
     }
     let (date, time) = s.split_once(['T', ' ', '_'])?;
     let d: Vec<&str> = if compact {
-        vec![&date[..4.min(date.len())], date.get(4..6)?, date.get(6..8)?]
+        vec![date.get(..4)?, date.get(4..6)?, date.get(6..8)?]
     } else {
         date.split('-').collect()
     };
@@ -409,6 +409,9 @@ mod tests {
         );
         assert_eq!(iso("20260510T000010"), iso("2026-05-10T00:00:10.000"));
         assert_eq!(parse_line("# anything").unwrap(), Line::Comment);
+        // found by fuzzing: a compact-looking time with a multi-byte character
+        assert_eq!(scrape_time(".4匜}..4"), None);
+        assert_eq!(scrape_time("2026051匜T000010"), None);
         assert_eq!(parse_line("").unwrap(), Line::Comment);
     }
 }

@@ -45,6 +45,10 @@ pub const FAILURE_SPIKE_MIN: f64 = 0.05;
 pub const FAILURE_SPIKE_FACTOR: f64 = 3.0;
 /// Windows a job is cut into to find a failure spike.
 pub const FAILURE_WINDOWS: usize = 20;
+/// Client-side tokens/s below this share of the server's over the same window.
+pub const CLIENT_SHARE: f64 = 0.7;
+/// Completions with times needed to compare client and server.
+pub const CLIENT_MIN_ROWS: usize = 50;
 
 const CAP_ACTION: &str = "Many outputs are cut off: raise max_tokens (the true lengths are longer than shown), or curb the prompt's verbosity; capped outputs usually have to be regenerated.";
 
@@ -346,6 +350,9 @@ pub fn hints(i: &Inputs<'_>) -> Vec<Hint> {
         if let Some(h) = failure_spike(i.rows) {
             out.push(h);
         }
+        if let Some(h) = client_overhead(s, i.rows) {
+            out.push(h);
+        }
     } else if let Some((m, rate)) = i
         .metrics
         .and_then(|m| Some((m, m.cap_hit_rate.filter(|r| *r >= CAP_HIT_HIGH)?)))
@@ -508,5 +515,76 @@ fn failure_spike(rows: &[Row]) -> Option<Hint> {
             &[("first_record", json!(first * w + 1)), ("last_record", json!((last + 1) * w)), ("failures", json!(failed)), ("worst_rate", json!(worst)), ("median_rate", json!(median))],
         ),
         action: "Failures cluster in one stretch of the job: look at the server log around that time (restart, OOM, timeouts) and retry the failed records.".into(),
+    })
+}
+
+/// Client-side tokens/s (completions finished in a window) against the server's (the
+/// timeline) over the window both cover. Engines stamp local time and clients Unix time, so
+/// the client window is shifted by the whole number of hours (±14) that overlaps best.
+fn client_overhead(s: &Server, rows: &[Row]) -> Option<Hint> {
+    let done: Vec<(f64, f64)> = rows
+        .iter()
+        .filter_map(|r| {
+            let end = r.created()? as f64 + r.latency().unwrap_or(0.0);
+            Some((end, r.completion_tokens.get()? as f64))
+        })
+        .collect();
+    let tl = &s.timeline;
+    if done.len() < CLIENT_MIN_ROWS || tl.total.is_empty() {
+        return None;
+    }
+    let c0 = done.iter().map(|d| d.0).fold(f64::INFINITY, f64::min);
+    let c1 = done.iter().map(|d| d.0).fold(f64::NEG_INFINITY, f64::max);
+    let b = tl.bucket_ms as f64 / 1000.0;
+    let s0 = tl.origin as f64 / 1000.0;
+    let s1 = s0 + b * tl.total.len() as f64;
+    let overlap = |h: i64| {
+        let shift = h as f64 * 3600.0;
+        ((c1 + shift).min(s1) - (c0 + shift).max(s0), shift)
+    };
+    let (len, shift) = (-14..=14)
+        .map(overlap)
+        .max_by(|a, b| a.0.total_cmp(&b.0).then(b.1.abs().total_cmp(&a.1.abs())))?;
+    if len < 10.0 * b {
+        return None;
+    }
+    let (w0, w1) = ((c0 + shift).max(s0), (c1 + shift).min(s1));
+    let client: f64 = done
+        .iter()
+        .filter(|d| d.0 + shift >= w0 && d.0 + shift <= w1)
+        .map(|d| d.1)
+        .sum::<f64>()
+        / (w1 - w0);
+    // buckets wholly inside the window
+    let inside: Vec<f64> = tl
+        .total
+        .iter()
+        .filter(|r| {
+            let t = r.ts as f64 / 1000.0;
+            t >= w0 && t + b <= w1
+        })
+        .map(|r| r.gen_tps)
+        .collect();
+    if inside.is_empty() {
+        return None;
+    }
+    let server = mean(&inside);
+    if server <= 0.0 || client >= CLIENT_SHARE * server {
+        return None;
+    }
+    let ms = |t: f64| (t * 1000.0) as i64;
+    Some(Hint {
+        id: "client_overhead",
+        severity: Severity::Warning,
+        evidence: evidence(
+            format!(
+                "completions received {client:.0} tok/s while the servers generated {server:.0} tok/s over the same window ({:.0}%){}",
+                client / server * 100.0,
+                if shift != 0.0 { format!("; client times shifted {:+.0} h to the servers' clock", shift / 3600.0) } else { String::new() }
+            ),
+            Some((ms(w0), ms(w1))),
+            &[("client_tps", json!(client)), ("server_tps", json!(server)), ("clock_shift_h", json!(shift / 3600.0))],
+        ),
+        action: "The servers generate more than the job keeps: other clients share them, or requests are retried, aborted or timed out after generating. Check the client's retries and timeouts, and whether every result is written.".into(),
     })
 }
