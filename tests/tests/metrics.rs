@@ -176,3 +176,36 @@ fn scrape_marks_and_malformed_lines() {
     assert_eq!(v["lines"]["malformed"], 1);
     assert_eq!(v["files"][0]["malformed_samples"][0]["line"], 9);
 }
+
+#[test]
+fn parse_writes_the_metrics_table() {
+    let mut out = Vec::new();
+    let mut err = Vec::new();
+    let f = fixture("formats/prometheus/vllm-metrics-v1-v0.33.0.prom");
+    let code = tokstat::run(["tokstat", "parse", &f], &mut out, &mut err);
+    assert_eq!(code, 0);
+    let rows: Vec<Value> = String::from_utf8(out)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(rows.len(), 103);
+    let len = rows
+        .iter()
+        .find(|r| {
+            r["name"] == "vllm:request_success_total"
+                && r["labels"] == "engine=0,finished_reason=length,model_name=Qwen/Qwen3-8B"
+        })
+        .unwrap();
+    assert_eq!(len["table"], "metrics");
+    assert_eq!(len["value"], 87);
+    assert_eq!(len["type"], "counter");
+    let bucket = rows
+        .iter()
+        .find(|r| r["name"] == "vllm:e2e_request_latency_seconds_bucket")
+        .unwrap();
+    assert_eq!(bucket["type"], "histogram");
+    assert!(String::from_utf8(err)
+        .unwrap()
+        .contains("157 lines: 103 parsed, 54 other, 0 malformed"));
+}

@@ -198,6 +198,11 @@ fn vllm_at_128_and_200_clients_is_saturated_past_the_knee() {
             .sum();
         assert!((share - 1.0).abs() < 1e-9);
     }
+    // clients join at 0.25/s: a long ramp-up, then a drain
+    let seg = &a["segments"][0];
+    assert!(seg["ramp_up_s"].as_f64().unwrap() > 100.0);
+    assert!(seg["drain_s"].as_f64().unwrap() > 0.0);
+    assert_eq!(a["steady"]["ramp_up_s"], seg["ramp_up_s"]);
     // 56% more concurrency buys only a few percent
     let gain =
         b["steady"]["gen_tps"].as_f64().unwrap() / a["steady"]["gen_tps"].as_f64().unwrap() - 1.0;

@@ -150,9 +150,7 @@ impl Scrapes {
             match prometheus::parse_line(line) {
                 Ok(Line::Sample(s)) => {
                     parsed += 1;
-                    if s.name.ends_with("_created") {
-                        continue;
-                    }
+                    // `_created` samples stay in the table; no figure reads them
                     newest_stamp = newest_stamp.max(s.timestamp_ms);
                     current.samples.push(Sample {
                         name: s.name.to_string(),
@@ -217,6 +215,33 @@ impl Scrapes {
         let types = |n: &str| self.types.get(n).copied();
         let (fam, _) = family(name, &types);
         types(fam)
+    }
+}
+
+impl Scrapes {
+    /// The `metrics` table as JSON lines (`tokstat parse`).
+    pub fn write_rows(&self, out: &mut Vec<u8>) {
+        use crate::render::json::Obj;
+        for (k, sc) in self.scrapes.iter().enumerate() {
+            for x in &sc.samples {
+                let mut o = Obj::new(out);
+                o.str("table", "metrics")
+                    .str("source", &sc.source)
+                    .u("scrape", Some(k as u64));
+                if let Some(t) = sc.ts {
+                    o.ts("ts", t);
+                }
+                o.str("name", &x.name)
+                    .str("labels", &x.labels)
+                    .f("value", Some(x.value).filter(|v| v.is_finite()))
+                    .str(
+                        "type",
+                        self.kind(&x.name).map_or("untyped", MetricType::as_str),
+                    );
+                o.end();
+                out.push(b'\n');
+            }
+        }
     }
 }
 

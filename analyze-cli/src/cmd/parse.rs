@@ -1,14 +1,55 @@
 //! `tokstat parse`: every recognised record as a JSON line; line accounting on stderr.
 
+use crate::analysis::metrics::Scrapes;
 use crate::cli::ParseArgs;
-use crate::logs::{self, visit_chunk, Dates};
+use crate::logs::{self, visit_chunk, Dates, FileCtx, Tally};
 use crate::render::records;
 use anyhow::Result;
 use std::io::Write;
+use tokstat_parsers::detect::Kind;
+use tokstat_parsers::source::Input;
 
 pub fn run(args: &ParseArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<i32> {
-    let inputs = logs::inputs(&args.input)?;
+    let all = logs::inputs(&args.input)?;
     let dates = Dates::from_args(&args.input)?;
+    // Prometheus scrapes become `metrics` rows; every other input goes to the log scan
+    // (stdin is left to it: it cannot be opened twice)
+    let mut scrapes = Scrapes::default();
+    let mut prom_files = Vec::new();
+    let mut inputs = Vec::new();
+    for input in all {
+        if input == Input::Stdin {
+            inputs.push(input);
+            continue;
+        }
+        let opened = logs::open(&input);
+        match opened.source {
+            Ok(src) if opened.kind == Kind::Prometheus => {
+                let text = src.data.read_all()?;
+                let text = String::from_utf8_lossy(&text);
+                let (parsed, other, bad, total) =
+                    scrapes.read(&input.display(), &input.stem(), &text);
+                prom_files.push((
+                    FileCtx {
+                        source: input.display(),
+                        stem: input.stem(),
+                    },
+                    Tally {
+                        total,
+                        parsed,
+                        other,
+                        malformed: bad.len() as u64,
+                        samples: bad.into_iter().take(logs::SAMPLES).collect(),
+                    },
+                ));
+            }
+            _ => inputs.push(input),
+        }
+    }
+    scrapes.order(None);
+    let mut rows = Vec::new();
+    scrapes.write_rows(&mut rows);
+    out.write_all(&rows)?;
     let mut write_err = None;
     let (files, skipped) = logs::scan_logs(
         &inputs,
@@ -31,6 +72,8 @@ pub fn run(args: &ParseArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result
         return Err(e.into());
     }
     out.flush()?;
+    let mut files = files;
+    files.extend(prom_files);
     if !args.input.quiet {
         logs::write_accounting(err, &files, &skipped)?;
     }

@@ -96,6 +96,73 @@ pub const TABLES: &[(&str, &[Column])] = &[
             ),
         ],
     ),
+    (
+        "metrics",
+        &[
+            ("source", "str", "input path"),
+            ("scrape", "u64", "0-based scrape number, in time order"),
+            (
+                "ts",
+                "datetime",
+                "scrape time: `# scrape` line, file name, sample stamps or --interval",
+            ),
+            (
+                "name",
+                "str",
+                "metric wire name (`vllm:…_total`, `…_bucket`)",
+            ),
+            ("labels", "str", "k=v,k=v sorted, values unescaped"),
+            ("value", "f64", "sample value (null for NaN / ±Inf)"),
+            (
+                "type",
+                "str",
+                "counter | gauge | histogram | summary | untyped (from # TYPE)",
+            ),
+        ],
+    ),
+    (
+        "timeline",
+        &[
+            (
+                "ts",
+                "datetime",
+                "bucket start (report --format json: timeline)",
+            ),
+            ("instance", "str", "null for the run's total"),
+            (
+                "gen_tps",
+                "f64",
+                "generated tokens/s: logged rates × their intervals, split by overlap",
+            ),
+            (
+                "prompt_tps",
+                "f64",
+                "prompt tokens/s (prefill batches, vLLM rates)",
+            ),
+            (
+                "running",
+                "f64",
+                "mean of the bucket's lines (summed over instances)",
+            ),
+            (
+                "waiting",
+                "f64",
+                "mean of the bucket's lines (summed over instances)",
+            ),
+            (
+                "kv_usage",
+                "f64",
+                "mean, fraction 0-1 (averaged over instances)",
+            ),
+            ("accept_len", "f64", "mean speculative acceptance length"),
+            (
+                "events",
+                "f64",
+                "retracted requests, preemptions, errors, starts",
+            ),
+            ("steady", "bool", "inside a segment's steady window"),
+        ],
+    ),
 ];
 
 pub fn run(format: Format, out: &mut dyn Write) -> Result<i32> {

@@ -37,13 +37,28 @@ fn bucket_json(b: &Bucket, instance: Option<&str>, steady: bool) -> Value {
     })
 }
 
+/// A segment's steady window in time, ms.
+fn window(s: &Segment, server: &Server) -> Option<(i64, i64)> {
+    let st = s.steady?;
+    let t0 = server.timeline.total[s.buckets.0 + st.start].ts;
+    let t1 = server.timeline.total[s.buckets.0 + st.end - 1].ts + server.timeline.bucket_ms;
+    Some((t0, t1))
+}
+
+/// Ramp-up (segment start to steady) and drain (steady to segment end), seconds.
+fn ramp_drain(s: &Segment, server: &Server) -> (Option<f64>, Option<f64>) {
+    match window(s, server) {
+        Some((a, b)) => (
+            Some((a - s.start).max(0) as f64 / 1000.0),
+            Some((s.end - b).max(0) as f64 / 1000.0),
+        ),
+        None => (None, None),
+    }
+}
+
 fn segment_json(s: &Segment, server: &Server, prev: Option<&Segment>) -> Value {
-    let b = server.timeline.bucket_ms;
-    let steady_range = s.steady.map(|st| {
-        let t0 = server.timeline.total[s.buckets.0 + st.start].ts;
-        let t1 = server.timeline.total[s.buckets.0 + st.end - 1].ts + b;
-        json!({"from": ts(t0), "to": ts(t1)})
-    });
+    let steady_range = window(s, server).map(|(t0, t1)| json!({"from": ts(t0), "to": ts(t1)}));
+    let (ramp, drain) = ramp_drain(s, server);
     json!({
         "index": s.index,
         "reason": s.reason.as_str(),
@@ -56,6 +71,8 @@ fn segment_json(s: &Segment, server: &Server, prev: Option<&Segment>) -> Value {
         "gen_tps_mean": num(s.gen_tps_mean),
         "peak_gen_tps": s.peak_tps.map_or(Value::Null, num),
         "steady": steady_range,
+        "ramp_up_s": ramp,
+        "drain_s": drain,
         "vs_previous": match (prev.and_then(Segment::steady_tps), s.steady_tps()) {
             (Some(a), Some(b)) if a > 0.0 => num(b / a - 1.0),
             _ => Value::Null,
@@ -101,6 +118,9 @@ pub fn json_into(obj: &mut serde_json::Map<String, Value>, s: &Server, hints: &[
             "peak_window_s": (PEAK_WINDOW_MS.max(s.timeline.bucket_ms)) as f64 / 1000.0,
             "mean_gen_tps": mean_tps,
             "gen_tokens": s.gen_tokens.round(),
+            "ramp_up_s": s.segments.first().and_then(|g| ramp_drain(g, s).0),
+            "drain_s": s.segments.last().and_then(|g| ramp_drain(g, s).1),
+            "windows": s.segments.iter().filter_map(|g| window(g, s)).map(|(a, b)| json!({"from": ts(a), "to": ts(b)})).collect::<Vec<_>>(),
         }),
     );
     obj.insert(
@@ -170,6 +190,25 @@ pub fn write(out: &mut dyn Write, s: &Server, hints: &[Hint]) -> io::Result<()> 
         s.peak_tps.map_or("–".into(), |v| format!("{v:.0}")),
         duration((PEAK_WINDOW_MS.max(b)) as f64 / 1000.0)
     )?;
+    let mean_secs: f64 = s
+        .segments
+        .iter()
+        .map(|g| (g.end - g.start) as f64 / 1000.0)
+        .sum();
+    if mean_secs > 0.0 {
+        let (ramp, _) = s
+            .segments
+            .first()
+            .map_or((None, None), |g| ramp_drain(g, s));
+        let (_, drain) = s.segments.last().map_or((None, None), |g| ramp_drain(g, s));
+        writeln!(
+            out,
+            "  whole-run mean {:.0} tok/s · ramp-up {} · drain {}",
+            s.gen_tokens / mean_secs,
+            ramp.map_or("–".into(), duration),
+            drain.map_or("–".into(), duration)
+        )?;
+    }
     let rates: Vec<f64> = tl.total.iter().map(|r| r.gen_tps).collect();
     let steady: Vec<bool> = (0..rates.len()).map(|k| s.in_steady(k)).collect();
     let width = 100usize;
