@@ -60,7 +60,8 @@ impl Tally {
 pub struct FileCtx {
     /// The path as given (or `-`).
     pub source: String,
-    /// File stem: the default instance name.
+    /// The instance name of the file's lines ([`source::instance_names`]): the file stem,
+    /// with its folder when stems clash.
     pub stem: String,
 }
 
@@ -256,6 +257,7 @@ pub fn open(input: &Input) -> Opened {
 /// absolute here); `parse`, which writes line numbers while working, asks for `Absolute`.
 pub fn scan_log<R, W, S>(
     input: &Input,
+    instance: String,
     src: Source,
     dates: Dates,
     lines: LineNumbers,
@@ -269,7 +271,7 @@ where
 {
     let file = FileCtx {
         source: input.display(),
-        stem: input.stem(),
+        stem: instance,
     };
     let calendar = dates.calendar(src.modified);
     let mut tally = Tally::default();
@@ -318,7 +320,8 @@ where
 {
     let mut files = Vec::new();
     let mut skipped = Vec::new();
-    for input in inputs {
+    let names = source::instance_names(inputs);
+    for (input, name) in inputs.iter().zip(names) {
         let opened = open(input);
         let src = match opened.source {
             Ok(s) => s,
@@ -335,8 +338,15 @@ where
             });
             continue;
         }
-        let (file, tally, err) =
-            scan_log(input, src, dates, LineNumbers::Absolute, &work, &mut sink);
+        let (file, tally, err) = scan_log(
+            input,
+            name,
+            src,
+            dates,
+            LineNumbers::Absolute,
+            &work,
+            &mut sink,
+        );
         skipped.extend(err);
         files.push((file, tally));
     }

@@ -71,19 +71,65 @@ impl Input {
                     .map(|n| n.to_string_lossy().into_owned())
                     .unwrap_or_default();
                 let mut stem = name.as_str();
-                for ext in [
-                    ".zst", ".zstd", ".gz", ".log", ".txt", ".jsonl", ".json", ".out", ".err",
-                ] {
-                    if let Some(s) = stem.strip_suffix(ext) {
-                        if !s.is_empty() {
+                // compression, a rotation number (`gpu0.log.1`), then the kind of file
+                loop {
+                    let before = stem;
+                    for ext in [
+                        ".zst", ".zstd", ".gz", ".log", ".txt", ".jsonl", ".json", ".out", ".err",
+                    ] {
+                        if let Some(s) = stem.strip_suffix(ext) {
+                            if !s.is_empty() {
+                                stem = s;
+                            }
+                        }
+                    }
+                    // `gpu0.log.1`, not `v0.5`
+                    if let Some((s, n)) = stem.rsplit_once('.') {
+                        let rotated = [".log", ".txt", ".out", ".err", ".jsonl", ".json"]
+                            .iter()
+                            .any(|e| s.ends_with(e));
+                        if rotated && !n.is_empty() && n.bytes().all(|c| c.is_ascii_digit()) {
                             stem = s;
                         }
+                    }
+                    if stem == before {
+                        break;
                     }
                 }
                 stem.to_string()
             }
         }
     }
+}
+
+/// The instance name of each input: its [`Input::stem`], so that rotated parts of one log
+/// (`gpu0.log`, `gpu0.log.1.gz`) are one instance; where inputs in different folders share
+/// a stem (`node1/gpu0.log`, `node2/gpu0.log`) the folder name is put in front.
+pub fn instance_names(inputs: &[Input]) -> Vec<String> {
+    use std::collections::{HashMap, HashSet};
+    let parent = |i: &Input| match i {
+        Input::Path(p) => p.parent().map(Path::to_path_buf),
+        Input::Stdin => None,
+    };
+    let stems: Vec<String> = inputs.iter().map(Input::stem).collect();
+    let mut dirs: HashMap<&str, HashSet<Option<PathBuf>>> = HashMap::new();
+    for (input, stem) in inputs.iter().zip(&stems) {
+        dirs.entry(stem).or_default().insert(parent(input));
+    }
+    inputs
+        .iter()
+        .zip(&stems)
+        .map(|(input, stem)| {
+            let dir = parent(input);
+            let name = dir.as_deref().and_then(Path::file_name);
+            match name {
+                Some(d) if dirs[stem.as_str()].len() > 1 => {
+                    format!("{}/{stem}", d.to_string_lossy())
+                }
+                _ => stem.clone(),
+            }
+        })
+        .collect()
 }
 
 /// Expands command-line arguments into inputs: `-` is stdin, folders are walked recursively
@@ -380,6 +426,17 @@ mod tests {
             "sglang_gpu0"
         );
         assert_eq!(Input::Stdin.stem(), "stdin");
+        // rotated parts are one instance; equal stems in different folders are told apart
+        assert_eq!(Input::Path("l/gpu0.log.1.gz".into()).stem(), "gpu0");
+        assert_eq!(Input::Path("l/gpu0.log.12".into()).stem(), "gpu0");
+        assert_eq!(Input::Path("l/v0.5.log".into()).stem(), "v0.5");
+        let names = instance_names(&[
+            Input::Path("node1/gpu0.log".into()),
+            Input::Path("node1/gpu0.log.1".into()),
+            Input::Path("node2/gpu0.log".into()),
+            Input::Path("node2/gpu1.log".into()),
+        ]);
+        assert_eq!(names, ["node1/gpu0", "node1/gpu0", "node2/gpu0", "gpu1"]);
     }
 
     #[test]

@@ -248,3 +248,48 @@ fn demo_tokens_match_the_simulator() {
         assert!(within(est, truth, 0.01), "{name}: {est}");
     }
 }
+
+#[test]
+fn rotated_parts_merge_and_folders_tell_instances_apart() {
+    let whole = report("demo");
+    let tokens = |v: &Value, name: &str| {
+        v["instances"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|i| i["instance"] == name)
+            .unwrap_or_else(|| panic!("no {name} in {}", v["instances"]))["gen_tokens"]
+            .as_f64()
+            .unwrap()
+    };
+    let text = std::fs::read_to_string(runs().join("demo/sglang_gpu0.log")).unwrap();
+    let cut = text[..text.len() / 2].rfind('\n').unwrap() + 1;
+    let dir = tempfile::tempdir().unwrap();
+    for node in ["node1", "node2"] {
+        std::fs::create_dir(dir.path().join(node)).unwrap();
+    }
+    // node1: one log rotated into two parts; node2: another GPU with the same file name
+    std::fs::write(dir.path().join("node1/sglang_gpu0.log.1"), &text[..cut]).unwrap();
+    std::fs::write(dir.path().join("node1/sglang_gpu0.log"), &text[cut..]).unwrap();
+    std::fs::copy(
+        runs().join("demo/sglang_gpu1.log"),
+        dir.path().join("node2/sglang_gpu0.log"),
+    )
+    .unwrap();
+    let d = dir.path().display().to_string();
+    let mut out = Vec::new();
+    let mut err = Vec::new();
+    let argv = ["tokstat", "report", "--format", "json", "-q", &d];
+    assert_eq!(tokstat::run(argv, &mut out, &mut err), 0);
+    let v: Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(v["instances"].as_array().unwrap().len(), 2);
+    assert_eq!(
+        tokens(&v, "node1/sglang_gpu0"),
+        tokens(&whole, "sglang_gpu0")
+    );
+    assert_eq!(
+        tokens(&v, "node2/sglang_gpu0"),
+        tokens(&whole, "sglang_gpu1")
+    );
+    assert_eq!(v["segments"].as_array().unwrap().len(), 1);
+}

@@ -45,7 +45,8 @@ fn read(args: &InputArgs, c: &CompletionArgs) -> Result<Read> {
         finish: c.finish_path.as_deref().map(Paths::pointer),
     };
     let mut r = Read::default();
-    for input in &inputs {
+    let names = tokstat_parsers::source::instance_names(&inputs);
+    for (input, name) in inputs.iter().zip(names) {
         let opened = logs::open(input);
         let src = match opened.source {
             Ok(s) => s,
@@ -59,6 +60,7 @@ fn read(args: &InputArgs, c: &CompletionArgs) -> Result<Read> {
                 let logs = &mut r.logs;
                 let (file, tally, err) = logs::scan_log(
                     input,
+                    name,
                     src,
                     dates,
                     logs::LineNumbers::Relative,
