@@ -31,6 +31,7 @@ demo:
 fuzz target="log_line":
     cd fuzz && RUSTC_BOOTSTRAP=1 cargo fuzz run -O {{target}} -- -max_total_time=60
 
-# regenerate the demo run from the simulator
-regen-demo:
+# regenerate the demo run and the scenario runs (fixtures/runs/*, with their truth files)
+regen-runs:
     cargo run -p xtask -- demo
+    cargo run -p xtask -- runs
