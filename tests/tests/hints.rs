@@ -188,3 +188,21 @@ fn client_receives_less_than_the_server_generates() {
     assert!((s - 1000.0).abs() < 1.0, "{s}");
     assert!((c / 400.0 - 1.0).abs() < 0.02, "{c}");
 }
+
+#[test]
+fn events_outside_the_stats_lines_are_kept_in_the_counts() {
+    let mut log = String::from("[2026-05-10 00:59:00 TP0] KV cache pool is full. Retract requests. #retracted_reqs: 2, #new_token_ratio: 0.3312 -> 0.4718\n");
+    for i in 1..=100 {
+        log.push_str(&decode(i, 10, 0.3, 500.0, 0, ""));
+    }
+    writeln!(log, "[2026-05-10 02:00:00 TP0] KV cache pool is full. Retract requests. #retracted_reqs: 5, #new_token_ratio: 0.3312 -> 0.4718").unwrap();
+    let v = report(&[("gpu0.log", log)]);
+    assert_eq!(hint(&v, "retractions")["evidence"]["retracted_requests"], 7);
+    let in_timeline: f64 = v["timeline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["events"].as_f64().unwrap())
+        .sum();
+    assert_eq!(in_timeline, 0.0);
+}

@@ -275,26 +275,41 @@ pub fn build(inputs: &[Input<'_>], bucket_ms: Option<i64>) -> Result<Timeline> {
                 s = e;
             }
         }
+        // prefill tokens and events are summed per bucket here: a row each would double
+        // the table for nothing
+        let mut prompt = vec![0.0; nb];
+        let mut events = vec![0.0; nb];
         for pt in &input.series.points {
-            let prompt = if pt.kind == PointKind::Prefill {
-                f64::from(pt.new_tokens)
-            } else {
-                0.0
-            };
-            let gauges = match pt.kind {
-                PointKind::Stats => [
-                    some(pt.running),
-                    some(pt.waiting),
-                    some(pt.kv_usage),
-                    some(pt.accept_len),
-                ],
-                PointKind::Spec => [None, None, None, some(pt.accept_len)],
-                PointKind::Prefill => [None; 4],
-            };
-            p.push_full(n, idx(pt.ts), 0.0, prompt, gauges, 0.0);
+            let k = idx(pt.ts);
+            match pt.kind {
+                PointKind::Prefill => prompt[k as usize] += f64::from(pt.new_tokens),
+                PointKind::Stats => {
+                    let g = [
+                        some(pt.running),
+                        some(pt.waiting),
+                        some(pt.kv_usage),
+                        some(pt.accept_len),
+                    ];
+                    p.push_full(n, k, 0.0, 0.0, g, 0.0);
+                }
+                PointKind::Spec => {
+                    p.push_full(n, k, 0.0, 0.0, [None, None, None, some(pt.accept_len)], 0.0)
+                }
+            }
         }
+        // events outside the span of the stats lines have no bucket
         for ev in &input.series.events {
-            p.push(n, idx(ev.ts), 0.0, 0.0, ev.count as f64);
+            if let Some(e) = usize::try_from(idx(ev.ts))
+                .ok()
+                .and_then(|k| events.get_mut(k))
+            {
+                *e += ev.count as f64;
+            }
+        }
+        for k in 0..nb {
+            if prompt[k] > 0.0 || events[k] > 0.0 {
+                p.push(n, k as i64, 0.0, prompt[k], events[k]);
+            }
         }
     }
     let per = p
