@@ -25,9 +25,10 @@
 //!
 //! Intervals are split across time buckets by overlap, so a bucket's `gen_tps` is exactly
 //! the estimated tokens inside it divided by its length. Gauges (`running`, `waiting`,
-//! `kv_usage`, `accept_len`) are means of the lines stamped inside the bucket. The per-bucket
-//! aggregation runs in polars over a long table of pieces; instances are then summed into
-//! the run's total (rates and loads add up; `kv_usage` and `accept_len` are averaged).
+//! `kv_usage`, `accept_len`) are means of the lines stamped inside the bucket. Each
+//! instance's buckets are filled in one pass over its lines (dense arrays: no hashing per
+//! line); the instances' rows then form a polars table that is grouped by bucket into the
+//! run's total (rates and loads add up; `kv_usage` and `accept_len` are averaged).
 
 use crate::series::{Point, PointKind, Series};
 use anyhow::Result;
@@ -178,60 +179,132 @@ pub struct Input<'a> {
     pub intervals: &'a [Interval],
 }
 
-#[derive(Default)]
-struct Pieces {
-    instance: Vec<u32>,
-    bucket: Vec<i64>,
-    gen_tokens: Vec<f64>,
-    prompt_tokens: Vec<f64>,
-    running: Vec<Option<f64>>,
-    waiting: Vec<Option<f64>>,
-    kv_usage: Vec<Option<f64>>,
-    accept_len: Vec<Option<f64>>,
+/// Per-bucket sums of one instance, filled in one pass over its intervals and lines.
+struct Acc {
+    gen: Vec<f64>,
+    prompt: Vec<f64>,
+    /// (sum, lines) of running, waiting, kv_usage, accept_len.
+    gauges: [Vec<(f64, u32)>; 4],
     events: Vec<f64>,
 }
 
-fn some(v: f32) -> Option<f64> {
-    v.is_finite().then_some(f64::from(v))
+impl Acc {
+    fn new(nb: usize) -> Acc {
+        Acc {
+            gen: vec![0.0; nb],
+            prompt: vec![0.0; nb],
+            gauges: std::array::from_fn(|_| vec![(0.0, 0); nb]),
+            events: vec![0.0; nb],
+        }
+    }
+
+    fn gauge(&mut self, g: usize, k: usize, v: f32) {
+        if v.is_finite() {
+            let e = &mut self.gauges[g][k];
+            e.0 += f64::from(v);
+            e.1 += 1;
+        }
+    }
+
+    fn rows(&self, origin: i64, b: i64) -> Vec<Bucket> {
+        let secs = b as f64 / 1000.0;
+        let mean = |g: usize, k: usize| {
+            let (s, n) = self.gauges[g][k];
+            if n > 0 {
+                s / f64::from(n)
+            } else {
+                f64::NAN
+            }
+        };
+        (0..self.gen.len())
+            .map(|k| Bucket {
+                ts: origin + k as i64 * b,
+                gen_tps: self.gen[k] / secs,
+                prompt_tps: self.prompt[k] / secs,
+                running: mean(0, k),
+                waiting: mean(1, k),
+                kv_usage: mean(2, k),
+                accept_len: mean(3, k),
+                events: self.events[k],
+            })
+            .collect()
+    }
 }
 
-impl Pieces {
-    fn push(&mut self, inst: u32, bucket: i64, gen: f64, prompt: f64, events: f64) {
-        self.push_full(inst, bucket, gen, prompt, [None; 4], events);
-    }
-    fn push_full(
-        &mut self,
-        inst: u32,
-        bucket: i64,
-        gen: f64,
-        prompt: f64,
-        g: [Option<f64>; 4],
-        events: f64,
-    ) {
-        self.instance.push(inst);
-        self.bucket.push(bucket);
-        self.gen_tokens.push(gen);
-        self.prompt_tokens.push(prompt);
-        self.running.push(g[0]);
-        self.waiting.push(g[1]);
-        self.kv_usage.push(g[2]);
-        self.accept_len.push(g[3]);
-        self.events.push(events);
-    }
+fn opt(v: f64) -> Option<f64> {
+    v.is_finite().then_some(v)
+}
 
-    fn frame(self) -> PolarsResult<DataFrame> {
-        DataFrame::new_infer_height(vec![
-            Column::new("instance".into(), self.instance),
-            Column::new("bucket".into(), self.bucket),
-            Column::new("gen_tokens".into(), self.gen_tokens),
-            Column::new("prompt_tokens".into(), self.prompt_tokens),
-            Column::new("running".into(), self.running),
-            Column::new("waiting".into(), self.waiting),
-            Column::new("kv_usage".into(), self.kv_usage),
-            Column::new("accept_len".into(), self.accept_len),
-            Column::new("events".into(), self.events),
+/// The run's total per bucket, in polars: rates and loads add up over instances, the
+/// fractions are averaged; a gauge no instance reported stays empty.
+fn totals(instances: &[(String, Vec<Bucket>)], nb: usize) -> PolarsResult<Vec<Bucket>> {
+    let rows = instances.iter().flat_map(|(_, v)| v.iter());
+    let values =
+        |f: fn(&Bucket) -> f64| -> Vec<Option<f64>> { rows.clone().map(|b| opt(f(b))).collect() };
+    let frame = DataFrame::new_infer_height(vec![
+        Column::new(
+            "ts".into(),
+            rows.clone().map(|b| b.ts).collect::<Vec<i64>>(),
+        ),
+        Column::new("gen_tps".into(), values(|b| b.gen_tps)),
+        Column::new("prompt_tps".into(), values(|b| b.prompt_tps)),
+        Column::new("running".into(), values(|b| b.running)),
+        Column::new("waiting".into(), values(|b| b.waiting)),
+        Column::new("kv_usage".into(), values(|b| b.kv_usage)),
+        Column::new("accept_len".into(), values(|b| b.accept_len)),
+        Column::new("events".into(), values(|b| b.events)),
+    ])?;
+    let sum = |c: &str| {
+        when(col(c).count().gt(lit(0)))
+            .then(col(c).sum())
+            .otherwise(lit(NULL))
+            .alias(c)
+    };
+    let total = frame
+        .lazy()
+        .group_by([col("ts")])
+        .agg([
+            col("gen_tps").sum(),
+            col("prompt_tps").sum(),
+            sum("running"),
+            sum("waiting"),
+            col("kv_usage").mean(),
+            col("accept_len").mean(),
+            col("events").sum(),
         ])
-    }
+        .sort(["ts"], Default::default())
+        .collect()?;
+    let get = |name: &str| -> PolarsResult<Vec<f64>> {
+        Ok(total
+            .column(name)?
+            .f64()?
+            .iter()
+            .map(|v| v.unwrap_or(f64::NAN))
+            .collect())
+    };
+    let ts: Vec<i64> = total.column("ts")?.i64()?.iter().flatten().collect();
+    let c = [
+        get("gen_tps")?,
+        get("prompt_tps")?,
+        get("running")?,
+        get("waiting")?,
+        get("kv_usage")?,
+        get("accept_len")?,
+        get("events")?,
+    ];
+    debug_assert_eq!(ts.len(), nb);
+    Ok((0..ts.len())
+        .map(|k| Bucket {
+            ts: ts[k],
+            gen_tps: c[0][k],
+            prompt_tps: c[1][k],
+            running: c[2][k],
+            waiting: c[3][k],
+            kv_usage: c[4][k],
+            accept_len: c[5][k],
+            events: c[6][k],
+        })
+        .collect())
 }
 
 /// Builds the timeline with buckets of `bucket_ms` (or [`auto_bucket`]).
@@ -259,183 +332,57 @@ pub fn build(inputs: &[Input<'_>], bucket_ms: Option<i64>) -> Result<Timeline> {
     let origin = first.div_euclid(b) * b;
     let idx = |t: i64| (t - origin).div_euclid(b);
     let nb = (idx(last) + 1) as usize;
-    let secs = b as f64 / 1000.0;
-
-    let mut p = Pieces::default();
-    for (n, input) in inputs.iter().enumerate() {
-        let n = n as u32;
-        for iv in input.intervals {
-            // split across buckets by overlap
-            let mut s = iv.start;
-            while s < iv.end {
-                let k = idx(s);
-                let e = (origin + (k + 1) * b).min(iv.end);
-                let part = (e - s) as f64 / 1000.0;
-                p.push(n, k, iv.gen_tps * part, iv.prompt_tps * part, 0.0);
-                s = e;
-            }
-        }
-        // prefill tokens and events are summed per bucket here: a row each would double
-        // the table for nothing
-        let mut prompt = vec![0.0; nb];
-        let mut events = vec![0.0; nb];
-        for pt in &input.series.points {
-            let k = idx(pt.ts);
-            match pt.kind {
-                PointKind::Prefill => prompt[k as usize] += f64::from(pt.new_tokens),
-                PointKind::Stats => {
-                    let g = [
-                        some(pt.running),
-                        some(pt.waiting),
-                        some(pt.kv_usage),
-                        some(pt.accept_len),
-                    ];
-                    p.push_full(n, k, 0.0, 0.0, g, 0.0);
-                }
-                PointKind::Spec => {
-                    p.push_full(n, k, 0.0, 0.0, [None, None, None, some(pt.accept_len)], 0.0)
-                }
-            }
-        }
-        // events outside the span of the stats lines have no bucket
-        for ev in &input.series.events {
-            if let Some(e) = usize::try_from(idx(ev.ts))
-                .ok()
-                .and_then(|k| events.get_mut(k))
-            {
-                *e += ev.count as f64;
-            }
-        }
-        for k in 0..nb {
-            if prompt[k] > 0.0 || events[k] > 0.0 {
-                p.push(n, k as i64, 0.0, prompt[k], events[k]);
-            }
-        }
-    }
-    let per = p
-        .frame()?
-        .lazy()
-        .group_by([col("instance"), col("bucket")])
-        .agg([
-            (col("gen_tokens").sum() / lit(secs)).alias("gen_tps"),
-            (col("prompt_tokens").sum() / lit(secs)).alias("prompt_tps"),
-            col("running").mean(),
-            col("waiting").mean(),
-            col("kv_usage").mean(),
-            col("accept_len").mean(),
-            col("events").sum(),
-        ])
-        .collect()?;
-
-    let mut instances: Vec<(String, Vec<Bucket>)> = inputs
+    let instances: Vec<(String, Vec<Bucket>)> = inputs
         .iter()
-        .map(|i| {
-            let empty = Bucket {
-                running: f64::NAN,
-                waiting: f64::NAN,
-                kv_usage: f64::NAN,
-                accept_len: f64::NAN,
-                ..Bucket::default()
-            };
-            let rows = (0..nb)
-                .map(|k| Bucket {
-                    ts: origin + k as i64 * b,
-                    ..empty
-                })
-                .collect();
-            (i.name.to_string(), rows)
+        .map(|input| {
+            let mut acc = Acc::new(nb);
+            for iv in input.intervals {
+                // split across buckets by overlap (intervals before the origin are clipped)
+                let mut s = iv.start.max(origin);
+                while s < iv.end {
+                    let k = idx(s);
+                    let e = (origin + (k + 1) * b).min(iv.end);
+                    let part = (e - s) as f64 / 1000.0;
+                    let k = k as usize;
+                    if k < nb {
+                        acc.gen[k] += iv.gen_tps * part;
+                        acc.prompt[k] += iv.prompt_tps * part;
+                    }
+                    s = e;
+                }
+            }
+            for pt in &input.series.points {
+                let k = idx(pt.ts) as usize;
+                match pt.kind {
+                    PointKind::Prefill => acc.prompt[k] += f64::from(pt.new_tokens),
+                    PointKind::Stats => {
+                        acc.gauge(0, k, pt.running);
+                        acc.gauge(1, k, pt.waiting);
+                        acc.gauge(2, k, pt.kv_usage);
+                        acc.gauge(3, k, pt.accept_len);
+                    }
+                    PointKind::Spec => acc.gauge(3, k, pt.accept_len),
+                }
+            }
+            // events outside the span of the stats lines have no bucket
+            for ev in &input.series.events {
+                if let Some(e) = usize::try_from(idx(ev.ts))
+                    .ok()
+                    .and_then(|k| acc.events.get_mut(k))
+                {
+                    *e += ev.count as f64;
+                }
+            }
+            (input.name.to_string(), acc.rows(origin, b))
         })
         .collect();
-    let get = |name: &str| -> PolarsResult<Vec<f64>> {
-        Ok(per
-            .column(name)?
-            .f64()?
-            .iter()
-            .map(|v| v.unwrap_or(f64::NAN))
-            .collect())
-    };
-    let inst: Vec<u32> = per.column("instance")?.u32()?.iter().flatten().collect();
-    let bucket: Vec<i64> = per.column("bucket")?.i64()?.iter().flatten().collect();
-    let cols = [
-        get("gen_tps")?,
-        get("prompt_tps")?,
-        get("running")?,
-        get("waiting")?,
-        get("kv_usage")?,
-        get("accept_len")?,
-        get("events")?,
-    ];
-    for (r, (&i, &k)) in inst.iter().zip(&bucket).enumerate() {
-        let Some(row) = usize::try_from(k)
-            .ok()
-            .and_then(|k| instances[i as usize].1.get_mut(k))
-        else {
-            continue;
-        };
-        row.gen_tps = cols[0][r];
-        row.prompt_tps = cols[1][r];
-        row.running = cols[2][r];
-        row.waiting = cols[3][r];
-        row.kv_usage = cols[4][r];
-        row.accept_len = cols[5][r];
-        row.events = cols[6][r];
-    }
-    let total = (0..nb)
-        .map(|k| total_row(instances.iter().map(|(_, rows)| &rows[k])))
-        .collect();
-    for (_, rows) in &mut instances {
-        for r in rows.iter_mut() {
-            r.gen_tps = r.gen_tps.max(0.0);
-        }
-    }
+    let total = totals(&instances, nb)?;
     Ok(Timeline {
         bucket_ms: b,
         origin,
         total,
         instances,
     })
-}
-
-/// Sums rates and loads over instances; averages the fractions.
-fn total_row<'a>(rows: impl Iterator<Item = &'a Bucket>) -> Bucket {
-    let mut t = Bucket::default();
-    let (mut kv, mut nkv, mut acc, mut nacc) = (0.0, 0, 0.0, 0);
-    let (mut any_running, mut any_waiting) = (false, false);
-    for r in rows {
-        t.ts = r.ts;
-        t.gen_tps += r.gen_tps.max(0.0);
-        t.prompt_tps += r.prompt_tps.max(0.0);
-        t.events += r.events;
-        if r.running.is_finite() {
-            t.running += r.running;
-            any_running = true;
-        }
-        if r.waiting.is_finite() {
-            t.waiting += r.waiting;
-            any_waiting = true;
-        }
-        if r.kv_usage.is_finite() {
-            kv += r.kv_usage;
-            nkv += 1;
-        }
-        if r.accept_len.is_finite() {
-            acc += r.accept_len;
-            nacc += 1;
-        }
-    }
-    if !any_running {
-        t.running = f64::NAN;
-    }
-    if !any_waiting {
-        t.waiting = f64::NAN;
-    }
-    t.kv_usage = if nkv > 0 { kv / nkv as f64 } else { f64::NAN };
-    t.accept_len = if nacc > 0 {
-        acc / nacc as f64
-    } else {
-        f64::NAN
-    };
-    t
 }
 
 #[cfg(test)]
