@@ -13,6 +13,7 @@ pub mod records;
 pub mod render;
 pub mod series;
 pub mod summary;
+pub mod table;
 
 use clap::Parser;
 use std::ffi::OsString;

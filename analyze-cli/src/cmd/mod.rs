@@ -3,7 +3,7 @@
 mod demo;
 mod parse;
 mod report;
-mod schema;
+pub mod schema;
 
 use crate::cli::{Cli, Command};
 use anyhow::Result;

@@ -150,7 +150,10 @@ pub fn run(
     let runs: Vec<RunReport> = r.runs.iter().map(|run| bench::analyze(run, &slo)).collect();
     match format {
         Format::Json => {
-            serde_json::to_writer_pretty(&mut *out, &to_json(&r, &a, completions.as_ref(), &runs))?;
+            serde_json::to_writer_pretty(
+                &mut *out,
+                &to_json(&r, &a, completions.as_ref(), &runs)?,
+            )?;
             writeln!(out)?;
         }
         Format::Table => write_table(out, &r, &a, completions.as_ref(), &runs)?,
@@ -228,7 +231,7 @@ fn to_json(
     a: &Analysis<'_>,
     completions: Option<&Completions>,
     runs: &[RunReport],
-) -> Value {
+) -> Result<Value> {
     let t = totals(&r.files);
     let mut v = json!({
         "lines": {"total": t.total, "parsed": t.parsed, "other": t.other, "malformed": t.malformed},
@@ -248,10 +251,10 @@ fn to_json(
         }),
     });
     if let Value::Object(obj) = &mut v {
-        crate::render::server::json_into(obj, a.server, a.hints);
+        crate::render::server::json_into(obj, a.server, a.hints)?;
         obj.insert("metrics".into(), json!(a.metrics));
     }
-    v
+    Ok(v)
 }
 
 fn write_table(

@@ -4,7 +4,6 @@ use crate::analysis::hints::Hint;
 use crate::analysis::metrics::Metrics;
 use crate::analysis::server::{Segment, Server};
 use crate::analysis::steady::PEAK_WINDOW_MS;
-use crate::analysis::timeline::Bucket;
 use crate::render::num::{duration, group};
 use serde_json::{json, Value};
 use std::io::{self, Write};
@@ -20,21 +19,6 @@ fn num(v: f64) -> Value {
 
 fn ts(ms: i64) -> String {
     Ts(ms).to_string()
-}
-
-fn bucket_json(b: &Bucket, instance: Option<&str>, steady: bool) -> Value {
-    json!({
-        "ts": ts(b.ts),
-        "instance": instance,
-        "gen_tps": num(b.gen_tps),
-        "prompt_tps": num(b.prompt_tps),
-        "running": num(b.running),
-        "waiting": num(b.waiting),
-        "kv_usage": num(b.kv_usage),
-        "accept_len": num(b.accept_len),
-        "events": b.events,
-        "steady": steady,
-    })
 }
 
 /// A segment's steady window in time, ms.
@@ -83,18 +67,12 @@ fn segment_json(s: &Segment, server: &Server, prev: Option<&Segment>) -> Value {
 }
 
 /// The JSON keys of the server analysis, added to the report object.
-pub fn json_into(obj: &mut serde_json::Map<String, Value>, s: &Server, hints: &[Hint]) {
-    let mut rows = Vec::new();
-    for (k, b) in s.timeline.total.iter().enumerate() {
-        rows.push(bucket_json(b, None, s.in_steady(k)));
-    }
-    if s.timeline.instances.len() > 1 {
-        for (name, v) in &s.timeline.instances {
-            for (k, b) in v.iter().enumerate() {
-                rows.push(bucket_json(b, Some(name), s.in_steady(k)));
-            }
-        }
-    }
+pub fn json_into(
+    obj: &mut serde_json::Map<String, Value>,
+    s: &Server,
+    hints: &[Hint],
+) -> anyhow::Result<()> {
+    let rows = crate::table::json_rows(&crate::table::timeline(s)?)?;
     obj.insert(
         "timeline_bucket_s".into(),
         json!(s.timeline.bucket_ms as f64 / 1000.0),
@@ -134,6 +112,7 @@ pub fn json_into(obj: &mut serde_json::Map<String, Value>, s: &Server, hints: &[
         ),
     );
     obj.insert("hints".into(), json!(hints));
+    Ok(())
 }
 
 /// A column chart of `v` (NaN = no data), `height` rows, with the steady window underlined.
