@@ -19,6 +19,8 @@ use std::collections::BTreeMap;
 use tokstat_parsers::completion::Finish;
 use tokstat_parsers::stamp::Ts;
 
+/// Retracted requests or preemptions from which their hint is critical.
+pub const PRESSURE_CRITICAL: u64 = 10;
 /// KV usage at or above this is "full".
 pub const KV_FULL: f64 = 0.90;
 /// Share of steady buckets that must be full (or pinned) for a hint.
@@ -285,7 +287,7 @@ pub fn hints(i: &Inputs<'_>) -> Vec<Hint> {
     if retr > 0 {
         out.push(Hint {
             id: "retractions",
-            severity: if retr >= 10 { Severity::Critical } else { Severity::Warning },
+            severity: if retr >= PRESSURE_CRITICAL { Severity::Critical } else { Severity::Warning },
             evidence: evidence(format!("{retr} requests retracted (KV cache full; their decoding is redone)"), None, &[("retracted_requests", json!(retr))]),
             action: "Retracted requests are decoded again: lower max_running_requests or --schedule-conservativeness, or give the KV cache more memory.".into(),
         });
@@ -293,7 +295,7 @@ pub fn hints(i: &Inputs<'_>) -> Vec<Hint> {
     if preempt > 0 {
         out.push(Hint {
             id: "preemptions",
-            severity: if preempt >= 10 { Severity::Critical } else { Severity::Warning },
+            severity: if preempt >= PRESSURE_CRITICAL { Severity::Critical } else { Severity::Warning },
             evidence: evidence(format!("{preempt} preemptions (KV cache full; requests recomputed or swapped)"), None, &[("preemptions", json!(preempt))]),
             action: "Preempted requests are recomputed: lower max_num_seqs, raise --gpu-memory-utilization, or add tensor parallelism.".into(),
         });

@@ -4,7 +4,7 @@ use crate::analysis::hints::Hint;
 use crate::analysis::metrics::Metrics;
 use crate::analysis::server::{Segment, Server};
 use crate::analysis::steady::PEAK_WINDOW_MS;
-use crate::render::num::{duration, group};
+use crate::render::num::{duration, group, opt};
 use serde_json::{json, Value};
 use std::io::{self, Write};
 use tokstat_parsers::stamp::Ts;
@@ -315,11 +315,6 @@ pub fn write_hints(out: &mut dyn Write, hints: &[Hint]) -> io::Result<()> {
         writeln!(out)?;
     }
     Ok(())
-}
-
-fn opt(v: Option<f64>, d: usize) -> String {
-    v.filter(|x| x.is_finite())
-        .map_or("–".into(), |x| format!("{x:.d$}"))
 }
 
 /// The Prometheus section.
