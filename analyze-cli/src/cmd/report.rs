@@ -329,17 +329,15 @@ fn write_instances(out: &mut dyn Write, s: &LogSummary, server: &Server) -> Resu
         "instance",
         "engine",
         "span",
-        "stat lines",
-        "tokens (est.)",
+        "lines",
+        "tokens",
         "steady tok/s",
         "vs median",
-        "gen tok/s mean",
-        "gen tok/s max",
-        "running mean",
-        "waiting mean",
+        "running",
+        "waiting",
         "kv max",
-        "retractions",
-        "preemptions",
+        "retracted",
+        "preempted",
     ]);
     for (name, i) in &s.instances {
         let row = server.instances.iter().find(|r| &r.name == name);
@@ -357,17 +355,19 @@ fn write_instances(out: &mut dyn Write, s: &LogSummary, server: &Server) -> Resu
                     if r.imbalanced { " ⚠" } else { "" }
                 )
             })),
-            Cell::new(opt(i.gen_tps.mean(), 1)),
-            Cell::new(opt(i.gen_tps.max(), 1)),
             Cell::new(opt(i.running.mean(), 1)),
             Cell::new(opt(i.waiting.mean(), 1)),
             Cell::new(opt(i.kv_usage.max(), 2)),
-            Cell::new(group(i.retraction_events)),
+            Cell::new(group(i.retracted)),
             Cell::new(group(i.preemptions)),
         ]);
     }
-    right_align(&mut t, 2, 14);
-    writeln!(out, "{t}\n")?;
+    right_align(&mut t, 2, 12);
+    writeln!(out, "{t}")?;
+    writeln!(
+        out,
+        "  lines: stats lines · tokens: generated, estimated from the logged rates · running, waiting: means · retracted: requests\n"
+    )?;
     Ok(())
 }
 
