@@ -149,6 +149,25 @@ const ESCAPE_LEN: [u8; 256] = {
     t
 };
 
+/// The length of the escape whose backslash is `b[at]`, or `None` when it is not one
+/// serde_json accepts: a `\u` high surrogate must be followed by a `\u` low surrogate
+/// (the pair is one 12-byte escape), and a lone low surrogate is an error.
+#[inline]
+fn escape_len(b: &[u8], at: usize) -> Option<usize> {
+    match ESCAPE_LEN[usize::from(*b.get(at + 1)?)] {
+        0 => None,
+        6 => match hex4(b.get(at + 2..)?)? {
+            0xD800..=0xDBFF => {
+                let lo = (b.get(at + 6..at + 8)? == b"\\u").then(|| hex4(&b[at + 8..]))??;
+                (0xDC00..=0xDFFF).contains(&lo).then_some(12)
+            }
+            0xDC00..=0xDFFF => None,
+            _ => Some(6),
+        },
+        n => Some(usize::from(n)),
+    }
+}
+
 const LO: u64 = 0x0101_0101_0101_0101;
 const HI: u64 = 0x8080_8080_8080_8080;
 
@@ -253,18 +272,18 @@ impl<'a> Scanner<'a> {
             }
             match b.get(i) {
                 Some(b'\\') => {
-                    // the most frequent stop in reasoning text: a table, not a jump table
                     escaped = true;
-                    let step = usize::from(b.get(i + 1).map_or(0, |&e| ESCAPE_LEN[usize::from(e)]));
-                    if step == 0 || (step == 6 && hex4(&b[i + 2..]).is_none()) {
-                        self.pos = i;
-                        return self.err(if step == 6 {
-                            "bad \\u escape"
-                        } else {
-                            "bad escape"
-                        });
+                    match escape_len(b, i) {
+                        Some(n) => i += n,
+                        None => {
+                            self.pos = i;
+                            return self.err(if b.get(i + 1) == Some(&b'u') {
+                                "bad \\u escape"
+                            } else {
+                                "bad escape"
+                            });
+                        }
                     }
-                    i += step;
                 }
                 Some(b'"') => {
                     self.pos = i + 1;
@@ -559,6 +578,23 @@ mod tests {
         assert!(s.is("a\né😀b\""));
         let mut sc = Scanner::new("\"héllo 世界\"".as_bytes());
         assert_eq!(sc.string().unwrap().char_count(), 8);
+    }
+
+    #[test]
+    fn surrogates_pair_up_like_serde() {
+        // found by the string differential test: lone surrogates are errors in serde_json
+        for (text, ok) in [
+            (r#""\ud83d\ude00""#, true),
+            (r#""\ude00""#, false),
+            (r#""\ud83d""#, false),
+            (r#""\ud83dx""#, false),
+            (r#""\ud83d\u0041""#, false),
+            (r#""\\ude00""#, true),
+        ] {
+            let mut sc = Scanner::new(text.as_bytes());
+            assert_eq!(sc.string().is_ok(), ok, "{text}");
+            assert_eq!(serde_json::from_str::<String>(text).is_ok(), ok, "{text}");
+        }
     }
 
     #[test]

@@ -406,3 +406,43 @@ fn duplicate_keys_last_wins_like_serde() {
     );
     assert_eq!(c.finish, Finish::Length);
 }
+
+/// Raw string bodies around the scanner's 64-byte blocks: runs of backslashes, escaped and
+/// bare quotes, `\u` escapes (valid and not), control characters and multi-byte text, at
+/// every offset — validity, length and decoded text equal serde_json's.
+fn arb_string_body() -> impl Strategy<Value = String> {
+    proptest::collection::vec(
+        prop_oneof![
+            4 => Just("a".to_string()),
+            2 => Just("yyyyyyyyyyyyy".to_string()),
+            2 => Just("\\\\".to_string()),
+            2 => Just("\\\"".to_string()),
+            1 => Just("\\n".to_string()),
+            1 => Just("\\u00e9".to_string()),
+            1 => Just("\\ud83d\\ude00".to_string()),
+            1 => Just("é推".to_string()),
+            1 => Just("\\".to_string()),
+            1 => Just("\"".to_string()),
+            1 => Just("\u{1}".to_string()),
+            1 => Just("\\x".to_string()),
+            1 => Just("\\u12".to_string()),
+        ],
+        0..120,
+    )
+    .prop_map(|v| v.concat())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(4000))]
+    #[test]
+    fn string_blocks_equal_serde(body in arb_string_body(), tail in 0usize..3) {
+        let doc = format!("\"{body}\"{}", ["", " ", "\"x\""][tail]);
+        let theirs = serde_json::from_str::<String>(&doc).ok();
+        let mut sc = Scanner::new(doc.as_bytes());
+        let ours = sc.string().and_then(|s| sc.end().map(|_| s));
+        prop_assert_eq!(ours.is_ok(), theirs.is_some(), "{}", doc);
+        if let (Ok(s), Some(t)) = (ours, theirs) {
+            prop_assert_eq!(s.decode(), t);
+        }
+    }
+}
