@@ -188,6 +188,48 @@ fn has_byte(w: u64, c: u8) -> u64 {
     x.wrapping_sub(LO) & !x & HI
 }
 
+/// Bitmasks of a 64-byte block: backslashes, quotes, and control characters (< 0x20), by
+/// 16-byte vector compares (SSE2, part of every x86-64; `wide` falls back to scalar code
+/// elsewhere).
+#[inline]
+fn block_masks(block: &[u8; 64]) -> (u64, u64, u64) {
+    use wide::u8x16;
+    let (bsl, quote, high3, zero) = (
+        u8x16::splat(b'\\'),
+        u8x16::splat(b'"'),
+        u8x16::splat(0xe0),
+        u8x16::splat(0),
+    );
+    let (mut bs, mut q, mut ctl) = (0u64, 0u64, 0u64);
+    for (k, part) in block.chunks_exact(16).enumerate() {
+        let v = u8x16::new(part.try_into().unwrap_or([0; 16]));
+        let shift = 16 * k as u32;
+        let mask = |m: u8x16| u64::from(m.move_mask() as u16) << shift;
+        bs |= mask(v.cmp_eq(bsl));
+        q |= mask(v.cmp_eq(quote));
+        ctl |= mask((v & high3).cmp_eq(zero));
+    }
+    (bs, q, ctl)
+}
+
+/// Escapes in a block, from its backslash mask: `(escaped, starts)` — the bytes escaped by
+/// the byte before them, and the backslashes that start an escape (every other one of a
+/// run, from its first). simdjson's carry trick: adding a run's lowest bit clears the run
+/// and carries past its end, so the end's parity against the start's gives the run's
+/// length parity. The block's first byte is never escaped: blocks start after the opening
+/// quote, or on a backslash that starts an escape.
+#[inline]
+fn escapes(bs: u64) -> (u64, u64) {
+    const EVEN: u64 = 0x5555_5555_5555_5555;
+    const ODD: u64 = !EVEN;
+    let start_edges = bs & !(bs << 1);
+    let even_sum = bs.wrapping_add(start_edges & EVEN);
+    let odd_sum = bs.wrapping_add(start_edges & ODD);
+    let escaped = (even_sum & !bs & ODD) | (odd_sum & !bs & EVEN);
+    let starts = (bs & !even_sum & EVEN) | (bs & !odd_sum & ODD);
+    (escaped, starts)
+}
+
 /// A cursor over one JSON document.
 #[derive(Debug, Clone)]
 pub struct Scanner<'a> {
@@ -257,6 +299,60 @@ impl<'a> Scanner<'a> {
         let start = self.pos;
         let mut escaped = false;
         let mut i = self.pos;
+        // escapes before this were checked (a surrogate pair is checked at its first half)
+        let mut checked = 0usize;
+        // whole 64-byte blocks as bitmasks: escape-dense text (reasoning with quotes, `\n`,
+        // `\u00e9` every few words) costs no branch per escape
+        while let Some(block) = b.get(i..i + 64) {
+            let block: &[u8; 64] = block.try_into().unwrap_or(&[0; 64]);
+            let (bs, q, ctl) = block_masks(block);
+            let (esc, escape_starts) = escapes(bs);
+            let quotes = q & !esc;
+            let inside = if quotes == 0 {
+                !0
+            } else {
+                (1u64 << quotes.trailing_zeros()) - 1
+            };
+            if ctl & inside != 0 {
+                self.pos = i + (ctl & inside).trailing_zeros() as usize;
+                return self.err("control character in string");
+            }
+            // every escape must be a valid one (the second half of a surrogate pair was
+            // checked with the first)
+            let mut starts = escape_starts & inside;
+            escaped |= starts != 0;
+            let crosses = starts >> 63 != 0;
+            while starts != 0 {
+                let at = i + starts.trailing_zeros() as usize;
+                starts &= starts - 1;
+                if at < checked {
+                    continue;
+                }
+                match escape_len(b, at) {
+                    Some(n) => checked = at + n,
+                    None => {
+                        self.pos = at;
+                        return self.err(if b.get(at + 1) == Some(&b'u') {
+                            "bad \\u escape"
+                        } else {
+                            "bad escape"
+                        });
+                    }
+                }
+            }
+            if quotes != 0 {
+                let end = i + quotes.trailing_zeros() as usize;
+                self.pos = end + 1;
+                return Ok(Str {
+                    raw: &b[start..end],
+                    escaped,
+                });
+            }
+            // an escape starting on the last byte: the next block starts on its backslash
+            i += if crosses { 63 } else { 64 };
+        }
+        // the rest bytewise (from past a surrogate pair that crossed the last block's end)
+        i = i.max(checked);
         loop {
             while i + 8 <= b.len() {
                 let w = u64::from_le_bytes(b[i..i + 8].try_into().unwrap_or([0; 8]));
