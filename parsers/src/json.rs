@@ -212,6 +212,25 @@ fn block_masks(block: &[u8; 64]) -> (u64, u64, u64) {
     (bs, q, ctl)
 }
 
+/// Bitmasks of a block's bytes that may follow a backslash: `(simple, u)` — one of
+/// `"\\/bfnrt`, and `u`.
+#[inline]
+fn escape_chars(block: &[u8; 64]) -> (u64, u64) {
+    use wide::u8x16;
+    let (mut simple, mut u) = (0u64, 0u64);
+    for (k, part) in block.chunks_exact(16).enumerate() {
+        let v = u8x16::new(part.try_into().unwrap_or([0; 16]));
+        let shift = 16 * k as u32;
+        let mut m = v.cmp_eq(u8x16::splat(b'"'));
+        for c in *b"\\/bfnrt" {
+            m |= v.cmp_eq(u8x16::splat(c));
+        }
+        simple |= u64::from(m.move_mask() as u16) << shift;
+        u |= u64::from(v.cmp_eq(u8x16::splat(b'u')).move_mask() as u16) << shift;
+    }
+    (simple, u)
+}
+
 /// Escapes in a block, from its backslash mask: `(escaped, starts)` — the bytes escaped by
 /// the byte before them, and the backslashes that start an escape (every other one of a
 /// run, from its first). simdjson's carry trick: adding a run's lowest bit clears the run
@@ -317,26 +336,33 @@ impl<'a> Scanner<'a> {
                 self.pos = i + (ctl & inside).trailing_zeros() as usize;
                 return self.err("control character in string");
             }
-            // every escape must be a valid one (the second half of a surrogate pair was
-            // checked with the first)
-            let mut starts = escape_starts & inside;
-            escaped |= starts != 0;
+            // every escape must be a valid one: the bytes after the backslashes in one
+            // vector test; `\u` escapes one by one (hex digits, surrogate pairs — the second
+            // half of a pair is checked with the first)
+            let starts = escape_starts & inside;
             let crosses = starts >> 63 != 0;
-            while starts != 0 {
-                let at = i + starts.trailing_zeros() as usize;
-                starts &= starts - 1;
-                if at < checked {
-                    continue;
+            if starts != 0 {
+                escaped = true;
+                let (simple, u) = escape_chars(block);
+                let follow = starts << 1;
+                let bad = follow & !(simple | u);
+                if bad != 0 {
+                    self.pos = i + bad.trailing_zeros() as usize - 1;
+                    return self.err("bad escape");
                 }
-                match escape_len(b, at) {
-                    Some(n) => checked = at + n,
-                    None => {
-                        self.pos = at;
-                        return self.err(if b.get(at + 1) == Some(&b'u') {
-                            "bad \\u escape"
-                        } else {
-                            "bad escape"
-                        });
+                let mut us = follow & u;
+                while us != 0 {
+                    let at = i + us.trailing_zeros() as usize - 1;
+                    us &= us - 1;
+                    if at < checked {
+                        continue;
+                    }
+                    match escape_len(b, at) {
+                        Some(n) => checked = at + n,
+                        None => {
+                            self.pos = at;
+                            return self.err("bad \\u escape");
+                        }
                     }
                 }
             }
