@@ -129,12 +129,33 @@ impl<'a> Str<'a> {
 
 fn hex4(b: &[u8]) -> Option<u32> {
     let d = b.get(..4)?;
-    let mut v = 0;
+    let mut v = 0u32;
     for &c in d {
-        v = v * 16 + (c as char).to_digit(16)?;
+        let h = HEX[usize::from(c)];
+        if h > 15 {
+            return None;
+        }
+        v = v * 16 + u32::from(h);
     }
     Some(v)
 }
+
+/// The value of each hex digit; 0xff for other bytes.
+const HEX: [u8; 256] = {
+    let mut t = [0xffu8; 256];
+    let mut k = 0;
+    while k < 10 {
+        t[b'0' as usize + k] = k as u8;
+        k += 1;
+    }
+    let mut k = 0;
+    while k < 6 {
+        t[b'a' as usize + k] = 10 + k as u8;
+        t[b'A' as usize + k] = 10 + k as u8;
+        k += 1;
+    }
+    t
+};
 
 /// Length of the escape `\\c` for each `c`: 2, 6 for `\\uXXXX`, 0 when not a JSON escape.
 const ESCAPE_LEN: [u8; 256] = {
@@ -152,7 +173,7 @@ const ESCAPE_LEN: [u8; 256] = {
 /// The length of the escape whose backslash is `b[at]`, or `None` when it is not one
 /// serde_json accepts: a `\u` high surrogate must be followed by a `\u` low surrogate
 /// (the pair is one 12-byte escape), and a lone low surrogate is an error.
-#[inline]
+#[inline(always)]
 fn escape_len(b: &[u8], at: usize) -> Option<usize> {
     match ESCAPE_LEN[usize::from(*b.get(at + 1)?)] {
         0 => None,
