@@ -7,6 +7,7 @@
 //! stamp are one row (their tokens summed). Times are naive datetimes in milliseconds, as
 //! the engines log local time without a zone.
 
+use crate::analysis::finite;
 use crate::analysis::metrics::Scrapes;
 use crate::analysis::server::Server;
 use crate::series::PointKind;
@@ -19,11 +20,7 @@ fn datetime(name: &str, ms: Vec<i64>) -> PolarsResult<Column> {
 }
 
 fn opt32(v: f32) -> Option<f64> {
-    v.is_finite().then_some(f64::from(v))
-}
-
-fn opt(v: f64) -> Option<f64> {
-    v.is_finite().then_some(v)
+    finite(f64::from(v))
 }
 
 /// One row per stats line (decode / periodic stats, prefill, speculative metrics).
@@ -67,12 +64,14 @@ pub fn steps(instances: &BTreeMap<String, Instance>) -> PolarsResult<DataFrame> 
         ),
         Column::new(
             "gen_tps".into(),
-            rows.clone().map(|r| opt(r.2.gen_tps)).collect::<Vec<_>>(),
+            rows.clone()
+                .map(|r| finite(r.2.gen_tps))
+                .collect::<Vec<_>>(),
         ),
         Column::new(
             "prompt_tps".into(),
             rows.clone()
-                .map(|r| opt(r.2.prompt_tps))
+                .map(|r| finite(r.2.prompt_tps))
                 .collect::<Vec<_>>(),
         ),
         Column::new(
@@ -196,7 +195,7 @@ pub fn timeline(s: &Server) -> PolarsResult<DataFrame> {
         }
     }
     let f = |g: fn(&crate::analysis::timeline::Bucket) -> f64| -> Vec<Option<f64>> {
-        rows.iter().map(|r| opt(g(r.2))).collect()
+        rows.iter().map(|r| finite(g(r.2))).collect()
     };
     DataFrame::new_infer_height(vec![
         datetime("ts", rows.iter().map(|r| r.2.ts).collect())?,

@@ -6,6 +6,7 @@
 
 use crate::analysis::completions::Completions;
 use crate::analysis::curve::Knee;
+use crate::analysis::finite;
 use crate::analysis::metrics::Metrics;
 use crate::analysis::server::{Segment, Server, IMBALANCE};
 use crate::analysis::steady::mean;
@@ -230,7 +231,7 @@ pub fn hints(i: &Inputs<'_>) -> Vec<Hint> {
                 evidence: evidence(
                     format!("{}{} of {} instance(s) hold running at the maximum ({}, mean {:.1}) with {:.1} requests queued and KV cache below {}", label(seg), pinned.len(), rows.len(), cap.map_or("observed".to_string(), |c| format!("{key}={c}")), run, q, pct(KV_FULL)),
                     range,
-                    &[("running_mean", json!(run)), ("waiting_mean", json!(q)), ("cap", json!(cap)), ("kv_usage_max", json!(nan_null(kv_max)))],
+                    &[("running_mean", json!(run)), ("waiting_mean", json!(q)), ("cap", json!(cap)), ("kv_usage_max", json!(finite(kv_max)))],
                 ),
                 action: format!("The batch is capped while KV cache is free and requests wait: raise {key} (the curve shows how much throughput more concurrency still adds)."),
             });
@@ -383,10 +384,6 @@ fn mean_running(rows: &[(&str, Vec<&Bucket>)]) -> f64 {
             .map(|(_, v)| field(v, |b| b.running))
             .collect::<Vec<_>>(),
     )
-}
-
-fn nan_null(v: f64) -> Option<f64> {
-    v.is_finite().then_some(v)
 }
 
 fn saturated_hint(label: &str, k: Knee, running: f64, range: Option<(i64, i64)>) -> Hint {

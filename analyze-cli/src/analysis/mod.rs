@@ -10,3 +10,8 @@ pub mod segments;
 pub mod server;
 pub mod steady;
 pub mod timeline;
+
+/// `Some(v)` for a finite value: NaN marks "absent" in the compact rows.
+pub fn finite(v: f64) -> Option<f64> {
+    v.is_finite().then_some(v)
+}

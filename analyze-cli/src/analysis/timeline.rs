@@ -30,6 +30,7 @@
 //! line); the instances' rows then form a polars table that is grouped by bucket into the
 //! run's total (rates and loads add up; `kv_usage` and `accept_len` are averaged).
 
+use crate::analysis::finite;
 use crate::series::{Point, PointKind, Series};
 use anyhow::Result;
 use polars::prelude::*;
@@ -231,16 +232,13 @@ impl Acc {
     }
 }
 
-fn opt(v: f64) -> Option<f64> {
-    v.is_finite().then_some(v)
-}
-
 /// The run's total per bucket, in polars: rates and loads add up over instances, the
 /// fractions are averaged; a gauge no instance reported stays empty.
 fn totals(instances: &[(String, Vec<Bucket>)], nb: usize) -> PolarsResult<Vec<Bucket>> {
     let rows = instances.iter().flat_map(|(_, v)| v.iter());
-    let values =
-        |f: fn(&Bucket) -> f64| -> Vec<Option<f64>> { rows.clone().map(|b| opt(f(b))).collect() };
+    let values = |f: fn(&Bucket) -> f64| -> Vec<Option<f64>> {
+        rows.clone().map(|b| finite(f(b))).collect()
+    };
     let frame = DataFrame::new_infer_height(vec![
         Column::new(
             "ts".into(),
