@@ -459,7 +459,7 @@ pub fn analyze(s: &Scrapes) -> Option<Metrics> {
     let last = s.scrapes.last()?;
     let timed: Vec<&Scrape> = s.scrapes.iter().filter(|x| x.ts.is_some()).collect();
     let window = (timed.len() >= 2).then(|| (timed[0], timed[timed.len() - 1]));
-    let secs = window.map(|(a, b)| (b.ts.unwrap().0 - a.ts.unwrap().0) as f64 / 1000.0);
+    let secs = window.and_then(|(a, b)| Some((b.ts?.0 - a.ts?.0) as f64 / 1000.0));
     let rate = |names: &[&str]| -> Option<f64> {
         let secs = secs.filter(|s| *s > 0.0)?;
         // the sum of per-interval increases, so that a counter reset in between is handled
