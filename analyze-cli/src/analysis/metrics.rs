@@ -132,7 +132,25 @@ pub fn time_from_name(stem: &str) -> Option<Ts> {
 }
 
 impl Scrapes {
-    /// Reads one file's text: returns (samples, other lines, malformed lines).
+    /// Reads a Prometheus input whole (scrapes are small) and accounts for its lines.
+    pub fn read_input(
+        &mut self,
+        input: &tokstat_parsers::source::Input,
+        src: tokstat_parsers::source::Source,
+    ) -> std::io::Result<crate::logs::Tally> {
+        let bytes = src.data.read_all()?;
+        let text = String::from_utf8_lossy(&bytes);
+        let (parsed, other, bad, total) = self.read(&input.display(), &input.stem(), &text);
+        Ok(crate::logs::Tally {
+            total,
+            parsed,
+            other,
+            malformed: bad.len() as u64,
+            samples: bad.into_iter().take(crate::logs::SAMPLES).collect(),
+        })
+    }
+
+    /// Reads one file's text: returns (samples, other lines, malformed lines, total lines).
     pub fn read(&mut self, source: &str, stem: &str, text: &str) -> (u64, u64, Vec<Bad>, u64) {
         let mut parsed = 0;
         let mut other = 0;

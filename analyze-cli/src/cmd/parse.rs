@@ -2,7 +2,7 @@
 
 use crate::analysis::metrics::Scrapes;
 use crate::cli::ParseArgs;
-use crate::logs::{self, visit_chunk, Dates, FileCtx, Tally};
+use crate::logs::{self, visit_chunk, Dates, FileCtx};
 use crate::render::records;
 use anyhow::Result;
 use std::io::Write;
@@ -25,23 +25,12 @@ pub fn run(args: &ParseArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result
         let opened = logs::open(&input);
         match opened.source {
             Ok(src) if opened.kind == Kind::Prometheus => {
-                let text = src.data.read_all()?;
-                let text = String::from_utf8_lossy(&text);
-                let (parsed, other, bad, total) =
-                    scrapes.read(&input.display(), &input.stem(), &text);
-                prom_files.push((
-                    FileCtx {
-                        source: input.display(),
-                        stem: input.stem(),
-                    },
-                    Tally {
-                        total,
-                        parsed,
-                        other,
-                        malformed: bad.len() as u64,
-                        samples: bad.into_iter().take(logs::SAMPLES).collect(),
-                    },
-                ));
+                let tally = scrapes.read_input(&input, src)?;
+                let file = FileCtx {
+                    source: input.display(),
+                    stem: input.stem(),
+                };
+                prom_files.push((file, tally));
             }
             _ => inputs.push(input),
         }

@@ -86,8 +86,8 @@ fn read(args: &InputArgs, c: &CompletionArgs) -> Result<Read> {
                 ));
             }
             Kind::Prometheus => {
-                let bytes = match src.data.read_all() {
-                    Ok(b) => b,
+                let tally = match r.scrapes.read_input(input, src) {
+                    Ok(t) => t,
                     Err(e) => {
                         r.skipped.push(Skipped {
                             source: input.display(),
@@ -96,16 +96,6 @@ fn read(args: &InputArgs, c: &CompletionArgs) -> Result<Read> {
                         });
                         continue;
                     }
-                };
-                let text = String::from_utf8_lossy(&bytes);
-                let (parsed, other, bad, total) =
-                    r.scrapes.read(&input.display(), &input.stem(), &text);
-                let tally = Tally {
-                    total,
-                    parsed,
-                    other,
-                    malformed: bad.len() as u64,
-                    samples: bad.into_iter().take(logs::SAMPLES).collect(),
                 };
                 r.files.push((
                     FileCtx {
