@@ -8,6 +8,7 @@ use crate::analysis::timeline::{self, Interval, Timeline};
 use crate::series::Series;
 use crate::summary::Instance;
 use anyhow::Result;
+use rayon::prelude::*;
 use std::collections::BTreeMap;
 
 /// An instance's steady throughput this far from the median flags an imbalance.
@@ -83,9 +84,7 @@ pub fn analyze(
     instances: &mut BTreeMap<String, Instance>,
     bucket_ms: Option<i64>,
 ) -> Result<Server> {
-    for i in instances.values_mut() {
-        i.series.sort();
-    }
+    instances.par_iter_mut().for_each(|(_, i)| i.series.sort());
     let named: Vec<(&str, &Series)> = instances
         .iter()
         .filter(|(_, i)| !i.series.points.is_empty())
@@ -94,15 +93,16 @@ pub fn analyze(
     if named.is_empty() {
         return Ok(Server::default());
     }
-    let own_cuts: Vec<Vec<(i64, Reason)>> = named.iter().map(|(_, s)| segments::cuts(s)).collect();
-    let intervals: Vec<Vec<Interval>> = named
-        .iter()
-        .zip(&own_cuts)
-        .map(|((_, s), c)| {
-            let restarts: Vec<i64> = c.iter().map(|x| x.0).collect();
-            timeline::intervals(&s.points, &restarts)
+    // instances are independent until the run-wide segments: one per core
+    let (own_cuts, intervals): (Vec<Vec<(i64, Reason)>>, Vec<Vec<Interval>>) = named
+        .par_iter()
+        .map(|(_, s)| {
+            let cuts = segments::cuts(s);
+            let restarts: Vec<i64> = cuts.iter().map(|x| x.0).collect();
+            let iv = timeline::intervals(&s.points, &restarts);
+            (cuts, iv)
         })
-        .collect();
+        .unzip();
     let inputs: Vec<timeline::Input<'_>> = named
         .iter()
         .zip(&intervals)
