@@ -11,6 +11,9 @@ use anyhow::Result;
 use rayon::prelude::*;
 use std::collections::BTreeMap;
 
+/// Where an instance's log is cut, and why.
+type Cuts = Vec<(i64, Reason)>;
+
 /// An instance's steady throughput this far from the median flags an imbalance.
 pub const IMBALANCE: f64 = 0.15;
 
@@ -94,7 +97,7 @@ pub fn analyze(
         return Ok(Server::default());
     }
     // instances are independent until the run-wide segments: one per core
-    let (own_cuts, intervals): (Vec<Vec<(i64, Reason)>>, Vec<Vec<Interval>>) = named
+    let (own_cuts, intervals): (Vec<Cuts>, Vec<Vec<Interval>>) = named
         .par_iter()
         .map(|(_, s)| {
             let cuts = segments::cuts(s);
