@@ -1,4 +1,5 @@
-//! Parser micro-benchmarks: one line of each common kind, and the parallel scan over a
+//! Parser micro-benchmarks: one line of each common kind, a 10 KB completion record (beside
+//! serde_json), and the parallel scan over a
 //! simulated SGLang log held in memory (`cargo bench -p tokstat-parsers`).
 
 use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
@@ -81,7 +82,7 @@ fn scan_log(c: &mut Criterion) {
 }
 
 criterion_group!(benches, lines, scan_log);
-criterion_main!(benches, floor_benches, piece_benches);
+criterion_main!(json_benches, benches, floor_benches, piece_benches);
 
 /// Floors: how fast the line loop goes with less work per line (for judging the budget).
 fn floors(c: &mut Criterion) {
@@ -147,3 +148,59 @@ fn pieces(c: &mut Criterion) {
 }
 
 criterion_group!(piece_benches, pieces);
+
+/// A pipeline record with about 10 KB of escape-dense reasoning text, like the simulator's.
+fn record() -> String {
+    let words = [
+        "\\\"quoted\\\"",
+        "推理",
+        "proof",
+        "token",
+        "∑",
+        "tab\\t",
+        "cap",
+        "the",
+        "ë",
+        "\\u00e9",
+        "模型",
+        "\\n",
+        "naïve",
+        "→",
+        "x²",
+        "Hence",
+    ];
+    let mut text = String::new();
+    let mut k = 7usize;
+    while text.len() < 10_000 {
+        k = k.wrapping_mul(2_654_435_761).wrapping_add(12_345);
+        text.push_str(words[(k >> 7) % words.len()]);
+        text.push(' ');
+    }
+    format!(
+        r#"{{"idx": 1, "reasoning": "{text}", "content": "The answer is 1.", "finish_reason": "stop", "usage": {{"prompt_tokens": 512, "completion_tokens": 2048, "total_tokens": 2560}}}}"#
+    )
+}
+
+fn json(c: &mut Criterion) {
+    use tokstat_parsers::completion::{read_record, Paths};
+    use tokstat_parsers::json::Scanner;
+    let rec = record();
+    assert!(serde_json::from_str::<serde_json::Value>(&rec).is_ok());
+    let mut g = c.benchmark_group("json");
+    g.throughput(Throughput::Bytes(rec.len() as u64));
+    g.bench_function("record_10KB", |b| {
+        b.iter(|| read_record(black_box(rec.as_bytes()), &Paths::default()))
+    });
+    g.bench_function("skip_10KB", |b| {
+        b.iter(|| {
+            let mut sc = Scanner::new(black_box(rec.as_bytes()));
+            sc.skip().and_then(|_| sc.end()).is_ok()
+        })
+    });
+    g.bench_function("serde_json_10KB", |b| {
+        b.iter(|| serde_json::from_str::<serde_json::Value>(black_box(&rec)).is_ok())
+    });
+    g.finish();
+}
+
+criterion_group!(json_benches, json);
