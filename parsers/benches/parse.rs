@@ -1,6 +1,6 @@
 //! Parser micro-benchmarks: one line of each common kind, a 10 KB completion record (beside
-//! serde_json), and the parallel scan over a
-//! simulated SGLang log held in memory (`cargo bench -p tokstat-parsers`).
+//! serde_json), and the parallel scan over a simulated SGLang log held in memory
+//! (`cargo bench -p tokstat-parsers`).
 
 use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use tokstat_parsers::record::Body;
