@@ -177,6 +177,19 @@ fn stamp(engine: Engine, secs: f64) -> String {
     }
 }
 
+/// A vLLM V1 periodic stats line (rates over the interval, KV usage a fraction).
+fn vllm_stats(
+    line: &mut String,
+    t: f64,
+    prompt_tps: f64,
+    gen_tps: f64,
+    running: usize,
+    waiting: usize,
+    kv: f64,
+) -> std::fmt::Result {
+    write!(line, "INFO {} [loggers.py:123] Engine 000: Avg prompt throughput: {prompt_tps:.1} tokens/s, Avg generation throughput: {gen_tps:.1} tokens/s, Running: {running} reqs, Waiting: {waiting} reqs, GPU KV cache usage: {:.1}%, Prefix cache hit rate: 0.0%", stamp(Engine::Vllm, t), kv * 100.0)
+}
+
 struct Log {
     out: std::io::BufWriter<std::fs::File>,
     line: String,
@@ -361,7 +374,16 @@ pub fn run_gpu(gpu: &Gpu, phases: &[Phase], path: &Path) -> Result<(Truth, Vec<D
                 }
                 Engine::Vllm if t - last_log >= 10.0 => {
                     let dt = t - last_log;
-                    write!(log.line, "INFO {} [loggers.py:123] Engine 000: Avg prompt throughput: {:.1} tokens/s, Avg generation throughput: {:.1} tokens/s, Running: {r} reqs, Waiting: {queued} reqs, GPU KV cache usage: {:.1}%, Prefix cache hit rate: 0.0%", stamp(e, t), prompt_since as f64 / dt, gen_since as f64 / dt, used as f64 / kv_capacity as f64 * 100.0)?;
+                    let kv = used as f64 / kv_capacity as f64;
+                    vllm_stats(
+                        &mut log.line,
+                        t,
+                        prompt_since as f64 / dt,
+                        gen_since as f64 / dt,
+                        r,
+                        queued,
+                        kv,
+                    )?;
                     log.emit()?;
                     last_log = t;
                     gen_since = 0;
@@ -404,7 +426,15 @@ pub fn run_gpu(gpu: &Gpu, phases: &[Phase], path: &Path) -> Result<(Truth, Vec<D
         if e == Engine::Vllm && gen_since > 0 {
             // the last interval's line, at the next logging tick
             let dt = (t - last_log).max(10.0);
-            write!(log.line, "INFO {} [loggers.py:123] Engine 000: Avg prompt throughput: {:.1} tokens/s, Avg generation throughput: {:.1} tokens/s, Running: 0 reqs, Waiting: 0 reqs, GPU KV cache usage: 0.0%, Prefix cache hit rate: 0.0%", stamp(e, last_log + dt), prompt_since as f64 / dt, gen_since as f64 / dt)?;
+            vllm_stats(
+                &mut log.line,
+                last_log + dt,
+                prompt_since as f64 / dt,
+                gen_since as f64 / dt,
+                0,
+                0,
+                0.0,
+            )?;
             log.emit()?;
         }
         if let Some((every, _)) = gpu.scrapes {
