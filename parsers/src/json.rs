@@ -209,55 +209,12 @@ fn has_byte(w: u64, c: u8) -> u64 {
     x.wrapping_sub(LO) & !x & HI
 }
 
-/// Bitmasks of a 64-byte block: backslashes, quotes, and control characters (< 0x20), by
-/// 16-byte vector compares (SSE2, part of every x86-64; `wide` falls back to scalar code
-/// elsewhere).
-#[inline]
-fn block_masks(block: &[u8; 64]) -> (u64, u64, u64) {
-    use wide::u8x16;
-    let (bsl, quote, high3, zero) = (
-        u8x16::splat(b'\\'),
-        u8x16::splat(b'"'),
-        u8x16::splat(0xe0),
-        u8x16::splat(0),
-    );
-    let (mut bs, mut q, mut ctl) = (0u64, 0u64, 0u64);
-    for (k, part) in block.chunks_exact(16).enumerate() {
-        let v = u8x16::new(part.try_into().unwrap_or([0; 16]));
-        let shift = 16 * k as u32;
-        let mask = |m: u8x16| u64::from(m.move_mask() as u16) << shift;
-        bs |= mask(v.cmp_eq(bsl));
-        q |= mask(v.cmp_eq(quote));
-        ctl |= mask((v & high3).cmp_eq(zero));
-    }
-    (bs, q, ctl)
-}
-
-/// Bitmasks of a block's bytes that may follow a backslash: `(simple, u)` — one of
-/// `"\\/bfnrt`, and `u`.
-#[inline]
-fn escape_chars(block: &[u8; 64]) -> (u64, u64) {
-    use wide::u8x16;
-    let (mut simple, mut u) = (0u64, 0u64);
-    for (k, part) in block.chunks_exact(16).enumerate() {
-        let v = u8x16::new(part.try_into().unwrap_or([0; 16]));
-        let shift = 16 * k as u32;
-        let mut m = v.cmp_eq(u8x16::splat(b'"'));
-        for c in *b"\\/bfnrt" {
-            m |= v.cmp_eq(u8x16::splat(c));
-        }
-        simple |= u64::from(m.move_mask() as u16) << shift;
-        u |= u64::from(v.cmp_eq(u8x16::splat(b'u')).move_mask() as u16) << shift;
-    }
-    (simple, u)
-}
-
 /// Escapes in a block, from its backslash mask: `(escaped, starts)` — the bytes escaped by
 /// the byte before them, and the backslashes that start an escape (every other one of a
 /// run, from its first). simdjson's carry trick: adding a run's lowest bit clears the run
 /// and carries past its end, so the end's parity against the start's gives the run's
-/// length parity. The block's first byte is never escaped: blocks start after the opening
-/// quote, or on a backslash that starts an escape.
+/// length parity. A backslash run at the block's start must not include a backslash the
+/// previous block escaped (the caller masks it out).
 #[inline]
 fn escapes(bs: u64) -> (u64, u64) {
     const EVEN: u64 = 0x5555_5555_5555_5555;
@@ -268,6 +225,238 @@ fn escapes(bs: u64) -> (u64, u64) {
     let escaped = (even_sum & !bs & ODD) | (odd_sum & !bs & EVEN);
     let starts = (bs & !even_sum & EVEN) | (bs & !odd_sum & ODD);
     (escaped, starts)
+}
+
+/// Where the block scan of a string stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Blocks {
+    /// The closing quote is at `end`.
+    Closed { end: usize, escaped: bool },
+    /// Invalid at `at`.
+    Bad { at: usize, what: &'static str },
+    /// Fewer than 64 bytes are left from `at`: the caller goes on bytewise. Escapes that
+    /// start before `checked` were checked (a `\u` escape or surrogate pair may reach past
+    /// the last block); `at` is on the backslash of an escape the blocks cut in two.
+    Tail {
+        at: usize,
+        checked: usize,
+        escaped: bool,
+    },
+}
+
+/// Scans a string's body from `start` (just past the opening quote) in whole 64-byte blocks.
+/// `masks` turns a block into the bitmasks of its backslashes, quotes and control characters;
+/// `escape_chars` into those of the bytes that may follow a backslash (one of `"\/bfnrt`, and
+/// `u`). Escape-dense text (reasoning with quotes, `\n`, `\u00e9` every few words) costs no
+/// branch per escape. Closures rather than a trait, so that the AVX2 ones inherit their
+/// caller's target feature.
+#[inline(always)]
+fn blocks_with(
+    b: &[u8],
+    start: usize,
+    masks: impl Fn(&[u8; 64]) -> (u64, u64, u64),
+    escape_chars: impl Fn(&[u8; 64]) -> (u64, u64),
+) -> Blocks {
+    let mut escaped = false;
+    let mut i = start;
+    // escapes before this were checked (a surrogate pair is checked at its first half)
+    let mut checked = 0usize;
+    // 1 when the block's first byte is escaped by a backslash ending the block before:
+    // carried as a bit, so the next block's address never waits on this one's masks
+    let mut carry = 0u64;
+    while let Some(block) = b.get(i..i + 64) {
+        let block: &[u8; 64] = block.try_into().unwrap_or(&[0; 64]);
+        let (bs, q, ctl) = masks(block);
+        let (esc, escape_starts) = escapes(bs & !carry);
+        let quotes = q & !(esc | carry);
+        let inside = if quotes == 0 {
+            !0
+        } else {
+            (1u64 << quotes.trailing_zeros()) - 1
+        };
+        if ctl & inside != 0 {
+            return Blocks::Bad {
+                at: i + (ctl & inside).trailing_zeros() as usize,
+                what: "control character in string",
+            };
+        }
+        // every escape must be a valid one: the bytes after the backslashes in one vector
+        // test; `\u` escapes one by one (hex digits, surrogate pairs — the second half of a
+        // pair is checked with the first)
+        let starts = escape_starts & inside;
+        let follow = (starts << 1) | carry;
+        if follow != 0 {
+            escaped = true;
+            let (simple, u) = escape_chars(block);
+            let bad = follow & !(simple | u);
+            if bad != 0 {
+                return Blocks::Bad {
+                    at: (i + bad.trailing_zeros() as usize) - 1,
+                    what: "bad escape",
+                };
+            }
+            let mut us = follow & u;
+            while us != 0 {
+                let at = (i + us.trailing_zeros() as usize) - 1;
+                us &= us - 1;
+                if at < checked {
+                    continue;
+                }
+                match escape_len(b, at) {
+                    Some(n) => checked = at + n,
+                    None => {
+                        return Blocks::Bad {
+                            at,
+                            what: "bad \\u escape",
+                        }
+                    }
+                }
+            }
+        }
+        if quotes != 0 {
+            return Blocks::Closed {
+                end: i + quotes.trailing_zeros() as usize,
+                escaped,
+            };
+        }
+        carry = starts >> 63;
+        i += 64;
+    }
+    Blocks::Tail {
+        at: i - carry as usize,
+        checked,
+        escaped,
+    }
+}
+
+/// [`blocks_with`] on the widest vectors the CPU has: AVX2 where present (checked once and
+/// cached by std), else SSE2, which every x86-64 has (`wide` falls back to scalar code on
+/// other targets).
+fn string_blocks(b: &[u8], start: usize) -> Blocks {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the only requirement of a `target_feature` function is that the CPU has
+        // the feature, checked on the line above.
+        return unsafe { avx2::string_blocks(b, start) };
+    }
+    blocks_with(b, start, sse2::masks, sse2::escape_chars)
+}
+
+/// 16-byte vector compares through `wide`.
+mod sse2 {
+    #[inline(always)]
+    pub(super) fn masks(block: &[u8; 64]) -> (u64, u64, u64) {
+        use wide::u8x16;
+        let (bsl, quote, high3, zero) = (
+            u8x16::splat(b'\\'),
+            u8x16::splat(b'"'),
+            u8x16::splat(0xe0),
+            u8x16::splat(0),
+        );
+        let (mut bs, mut q, mut ctl) = (0u64, 0u64, 0u64);
+        for (k, part) in block.chunks_exact(16).enumerate() {
+            let v = u8x16::new(part.try_into().unwrap_or([0; 16]));
+            let shift = 16 * k as u32;
+            let mask = |m: u8x16| u64::from(m.move_mask() as u16) << shift;
+            bs |= mask(v.cmp_eq(bsl));
+            q |= mask(v.cmp_eq(quote));
+            ctl |= mask((v & high3).cmp_eq(zero));
+        }
+        (bs, q, ctl)
+    }
+
+    #[inline(always)]
+    pub(super) fn escape_chars(block: &[u8; 64]) -> (u64, u64) {
+        use wide::u8x16;
+        let (mut simple, mut u) = (0u64, 0u64);
+        for (k, part) in block.chunks_exact(16).enumerate() {
+            let v = u8x16::new(part.try_into().unwrap_or([0; 16]));
+            let shift = 16 * k as u32;
+            let mut m = v.cmp_eq(u8x16::splat(b'"'));
+            for c in *b"\\/bfnrt" {
+                m |= v.cmp_eq(u8x16::splat(c));
+            }
+            simple |= u64::from(m.move_mask() as u16) << shift;
+            u |= u64::from(v.cmp_eq(u8x16::splat(b'u')).move_mask() as u16) << shift;
+        }
+        (simple, u)
+    }
+}
+
+/// 32-byte vectors, and a nibble-table lookup (`vpshufb`) for the escape characters.
+#[cfg(target_arch = "x86_64")]
+mod avx2 {
+    use super::{blocks_with, Blocks};
+    use std::arch::x86_64::*;
+
+    /// [`blocks_with`] compiled for AVX2.
+    #[target_feature(enable = "avx2")]
+    pub(super) fn string_blocks(b: &[u8], start: usize) -> Blocks {
+        blocks_with(b, start, |k| masks(k), |k| escape_chars(k))
+    }
+
+    #[inline(always)]
+    fn halves(block: &[u8; 64]) -> [__m256i; 2] {
+        [
+            bytemuck::pod_read_unaligned(&block[..32]),
+            bytemuck::pod_read_unaligned(&block[32..]),
+        ]
+    }
+
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    fn movemask(v: __m256i) -> u64 {
+        u64::from(_mm256_movemask_epi8(v) as u32)
+    }
+
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    fn masks(block: &[u8; 64]) -> (u64, u64, u64) {
+        let (bsl, quote, c1f) = (
+            _mm256_set1_epi8(b'\\' as i8),
+            _mm256_set1_epi8(b'"' as i8),
+            _mm256_set1_epi8(0x1f),
+        );
+        let [lo, hi] = halves(block);
+        let eq = |v, c| movemask(_mm256_cmpeq_epi8(v, c));
+        // v <= 0x1f unsigned: max(v, 0x1f) == 0x1f
+        let ctl = |v| movemask(_mm256_cmpeq_epi8(_mm256_max_epu8(v, c1f), c1f));
+        (
+            eq(lo, bsl) | eq(hi, bsl) << 32,
+            eq(lo, quote) | eq(hi, quote) << 32,
+            ctl(lo) | ctl(hi) << 32,
+        )
+    }
+
+    /// `"\/bfnrt` by their nibbles: a byte is one of them when the bit its high nibble
+    /// selects is set in its low nibble's entry (bits: high nibble 2, 5, 6, 7).
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    fn escape_chars(block: &[u8; 64]) -> (u64, u64) {
+        const HI: [i8; 16] = [0, 0, 1, 0, 0, 2, 4, 8, 0, 0, 0, 0, 0, 0, 0, 0];
+        // 2: `"` `b` `r`; 4: `t`; 6: `f`; C: `\`; E: `n`; F: `/`
+        const LO: [i8; 16] = [0, 0, 1 | 4 | 8, 0, 8, 0, 4, 0, 0, 0, 0, 0, 2, 0, 4, 1];
+        let table = |t: [i8; 16]| -> __m256i {
+            let lane: __m128i = bytemuck::cast(t);
+            _mm256_broadcastsi128_si256(lane)
+        };
+        let (hi_t, lo_t, nib, u) = (
+            table(HI),
+            table(LO),
+            _mm256_set1_epi8(0x0f),
+            _mm256_set1_epi8(b'u' as i8),
+        );
+        let zero = _mm256_setzero_si256();
+        let simple = |v: __m256i| {
+            let h = _mm256_and_si256(_mm256_srli_epi16::<4>(v), nib);
+            let l = _mm256_and_si256(v, nib);
+            let cls = _mm256_and_si256(_mm256_shuffle_epi8(hi_t, h), _mm256_shuffle_epi8(lo_t, l));
+            !movemask(_mm256_cmpeq_epi8(cls, zero)) & 0xffff_ffff
+        };
+        let [lo, hi] = halves(block);
+        let is_u = |v| movemask(_mm256_cmpeq_epi8(v, u));
+        (simple(lo) | simple(hi) << 32, is_u(lo) | is_u(hi) << 32)
+    }
 }
 
 /// A cursor over one JSON document.
@@ -330,75 +519,32 @@ impl<'a> Scanner<'a> {
 
     /// Reads a string (the cursor on its opening quote).
     ///
-    /// One pass finds the closing quote, every escape, and any raw control character: eight
-    /// bytes at a time, the three searches are word-wide comparisons whose lowest flagged
-    /// byte is always a true match.
+    /// Whole 64-byte blocks first ([`string_blocks`]), then the rest eight bytes at a time:
+    /// the three searches (quote, backslash, control character) are word-wide comparisons
+    /// whose lowest flagged byte is always a true match.
     pub fn string(&mut self) -> R<Str<'a>> {
         self.expect(b'"', "expected a string")?;
         let b = self.b;
         let start = self.pos;
-        let mut escaped = false;
-        let mut i = self.pos;
-        // escapes before this were checked (a surrogate pair is checked at its first half)
-        let mut checked = 0usize;
-        // whole 64-byte blocks as bitmasks: escape-dense text (reasoning with quotes, `\n`,
-        // `\u00e9` every few words) costs no branch per escape
-        while let Some(block) = b.get(i..i + 64) {
-            let block: &[u8; 64] = block.try_into().unwrap_or(&[0; 64]);
-            let (bs, q, ctl) = block_masks(block);
-            let (esc, escape_starts) = escapes(bs);
-            let quotes = q & !esc;
-            let inside = if quotes == 0 {
-                !0
-            } else {
-                (1u64 << quotes.trailing_zeros()) - 1
-            };
-            if ctl & inside != 0 {
-                self.pos = i + (ctl & inside).trailing_zeros() as usize;
-                return self.err("control character in string");
-            }
-            // every escape must be a valid one: the bytes after the backslashes in one
-            // vector test; `\u` escapes one by one (hex digits, surrogate pairs — the second
-            // half of a pair is checked with the first)
-            let starts = escape_starts & inside;
-            let crosses = starts >> 63 != 0;
-            if starts != 0 {
-                escaped = true;
-                let (simple, u) = escape_chars(block);
-                let follow = starts << 1;
-                let bad = follow & !(simple | u);
-                if bad != 0 {
-                    self.pos = i + bad.trailing_zeros() as usize - 1;
-                    return self.err("bad escape");
-                }
-                let mut us = follow & u;
-                while us != 0 {
-                    let at = i + us.trailing_zeros() as usize - 1;
-                    us &= us - 1;
-                    if at < checked {
-                        continue;
-                    }
-                    match escape_len(b, at) {
-                        Some(n) => checked = at + n,
-                        None => {
-                            self.pos = at;
-                            return self.err("bad \\u escape");
-                        }
-                    }
-                }
-            }
-            if quotes != 0 {
-                let end = i + quotes.trailing_zeros() as usize;
+        let (mut i, checked, mut escaped) = match string_blocks(b, start) {
+            Blocks::Closed { end, escaped } => {
                 self.pos = end + 1;
                 return Ok(Str {
                     raw: &b[start..end],
                     escaped,
                 });
             }
-            // an escape starting on the last byte: the next block starts on its backslash
-            i += if crosses { 63 } else { 64 };
-        }
-        // the rest bytewise (from past a surrogate pair that crossed the last block's end)
+            Blocks::Bad { at, what } => {
+                self.pos = at;
+                return self.err(what);
+            }
+            Blocks::Tail {
+                at,
+                checked,
+                escaped,
+            } => (at, checked, escaped),
+        };
+        // the rest bytewise, from past a `\u` escape checked with the last block
         i = i.max(checked);
         loop {
             while i + 8 <= b.len() {
@@ -525,7 +671,7 @@ impl<'a> Scanner<'a> {
         let mut depth: usize = 0;
         let mut spill: Vec<u64> = Vec::new();
         let push = |bits: &mut u64, depth: &mut usize, spill: &mut Vec<u64>, obj: bool| {
-            if *depth > 0 && *depth % 64 == 0 {
+            if *depth > 0 && (*depth).is_multiple_of(64) {
                 spill.push(*bits);
                 *bits = 0;
             }
@@ -587,7 +733,7 @@ impl<'a> Scanner<'a> {
                 }
                 bits >>= 1;
                 depth -= 1;
-                if depth > 0 && depth % 64 == 0 {
+                if depth > 0 && depth.is_multiple_of(64) {
                     bits = spill.pop().unwrap_or(0);
                 }
             }
@@ -668,6 +814,69 @@ mod tests {
     fn valid(s: &str) -> bool {
         let mut sc = Scanner::new(s.as_bytes());
         sc.skip().and_then(|_| sc.end()).is_ok()
+    }
+
+    /// Every vector width finds the same end, error or tail as the SSE2 blocks, on string
+    /// bodies dense in what the masks look for, at every alignment to the 64-byte blocks
+    /// (on a CPU without AVX2 this compares SSE2 with itself).
+    #[test]
+    fn vector_widths_agree() {
+        const PIECES: [&[u8]; 16] = [
+            br"\\",
+            br"\\\",
+            br"\\\\\",
+            br#"\\\""#,
+            br"\n",
+            br"\u00e9",
+            br"\ud83d\ude00",
+            br"\ud83d",
+            br"\ude00",
+            br"\uZZ",
+            br"\x",
+            b"\x01",
+            "é模😀".as_bytes(),
+            br#"""#,
+            b"plain text ",
+            br"\/",
+        ];
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = |n: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % n as u64) as usize
+        };
+        let mut compared = 0;
+        for _ in 0..3000 {
+            let mut body = vec![b'"'];
+            body.extend(std::iter::repeat_n(b'a', next(70)));
+            for _ in 0..next(40) {
+                // quotes and control characters end the scan: keep them rare
+                let k = next(PIECES.len() * 4) % PIECES.len();
+                let k = if (k == 11 || k == 13) && next(8) != 0 {
+                    14
+                } else {
+                    k
+                };
+                body.extend_from_slice(PIECES[k]);
+                // and a backslash before any printable byte: every escape, valid or not
+                if next(3) == 0 {
+                    body.extend([b'\\', 0x20 + next(0x5f) as u8]);
+                }
+            }
+            body.extend_from_slice(br#""}"#);
+            for cut in [body.len(), body.len().saturating_sub(next(20))] {
+                let b = &body[..cut.max(1)];
+                assert_eq!(
+                    string_blocks(b, 1),
+                    blocks_with(b, 1, sse2::masks, sse2::escape_chars),
+                    "{:?}",
+                    String::from_utf8_lossy(b)
+                );
+                compared += 1;
+            }
+        }
+        assert_eq!(compared, 6000);
     }
 
     #[test]

@@ -131,11 +131,20 @@ struct Cursor {
     calendar: Calendar,
 }
 
-fn batch<R, W, S>(chunks: &[&[u8]], at: &mut Cursor, mode: Mode, work: &W, sink: &mut S)
+/// A batch of chunks worked on, waiting to be handed to the sink in file order.
+struct Done<'a, R> {
+    chunks: Vec<&'a [u8]>,
+    /// Each chunk's first line and the calendar its work assumed.
+    starts: Vec<(u64, Calendar)>,
+    results: Vec<(R, Calendar)>,
+}
+
+/// Works on a batch of chunks in parallel, from where the batch before left `at` (by its
+/// pre-scan: the real calendar is checked when the batch is drained).
+fn work_batch<'a, R, W>(chunks: &[&'a [u8]], at: &mut Cursor, mode: Mode, work: &W) -> Done<'a, R>
 where
     R: Send,
     W: Fn(Chunk<'_>) -> (R, Calendar) + Sync,
-    S: FnMut(R),
 {
     // without stamps there is nothing sequential to pre-compute: chunks get relative line
     // numbers (from 0) and the caller adds the lines of the chunks before (see `Mode::count`)
@@ -152,14 +161,13 @@ where
             .collect()
     };
     let mut starts = Vec::with_capacity(chunks.len());
-    let (mut line, mut cal) = (at.line, at.calendar);
     for p in &pre {
-        starts.push((line, cal));
-        line += p.lines;
-        cal.resolve(p.first);
-        cal.resolve(p.last);
+        starts.push((at.line, at.calendar));
+        at.line += p.lines;
+        at.calendar.resolve(p.first);
+        at.calendar.resolve(p.last);
     }
-    let results: Vec<(R, Calendar)> = chunks
+    let results = chunks
         .par_iter()
         .zip(starts.par_iter())
         .map(|(bytes, &(first_line, calendar))| {
@@ -170,26 +178,70 @@ where
             })
         })
         .collect();
-    let mut real = at.calendar;
-    for ((result, end), (bytes, &(first_line, assumed))) in
-        results.into_iter().zip(chunks.iter().zip(&starts))
+    Done {
+        chunks: chunks.to_vec(),
+        starts,
+        results,
+    }
+}
+
+/// Hands a batch's results to the sink in file order. `real` is the calendar as the lines
+/// before the batch really left it; a chunk that assumed another one is worked on again.
+fn drain<R, W, S>(done: Done<'_, R>, real: &mut Calendar, work: &W, sink: &mut S)
+where
+    W: Fn(Chunk<'_>) -> (R, Calendar) + Sync,
+    S: FnMut(R),
+{
+    for ((result, end), (bytes, &(first_line, assumed))) in done
+        .results
+        .into_iter()
+        .zip(done.chunks.iter().zip(&done.starts))
     {
-        let (result, end) = if assumed == real {
+        let (result, end) = if assumed == *real {
             (result, end)
         } else {
             work(Chunk {
                 bytes,
                 first_line,
-                calendar: real,
+                calendar: *real,
             })
         };
         sink(result);
-        real = end;
+        *real = end;
     }
-    *at = Cursor {
-        line,
-        calendar: real,
-    };
+}
+
+/// Works on `groups` of chunks batch by batch, draining each batch into the sink on this
+/// thread while the pool works on the next one, so the sink's serial work (merging a chunk's
+/// series, say) overlaps the parallel scan instead of leaving the cores idle.
+fn pipeline<'a, R, W, S>(
+    groups: impl Iterator<Item = &'a [&'a [u8]]>,
+    at: &mut Cursor,
+    mode: Mode,
+    work: &W,
+    sink: &mut S,
+) where
+    R: Send,
+    W: Fn(Chunk<'_>) -> (R, Calendar) + Sync,
+    S: FnMut(R),
+{
+    let mut real = at.calendar;
+    let mut pending: Option<Done<'a, R>> = None;
+    for group in groups {
+        let mut next = None;
+        rayon::in_place_scope(|s| {
+            let (next, at) = (&mut next, &mut *at);
+            s.spawn(move |_| *next = Some(work_batch(group, at, mode, work)));
+            if let Some(done) = pending.take() {
+                drain(done, &mut real, work, sink);
+            }
+        });
+        pending = next;
+    }
+    if let Some(done) = pending {
+        drain(done, &mut real, work, sink);
+    }
+    at.calendar = real;
 }
 
 /// What a scan pre-computes per batch, and how big its chunks are.
@@ -206,6 +258,10 @@ pub struct Mode {
     pub count: bool,
     /// Target chunk size in bytes (tests use tiny chunks to exercise the boundaries).
     pub chunk: usize,
+    /// Chunks per batch and thread. A batch ends in a barrier (the slowest chunk) and its
+    /// results wait in memory for the sink: more chunks idle less, fewer hold less (`parse`
+    /// holds its output text).
+    pub batch: usize,
 }
 
 impl Mode {
@@ -214,18 +270,21 @@ impl Mode {
         stamps: true,
         count: true,
         chunk: CHUNK,
+        batch: 8,
     };
     /// Logs, line numbers made absolute by the caller (`report`).
     pub const LOG_RELATIVE: Mode = Mode {
         stamps: true,
         count: false,
         chunk: CHUNK,
+        batch: 32,
     };
     /// JSON records: no stamps, relative line numbers.
     pub const RECORDS: Mode = Mode {
         stamps: false,
         count: false,
         chunk: CHUNK,
+        batch: 32,
     };
 }
 
@@ -246,18 +305,16 @@ where
     S: FnMut(R),
 {
     let chunk = mode.chunk.max(1);
-    let per_batch = 8 * rayon::current_num_threads().max(1);
+    let per_batch = mode.batch.max(1) * rayon::current_num_threads().max(1);
     let mut at = Cursor { line: 0, calendar };
     match data {
         Data::Mapped(m) => {
-            for group in split_lines(&m, chunk).chunks(per_batch) {
-                batch(group, &mut at, mode, &work, &mut sink);
-            }
+            let chunks = split_lines(&m, chunk);
+            pipeline(chunks.chunks(per_batch), &mut at, mode, &work, &mut sink);
         }
         Data::Owned(v) => {
-            for group in split_lines(&v, chunk).chunks(per_batch) {
-                batch(group, &mut at, mode, &work, &mut sink);
-            }
+            let chunks = split_lines(&v, chunk);
+            pipeline(chunks.chunks(per_batch), &mut at, mode, &work, &mut sink);
         }
         Data::Stream(reader) => {
             let (tx, rx) = std::sync::mpsc::sync_channel::<io::Result<Vec<u8>>>(per_batch);
@@ -282,13 +339,13 @@ where
                     }
                     if pending.len() == per_batch {
                         let refs: Vec<&[u8]> = pending.iter().map(Vec::as_slice).collect();
-                        batch(&refs, &mut at, mode, &work, &mut sink);
+                        pipeline([&refs[..]].into_iter(), &mut at, mode, &work, &mut sink);
                         pending.clear();
                     }
                 }
                 // what was read before an error is still reported
                 let refs: Vec<&[u8]> = pending.iter().map(Vec::as_slice).collect();
-                batch(&refs, &mut at, mode, &work, &mut sink);
+                pipeline([&refs[..]].into_iter(), &mut at, mode, &work, &mut sink);
                 drop(rx);
                 failed.map_or(Ok(()), Err)
             })?;

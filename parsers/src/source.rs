@@ -1,7 +1,8 @@
 //! Opening inputs: files, folders, globs and stdin; sniffing compression; whole-line chunks.
 //!
-//! Plain regular files are memory-mapped (this module holds the crate's only `unsafe`), so
-//! records can borrow the file's bytes; if mapping fails (a pipe, a special file, a
+//! Plain regular files are memory-mapped (one of the crate's two `unsafe` blocks; the other
+//! calls [`crate::json`]'s AVX2 string scan after checking the CPU has AVX2), so records can
+//! borrow the file's bytes; if mapping fails (a pipe, a special file, a
 //! filesystem without mmap) the file is read into memory. gzip and zstd are recognised by
 //! their magic bytes — never by the file name — and streamed through a decoder on a reader
 //! thread, cut into chunks that end on a newline.

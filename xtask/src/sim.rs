@@ -183,7 +183,7 @@ pub fn write_sglang_log(cfg: &Config, path: &Path) -> Result<Truth> {
             r.done += 1;
         }
         steps += 1;
-        if steps % cfg.decode_log_interval == 0 {
+        if steps.is_multiple_of(cfg.decode_log_interval) {
             let used: u64 = running.iter().map(|r| u64::from(r.prompt + r.done)).sum();
             let gap = t - last_log_t;
             write!(
