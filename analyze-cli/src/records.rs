@@ -84,7 +84,6 @@ fn record<'a>(
     raw: &'a [u8],
     line_no: u64,
     last: bool,
-    utf8_ok: bool,
     paths: &Paths,
 ) {
     let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
@@ -93,10 +92,12 @@ fn record<'a>(
         part.tally.other += 1;
         return;
     }
-    if !utf8_ok && std::str::from_utf8(raw).is_err() {
-        return malformed(&mut part.tally, line_no, "not UTF-8");
-    }
+    // the scanner checks the UTF-8 of every string it passes, and JSON allows only ASCII
+    // outside strings: a line it accepts is UTF-8, and one it rejects is looked at again
     match read_record_into(raw, paths, rec) {
+        Err(_) if tokstat_parsers::text::utf8(raw).is_none() => {
+            malformed(&mut part.tally, line_no, "not UTF-8")
+        }
         Err(e) => {
             let why = if last
                 && matches!(
@@ -151,8 +152,6 @@ fn record<'a>(
 
 fn chunk_rows(chunk: Chunk<'_>, paths: &Paths) -> Part {
     let mut part = Part::default();
-    // one UTF-8 check for the whole chunk; per line only when the chunk has bad bytes
-    let utf8_ok = tokstat_parsers::text::utf8(chunk.bytes).is_some();
     // only the file's last line can lack its newline: that is where a running writer stops
     let unterminated = !chunk.bytes.ends_with(b"\n");
     let mut rec = Record {
@@ -168,7 +167,6 @@ fn chunk_rows(chunk: Chunk<'_>, paths: &Paths) -> Part {
             raw,
             chunk.first_line + i as u64 + 1,
             last,
-            utf8_ok,
             paths,
         );
     }
@@ -328,10 +326,10 @@ fn read_document(name: &str, src: Source, paths: &Paths) -> (Part, Option<Skippe
             malformed(&mut part.tally, 1, "invalid JSON document");
         }
         for (a, b) in spans {
-            record(&mut part, &mut rec, &text[a..b], 1, false, false, paths);
+            record(&mut part, &mut rec, &text[a..b], 1, false, paths);
         }
     } else {
-        record(&mut part, &mut rec, text, 1, false, false, paths);
+        record(&mut part, &mut rec, text, 1, false, paths);
     }
     // the document's lines are one record: count them all as its lines
     let extra = lines_in_file.saturating_sub(part.tally.total);

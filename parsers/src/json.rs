@@ -2,11 +2,11 @@
 //!
 //! A completion record is mostly text (reasoning, content) and a few small fields (usage,
 //! finish reason). The scanner walks the record's structure, hands the caller the keys it
-//! meets, and skips every value the caller does not ask for: a string is skipped by jumping
-//! between `"` and `\` with memchr, a nested object or array by counting brackets without
-//! recursion. It still checks the grammar of everything it passes (control characters in
-//! strings, escapes, numbers, literals, commas and colons), so a line it accepts is a line
-//! serde_json accepts — except for `NaN` / `Infinity` / `-Infinity`, which SGLang's
+//! meets, and skips every value the caller does not ask for: a string by turning 64-byte
+//! blocks into bitmasks of quotes, backslashes and control characters (AVX2 or SSE2), a
+//! nested object or array by counting brackets without recursion. It still checks the
+//! grammar of everything it passes (UTF-8 and control characters in strings, escapes,
+//! numbers, literals, commas and colons), so a line it accepts is a line serde_json accepts — except for `NaN` / `Infinity` / `-Infinity`, which SGLang's
 //! benchmark writes and which are read as numbers on purpose.
 
 use std::borrow::Cow;
@@ -527,13 +527,7 @@ impl<'a> Scanner<'a> {
         let b = self.b;
         let start = self.pos;
         let (mut i, checked, mut escaped) = match string_blocks(b, start) {
-            Blocks::Closed { end, escaped } => {
-                self.pos = end + 1;
-                return Ok(Str {
-                    raw: &b[start..end],
-                    escaped,
-                });
-            }
+            Blocks::Closed { end, escaped } => return self.closed(start, end, escaped),
             Blocks::Bad { at, what } => {
                 self.pos = at;
                 return self.err(what);
@@ -574,13 +568,7 @@ impl<'a> Scanner<'a> {
                         }
                     }
                 }
-                Some(b'"') => {
-                    self.pos = i + 1;
-                    return Ok(Str {
-                        raw: &b[start..i],
-                        escaped,
-                    });
-                }
+                Some(b'"') => return self.closed(start, i, escaped),
                 Some(_) => {
                     self.pos = i;
                     return self.err("control character in string");
@@ -591,6 +579,21 @@ impl<'a> Scanner<'a> {
                 }
             }
         }
+    }
+
+    /// The string `start..end` (its closing quote at `end`), once its bytes are checked to be
+    /// UTF-8 — here, while they are still in the nearest cache, rather than in a pass of its
+    /// own over the input. Bytes outside strings need no check: the grammar allows only
+    /// ASCII there.
+    #[inline]
+    fn closed(&mut self, start: usize, end: usize, escaped: bool) -> R<Str<'a>> {
+        let raw = &self.b[start..end];
+        if simdutf8::basic::from_utf8(raw).is_err() {
+            self.pos = start;
+            return self.err("invalid UTF-8 in string");
+        }
+        self.pos = end + 1;
+        Ok(Str { raw, escaped })
     }
 
     /// Reads a number's text (also `NaN`, `Infinity`, `-Infinity`).
@@ -814,6 +817,26 @@ mod tests {
     fn valid(s: &str) -> bool {
         let mut sc = Scanner::new(s.as_bytes());
         sc.skip().and_then(|_| sc.end()).is_ok()
+    }
+
+    #[test]
+    fn strings_must_be_utf8() {
+        let ok = |b: &[u8]| {
+            let mut sc = Scanner::new(b);
+            sc.skip().and_then(|_| sc.end()).is_ok()
+        };
+        assert!(ok("\"é模😀\"".as_bytes()));
+        assert!(!ok(b"\"\xff\""));
+        // a sequence cut by the closing quote, and one cut in a long string's blocks
+        assert!(!ok(b"\"\xe6\xa8\""));
+        let mut long = b"{\"k\": \"".to_vec();
+        long.extend(std::iter::repeat_n(b'a', 100));
+        long.extend(b"\xf0\x9f\x98 \"}");
+        assert!(!ok(&long));
+        assert_eq!(
+            serde_json::from_slice::<serde_json::Value>(&long).is_ok(),
+            ok(&long)
+        );
     }
 
     /// Every vector width finds the same end, error or tail as the SSE2 blocks, on string
