@@ -45,22 +45,26 @@ pub fn parse_str_line<'a>(raw: &'a str, scratch: &'a mut String, ansi: bool) -> 
 }
 
 fn classify<'a>(style: Style, level: Option<prefix::Level>, msg: &'a str) -> Body<'a> {
-    let found = match style {
-        Style::Sglang => sglang::parse(msg),
-        Style::Vllm => vllm::parse(msg, level),
-        Style::Bare => sglang::parse(msg).or_else(|| vllm::parse(msg, level)),
-    };
-    found.unwrap_or_else(|| {
-        // uvicorn: `INFO:     Application startup complete.`
-        if msg.starts_with("INFO:") && msg.trim_end().ends_with("Application startup complete.") {
-            Body::Event(record::Event {
-                engine: None,
-                kind: EventKind::ServerReady,
-                message: msg,
-                count: None,
-            })
-        } else {
-            Body::Other
+    // each arm returns its body where it stands: no copy through an `Option` of it
+    if matches!(style, Style::Sglang | Style::Bare) {
+        if let Some(b) = sglang::parse(msg) {
+            return b;
         }
-    })
+    }
+    if matches!(style, Style::Vllm | Style::Bare) {
+        if let Some(b) = vllm::parse(msg, level) {
+            return b;
+        }
+    }
+    // uvicorn: `INFO:     Application startup complete.`
+    if msg.starts_with("INFO:") && msg.trim_end().ends_with("Application startup complete.") {
+        Body::Event(record::Event {
+            engine: None,
+            kind: EventKind::ServerReady,
+            message: msg,
+            count: None,
+        })
+    } else {
+        Body::Other
+    }
 }

@@ -25,6 +25,10 @@ fn ansi_at(s: &[u8], i: usize) -> Option<(usize, usize)> {
         j += 1;
     }
     let fin = *s.get(j)?;
+    // every spelling ends in a letter: reject the common `[2026-…` stamp before looking back
+    if !fin.is_ascii_alphabetic() {
+        return None;
+    }
     let before = &s[..i];
     let esc_start = if before.last() == Some(&0x1b) {
         Some(i - 1)

@@ -35,7 +35,7 @@ pub fn parse(msg: &str) -> Option<Body<'_>> {
         }
         b'#' if msg.starts_with("#running-req: ") => {
             // 0.1.14–0.1.16 decode line with no label
-            return Some(fields(msg, StepKind::Decode));
+            return Some(fields(msg, StepKind::Decode, None));
         }
         b'n' if msg.starts_with("new fill batch") => return Some(new_fill_batch(msg)),
         b'd' if msg.starts_with("decode out of memory happened") => return Some(retraction(msg)),
@@ -112,57 +112,52 @@ fn batch(rest: &str, kind: StepKind) -> Body<'_> {
         [b'.' | b',', b' ', ..] => &rest[2..],
         _ => return Body::Malformed("no `.` or `,` after the batch label"),
     };
-    match fields(body, kind) {
-        Body::Step(mut s) => {
-            if s.running.is_none() {
-                s.running = mixed_running;
-            }
-            Body::Step(s)
-        }
-        other => other,
-    }
+    fields(body, kind, mixed_running)
 }
 
-/// Reads the `key: value` parts of a decode or prefill body.
-fn fields(body: &str, kind: StepKind) -> Body<'_> {
+/// Reads the `key: value` parts of a decode or prefill body; `running` is the count a
+/// `(mixed #running-req: N)` label gave, used when the body has none. The step is built in
+/// place: it is a few hundred bytes, and copies of it were a tenth of a log's reading time.
+fn fields(body: &str, kind: StepKind, running: Option<u64>) -> Body<'_> {
     let body = body.trim_end_matches([',', ' ']);
-    let new_step = || Step {
+    let mut out = Body::Step(Step {
         extra: Extra::new(body, Dialect::SglangBatch),
         engine: SG,
         kind: Some(kind),
         ..Step::default()
+    });
+    let Body::Step(s) = &mut out else {
+        return out;
     };
     let slot = usize::from(kind != StepKind::Decode);
     // consecutive lines of a log share their key layout: try the last one first
-    let fast = LAYOUTS.with(|l| {
-        let layouts = l.borrow();
-        let mut s = new_step();
-        match layouts[slot].read(body, &mut s) {
-            Some(Ok(())) => Some(Ok(s)),
-            Some(Err(why)) => Some(Err(why)),
-            None => None,
-        }
-    });
-    let s = match fast {
-        Some(Ok(s)) => s,
+    match LAYOUTS.with(|l| l.borrow()[slot].read(body, s)) {
+        Some(Ok(())) => {}
         Some(Err(why)) => return Body::Malformed(why),
         None => {
-            let mut s = new_step();
+            *s = Step {
+                extra: Extra::new(body, Dialect::SglangBatch),
+                engine: SG,
+                kind: Some(kind),
+                ..Step::default()
+            };
             for (key, value) in pairs(body) {
-                if let Err(why) = apply(&mut s, key, value) {
+                if let Err(why) = apply(s, key, value) {
                     return Body::Malformed(why);
                 }
             }
             LAYOUTS.with(|l| l.borrow_mut()[slot] = Layout::of(body));
-            s
         }
-    };
+    }
+    if s.running.is_none() {
+        s.running = running;
+    }
     let complete = match kind {
         StepKind::Decode => s.running.is_some(),
         _ => s.new_seq.is_some() || s.new_tokens.is_some(),
     };
     if complete {
-        Body::Step(s)
+        out
     } else {
         Body::Malformed("a required field is missing (`#running-req` / `#new-seq`)")
     }
