@@ -77,6 +77,78 @@ fn to_f64(d: Decimal, extra_scale: u32) -> Option<f64> {
     Some(if d.neg { -v } else { v })
 }
 
+/// A plain decimal `-?digits(.digits)?` of at most 15 digits, read in one pass where it
+/// stands in a longer text (so that a caller need not find the value's end first). With 15
+/// digits the mantissa is exact in an `f64`, and [`Plain::float`] rounds exactly as
+/// [`float`] does; anything longer or unusual is left to [`float`] / [`uint`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Plain {
+    pub mantissa: u64,
+    pub scale: usize,
+    pub neg: bool,
+    /// Index just past the number.
+    pub end: usize,
+}
+
+impl Plain {
+    /// The number at `b[at..]`, ending at the first byte that cannot continue it.
+    #[inline]
+    pub fn at(b: &[u8], at: usize) -> Option<Plain> {
+        let neg = b.get(at) == Some(&b'-');
+        let mut i = at + usize::from(neg);
+        let mut m = 0u64;
+        let start = i;
+        while let Some(&c) = b.get(i) {
+            if !c.is_ascii_digit() {
+                break;
+            }
+            // wrapping: a number of more than 15 digits is refused below anyway
+            m = m.wrapping_mul(10).wrapping_add(u64::from(c - b'0'));
+            i += 1;
+        }
+        let int_digits = i - start;
+        let mut scale = 0;
+        if b.get(i) == Some(&b'.') {
+            i += 1;
+            let fraction = i;
+            while let Some(&c) = b.get(i) {
+                if !c.is_ascii_digit() {
+                    break;
+                }
+                m = m.wrapping_mul(10).wrapping_add(u64::from(c - b'0'));
+                i += 1;
+            }
+            scale = i - fraction;
+            if scale == 0 {
+                return None;
+            }
+        }
+        (int_digits > 0 && int_digits + scale <= 15).then_some(Plain {
+            mantissa: m,
+            scale,
+            neg,
+            end: i,
+        })
+    }
+
+    /// As [`float`] reads the same text.
+    #[inline]
+    pub fn float(&self) -> f64 {
+        let v = self.mantissa as f64 / POW10[self.scale];
+        if self.neg {
+            -v
+        } else {
+            v
+        }
+    }
+
+    /// As [`uint`] reads the same text.
+    #[inline]
+    pub fn uint(&self) -> Option<u64> {
+        (!self.neg && self.scale == 0).then_some(self.mantissa)
+    }
+}
+
 fn slow_float(s: &str) -> Option<f64> {
     match s {
         "nan" | "NaN" | "NAN" => Some(f64::NAN),
@@ -189,6 +261,35 @@ mod tests {
             percent_as_fraction("0.00000000000000000000001%"),
             Some(1e-23 / 100.0)
         );
+    }
+
+    #[test]
+    fn plain_numbers_read_like_float_and_uint() {
+        for text in [
+            "0",
+            "40",
+            "1863.65",
+            "0.12",
+            "-3",
+            "-0.5",
+            "123456789012345",
+            "0.4718",
+        ] {
+            let p = Plain::at(text.as_bytes(), 0).unwrap();
+            assert_eq!(p.end, text.len());
+            assert_eq!(p.float(), float(text).unwrap(), "{text}");
+            assert_eq!(
+                p.uint(),
+                uint(text).filter(|_| !text.contains('.')),
+                "{text}"
+            );
+        }
+        // in a longer text: stops where the number does
+        let p = Plain::at(b"x: 12.5, y", 3).unwrap();
+        assert_eq!((p.mantissa, p.scale, p.end), (125, 1, 7));
+        for bad in ["", "-", ".5", "5.", "1234567890123456", "abc"] {
+            assert_eq!(Plain::at(bad.as_bytes(), 0), None, "{bad}");
+        }
     }
 
     #[test]

@@ -5,7 +5,7 @@
 //! (`#token`, `#full token`, `#gpu token`, SWA, Mamba, HiSparse) all go through one path.
 
 use crate::kv::pairs;
-use crate::num::{float, percent_as_fraction, pybool, uint};
+use crate::num::{float, percent_as_fraction, pybool, uint, Plain};
 use crate::record::{Body, Config, Dialect, Engine, Event, EventKind, Extra, Step, StepKind};
 
 const SG: Option<Engine> = Some(Engine::Sglang);
@@ -208,15 +208,21 @@ impl Layout {
                 return None;
             }
             let vstart = pos + kl + 2;
-            let mut vend = vstart;
-            while vend < b.len() && !(b[vend] == b',' && b.get(vend + 1) == Some(&b' ')) {
-                vend += 1;
-            }
-            if let Some(f) = f {
-                if let Err(why) = apply_field(s, f, &body[vstart..vend]) {
-                    return Some(Err(why));
+            let vend = match f.and_then(|f| plain_field(s, f, b, vstart)) {
+                Some(end) => end,
+                None => {
+                    let mut vend = vstart;
+                    while vend < b.len() && !(b[vend] == b',' && b.get(vend + 1) == Some(&b' ')) {
+                        vend += 1;
+                    }
+                    if let Some(f) = f {
+                        if let Err(why) = apply_field(s, f, &body[vstart..vend]) {
+                            return Some(Err(why));
+                        }
+                    }
+                    vend
                 }
-            }
+            };
             pos = (vend + 2).min(b.len());
             if vend == b.len() {
                 pos = b.len();
@@ -225,6 +231,34 @@ impl Layout {
         // every part of the body must have been read
         (pos == b.len()).then_some(Ok(()))
     }
+}
+
+/// Reads a number field whose value is a plain number ending the body or followed by `", "`,
+/// in the same pass that finds its end, and returns that end. `None` leaves the value to
+/// [`apply_field`] (other spellings, and every error, are read and reported there).
+#[inline]
+fn plain_field(s: &mut Step<'_>, f: Field, b: &[u8], at: usize) -> Option<usize> {
+    let p = Plain::at(b, at)?;
+    if !(p.end == b.len() || (b[p.end] == b',' && b.get(p.end + 1) == Some(&b' '))) {
+        return None;
+    }
+    match f {
+        Field::Running => s.running = Some(p.uint()?),
+        Field::Waiting => s.waiting = Some(p.uint()?),
+        Field::Tokens => s.tokens = Some(p.uint()?),
+        Field::NewSeq => s.new_seq = Some(p.uint()?),
+        Field::NewTokens => s.new_tokens = Some(p.uint()?),
+        Field::CachedTokens => s.cached_tokens = Some(p.uint()?),
+        Field::KvUsage => s.kv_usage = Some(p.float()),
+        Field::SwaUsage => s.swa_usage = Some(p.float()),
+        Field::MambaUsage => s.mamba_usage = Some(p.float()),
+        Field::GenTps => s.gen_tps = Some(p.float()),
+        Field::PromptTps => s.prompt_tps = Some(p.float()),
+        Field::AcceptLen => s.accept_len = Some(p.float()),
+        Field::AcceptRate => s.accept_rate = Some(p.float()),
+        Field::HitRate | Field::Graph => return None,
+    }
+    Some(p.end)
 }
 
 /// `full=1190, swa=1190` (0.4.9 hybrid SWA) → (`1190`, Some(`1190`)).
@@ -437,6 +471,44 @@ fn server_args(rest: &str) -> Body<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A body read against the cached layout (values parsed where they stand) gives what the
+    /// general reading gives, for every spelling of a value, valid or not.
+    #[test]
+    fn cached_layout_reads_like_the_general_path() {
+        let values = [
+            "40",
+            "0",
+            "-3",
+            "5.0",
+            "1,048",
+            "1,048,576",
+            "12345678901234567",
+            "0.12",
+            "1863.65",
+            "-0.5",
+            ".5",
+            "5.",
+            "nan",
+            "1e6",
+            "True",
+            "x",
+            "",
+            "full=10, swa=20",
+        ];
+        let layout = |v: &str| {
+            format!("Decode batch, #running-req: {v}, #token: {v}, token usage: {v}, cuda graph: True, gen throughput (token/s): {v}, #queue-req: {v}")
+        };
+        for v in values {
+            let line = layout(v);
+            // first after another layout (general reading), then after its own (cached)
+            let _ = parse("Decode batch, #running-req: 1");
+            let general = parse(&line);
+            let _ = parse(&layout("7"));
+            let cached = parse(&line);
+            assert_eq!(general, cached, "{v}");
+        }
+    }
 
     /// Regression (found by the `log_line` fuzz target): more than four known keys in a
     /// `Load weight end.` line overran the fixed pair array.
