@@ -11,7 +11,7 @@
 //! past it, more concurrency buys (almost) no throughput. Bins need [`MIN_LINES`] lines to
 //! take part, so a few stray lines do not make a knee.
 
-use crate::analysis::quantile::quantile;
+use crate::analysis::quantile::quantiles;
 use crate::analysis::timeline::Interval;
 
 /// One more request must add at least this share of the per-request rate.
@@ -82,8 +82,8 @@ pub fn curve<'a>(intervals: impl Iterator<Item = &'a Interval> + Clone) -> Vec<B
         if tps[b].is_empty() {
             continue;
         }
-        tps[b].sort_unstable_by(f64::total_cmp);
-        per[b].sort_unstable_by(f64::total_cmp);
+        let t = quantiles(&mut tps[b], &[0.1, 0.5, 0.9]);
+        let per_req = quantiles(&mut per[b], &[0.5])[0];
         out.push(Bin {
             running_lo: b as u32 * w + 1,
             running_hi: (b as u32 + 1) * w,
@@ -94,10 +94,10 @@ pub fn curve<'a>(intervals: impl Iterator<Item = &'a Interval> + Clone) -> Vec<B
             },
             lines: tps[b].len() as u64,
             time_share: if total > 0.0 { time[b] / total } else { 0.0 },
-            tps_p10: quantile(&tps[b], 0.1),
-            tps_median: quantile(&tps[b], 0.5),
-            tps_p90: quantile(&tps[b], 0.9),
-            tps_per_req: quantile(&per[b], 0.5),
+            tps_p10: t[0],
+            tps_median: t[1],
+            tps_p90: t[2],
+            tps_per_req: per_req,
         });
     }
     out

@@ -26,6 +26,40 @@ pub fn quantile(sorted: &[f64], q: f64) -> f64 {
     sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo as f64)
 }
 
+/// Quantiles `qs` (each 0–1) of `v`, as [`quantile`] gives them on the sorted values, by
+/// selection rather than a full sort (`v` is reordered): the order statistics they need are
+/// picked out left to right, each search confined to what is right of the one before.
+pub fn quantiles(v: &mut [f64], qs: &[f64]) -> Vec<f64> {
+    if v.is_empty() {
+        return vec![f64::NAN; qs.len()];
+    }
+    let n = v.len() - 1;
+    let mut ranks: Vec<usize> = qs
+        .iter()
+        .flat_map(|q| {
+            let pos = q * n as f64;
+            [pos.floor() as usize, pos.ceil() as usize]
+        })
+        .collect();
+    ranks.sort_unstable();
+    ranks.dedup();
+    let mut picked = Vec::with_capacity(ranks.len());
+    let mut base = 0;
+    for &r in &ranks {
+        let (_, x, _) = v[base..].select_nth_unstable_by(r - base, f64::total_cmp);
+        picked.push((r, *x));
+        base = r + 1;
+    }
+    let at = |r: usize| picked.iter().find(|p| p.0 == r).map_or(f64::NAN, |p| p.1);
+    qs.iter()
+        .map(|q| {
+            let pos = q * n as f64;
+            let (lo, hi) = (at(pos.floor() as usize), at(pos.ceil() as usize));
+            lo + (hi - lo) * (pos - pos.floor())
+        })
+        .collect()
+}
+
 impl Summary {
     /// Summarises `v` (sorted in place). None when empty.
     pub fn of(v: &mut [f64]) -> Option<Summary> {
@@ -49,6 +83,27 @@ impl Summary {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn selection_equals_the_sorted_quantiles() {
+        let mut seed = 7u64;
+        for len in [1usize, 2, 3, 10, 101, 1000] {
+            let v: Vec<f64> = (0..len)
+                .map(|_| {
+                    seed = seed
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
+                    ((seed >> 33) % 500) as f64 / 7.0
+                })
+                .collect();
+            let mut sorted = v.clone();
+            sorted.sort_unstable_by(f64::total_cmp);
+            let qs = [0.1, 0.5, 0.9, 0.95, 0.99];
+            let want: Vec<f64> = qs.iter().map(|&q| quantile(&sorted, q)).collect();
+            assert_eq!(quantiles(&mut v.clone(), &qs), want, "{len}");
+        }
+        assert!(quantiles(&mut [], &[0.5])[0].is_nan());
+    }
 
     #[test]
     fn interpolates_like_numpy() {

@@ -115,7 +115,12 @@ pub fn analyze(
             intervals: iv,
         })
         .collect();
-    let tl = timeline::build(&inputs, bucket_ms)?;
+    // the curve needs only the intervals: built on the other core meanwhile
+    let (tl, bins) = rayon::join(
+        || timeline::build(&inputs, bucket_ms),
+        || curve::curve(intervals.iter().flatten()),
+    );
+    let tl = tl?;
     let b = tl.bucket_ms;
     let bucket_of =
         |t: i64| ((t - tl.origin).div_euclid(b)).clamp(0, tl.total.len() as i64) as usize;
@@ -160,14 +165,18 @@ pub fn analyze(
             let from = e[k];
             let to = e.get(k + 1).copied().unwrap_or(i64::MAX);
             let mut any = false;
-            for iv in ivs.iter().filter(|iv| iv.end >= from && iv.end < to) {
+            // both are in time order: the segment's part is found by binary search
+            let ivs = &ivs[ivs.partition_point(|iv| iv.end < from)..];
+            for iv in &ivs[..ivs.partition_point(|iv| iv.end < to)] {
                 tokens += iv.tokens();
                 busy += iv.secs();
                 any = true;
             }
-            for p in s.points.iter().filter(|p| p.ts >= from && p.ts < to) {
-                lo = lo.min(p.ts);
-                hi = hi.max(p.ts);
+            let pts = &s.points[s.points.partition_point(|p| p.ts < from)..];
+            let pts = &pts[..pts.partition_point(|p| p.ts < to)];
+            if let (Some(a), Some(z)) = (pts.first(), pts.last()) {
+                lo = lo.min(a.ts);
+                hi = hi.max(z.ts);
                 any = true;
             }
             active += usize::from(any);
@@ -235,7 +244,6 @@ pub fn analyze(
         .filter_map(|s| s.peak_tps)
         .max_by(f64::total_cmp);
     let gen_tokens = intervals.iter().flatten().map(Interval::tokens).sum();
-    let bins = curve::curve(intervals.iter().flatten());
     let knee = curve::knee(&bins);
 
     let mut server = Server {

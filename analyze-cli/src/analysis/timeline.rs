@@ -101,19 +101,28 @@ pub fn typical_gap(ts: &[i64]) -> Option<i64> {
 /// The intervals of an instance's stats lines (see the module docs). `cuts` are restart
 /// times: no interval reaches back across one.
 pub fn intervals(points: &[Point], cuts: &[i64]) -> Vec<Interval> {
-    let stats: Vec<&Point> = points
-        .iter()
-        .filter(|p| p.kind == PointKind::Stats && p.gen_tps.is_finite())
-        .collect();
-    let raw: Vec<i64> = stats.iter().map(|p| p.ts).collect();
+    let stats = || {
+        points
+            .iter()
+            .filter(|p| p.kind == PointKind::Stats && p.gen_tps.is_finite())
+    };
+    let raw: Vec<i64> = stats().map(|p| p.ts).collect();
     let times = spread(&raw);
+    drop(raw);
     let typical = typical_gap(&times).unwrap_or(1000).max(1);
     let longest = (typical as f64 * GAP_FACTOR) as i64;
-    let mut out = Vec::with_capacity(stats.len());
-    for (i, p) in stats.iter().enumerate() {
+    let mut cuts = cuts.to_vec();
+    cuts.sort_unstable();
+    let mut out = Vec::with_capacity(times.len());
+    // the last cut at or before the line: lines are in time order, so it only moves on
+    let mut next_cut = 0;
+    for (i, p) in stats().enumerate() {
         let end = times[i];
         let prev = (i > 0).then(|| times[i - 1]);
-        let cut = cuts.iter().copied().filter(|&c| c <= end).max();
+        while next_cut < cuts.len() && cuts[next_cut] <= end {
+            next_cut += 1;
+        }
+        let cut = next_cut.checked_sub(1).map(|k| cuts[k]);
         let start = match prev {
             Some(s) if cut.is_none_or(|c| c <= s) && end - s <= longest => s,
             // first line, first after a restart, or after a gap: the typical length, never
