@@ -4,7 +4,9 @@
 
 use crate::logs::{Skipped, Tally, SAMPLES};
 use tokstat_parsers::bench::{is_bench, read_run, Run};
-use tokstat_parsers::completion::{read_record_into, Finish, Paths, Record, Shape};
+use tokstat_parsers::completion::{
+    read_record_into, read_record_line, Finish, Paths, Record, Shape,
+};
 use tokstat_parsers::json::Scanner;
 use tokstat_parsers::scan::{self, lines, Chunk};
 use tokstat_parsers::source::{Data, Input, Source};
@@ -113,39 +115,83 @@ fn record<'a>(
             };
             malformed(&mut part.tally, line_no, why)
         }
-        Ok(()) => {
-            part.tally.total += 1;
-            part.dropped_choices += rec.dropped_choices as u64;
-            let rows = rec.rows();
-            let empty = rows.iter().all(|c| {
-                c.finish == Finish::Unknown
-                    && c.completion_tokens.is_none()
-                    && c.output_chars.is_none()
-                    && c.error.is_none()
-                    && c.prompt_tokens.is_none()
-            });
-            if empty {
-                part.tally.other += 1;
-                return;
-            }
-            part.tally.parsed += 1;
-            for c in rows {
-                part.rows.push(Row {
-                    shape: c.shape,
-                    finish: c.finish,
-                    prompt_tokens: Count::new(c.prompt_tokens),
-                    completion_tokens: Count::new(c.completion_tokens),
-                    reasoning_tokens: Count::new(c.reasoning_tokens),
-                    output_chars: Count::new(c.output_chars),
-                    cap_hint: Count::new(c.cap_hint),
-                    latency_s: c.latency_s.map_or(f32::NAN, |x| x as f32),
-                    created: Count::new(
-                        c.created
-                            .filter(|t| t.is_finite() && *t >= 0.0)
-                            .map(|t| t as u64),
-                    ),
-                });
-            }
+        Ok(()) => add_rows(part, rec),
+    }
+}
+
+/// Tallies a record read whole, and keeps its rows.
+fn add_rows(part: &mut Part, rec: &Record<'_>) {
+    part.tally.total += 1;
+    part.dropped_choices += rec.dropped_choices as u64;
+    let rows = rec.rows();
+    let empty = rows.iter().all(|c| {
+        c.finish == Finish::Unknown
+            && c.completion_tokens.is_none()
+            && c.output_chars.is_none()
+            && c.error.is_none()
+            && c.prompt_tokens.is_none()
+    });
+    if empty {
+        part.tally.other += 1;
+        return;
+    }
+    part.tally.parsed += 1;
+    for c in rows {
+        part.rows.push(Row {
+            shape: c.shape,
+            finish: c.finish,
+            prompt_tokens: Count::new(c.prompt_tokens),
+            completion_tokens: Count::new(c.completion_tokens),
+            reasoning_tokens: Count::new(c.reasoning_tokens),
+            output_chars: Count::new(c.output_chars),
+            cap_hint: Count::new(c.cap_hint),
+            latency_s: c.latency_s.map_or(f32::NAN, |x| x as f32),
+            created: Count::new(
+                c.created
+                    .filter(|t| t.is_finite() && *t >= 0.0)
+                    .map(|t| t as u64),
+            ),
+        });
+    }
+}
+
+/// Reads the record on the first line of `rest` (the rest of a chunk) into `part` and
+/// returns the line's length. The parse finds the line's end itself, so the bytes are not
+/// searched for the newline first; a line that is not a record is read again on its own, so
+/// that its tally and message are exactly those of [`record`].
+fn record_at<'a>(
+    part: &mut Part,
+    rec: &mut Record<'a>,
+    rest: &'a [u8],
+    line_no: u64,
+    unterminated: bool,
+    paths: &Paths,
+) -> usize {
+    let first = rest
+        .iter()
+        .position(|c| !matches!(c, b' ' | b'\t' | b'\r' | b'\x0c'));
+    let blank = match first {
+        None => Some(rest.len()),
+        Some(k) if rest[k] == b'\n' => Some(k),
+        Some(_) => None,
+    };
+    if let Some(len) = blank {
+        part.tally.total += 1;
+        part.tally.other += 1;
+        return len;
+    }
+    match read_record_line(rest, paths, rec) {
+        Ok(len) => {
+            add_rows(part, rec);
+            len
+        }
+        Err(e) => {
+            // no newline lies before the error: the line ends at the next one
+            let at = e.at.min(rest.len());
+            let len = memchr::memchr(b'\n', &rest[at..]).map_or(rest.len(), |k| at + k);
+            let last = unterminated && len == rest.len();
+            record(part, rec, &rest[..len], line_no, last, paths);
+            len
         }
     }
 }
@@ -158,17 +204,18 @@ fn chunk_rows(chunk: Chunk<'_>, paths: &Paths) -> Part {
         rows: Vec::new(),
         dropped_choices: 0,
     };
-    let mut it = lines(chunk.bytes).enumerate().peekable();
-    while let Some((i, raw)) = it.next() {
-        let last = unterminated && it.peek().is_none();
-        record(
+    let (bytes, mut pos, mut n) = (chunk.bytes, 0, 0);
+    while pos < bytes.len() {
+        n += 1;
+        let line_no = chunk.first_line + n;
+        pos += record_at(
             &mut part,
             &mut rec,
-            raw,
-            chunk.first_line + i as u64 + 1,
-            last,
+            &bytes[pos..],
+            line_no,
+            unterminated,
             paths,
-        );
+        ) + 1;
     }
     part
 }
@@ -342,4 +389,77 @@ fn read_document(name: &str, src: Source, paths: &Paths) -> (Part, Option<Skippe
         part.tally.other += extra;
     }
     (part, None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The reference: split at every newline first, then read each line on its own.
+    fn line_by_line(bytes: &[u8], paths: &Paths) -> Part {
+        let mut part = Part::default();
+        let mut rec = Record {
+            rows: Vec::new(),
+            dropped_choices: 0,
+        };
+        let unterminated = !bytes.ends_with(b"\n");
+        let mut it = lines(bytes).enumerate().peekable();
+        while let Some((i, raw)) = it.next() {
+            let last = unterminated && it.peek().is_none();
+            record(&mut part, &mut rec, raw, i as u64 + 1, last, paths);
+        }
+        part
+    }
+
+    /// Chunks read by the parse's own line ends give the same rows, tally and messages as
+    /// splitting at newlines first, on every kind of awkward line.
+    #[test]
+    fn parse_found_line_ends_equal_newline_splitting() {
+        let good = r#"{"finish_reason": "stop", "usage": {"completion_tokens": 5}}"#;
+        let lines = [
+            good,
+            "",
+            "   ",
+            "\t\r",
+            "\x0c",
+            r#"{"finish_reason": "length", "usage": {"completion_tokens": 9}}  "#,
+            r#"{"finish_reason": "stop",    "usage": {"completion_tokens": 3}}"#,
+            r#"{"a": "#,
+            r#"1}"#,
+            r#"{"a": "unterminated"#,
+            r#"{"x": 1} trailing"#,
+            r#"{"text": "tab	inside"}"#,
+            "{\"bad\": \"\u{7f}\\q\"}",
+            r#"[1, 2"#,
+            "not json",
+            r#"{"finish_reason": "stop", "usage": {"completion_tokens": 7}}"#,
+        ];
+        let paths = Paths::default();
+        for ending in ["\n", "\r\n"] {
+            for cut in [0usize, 1, 12] {
+                let mut text = lines.join(ending).into_bytes();
+                // with and without a final newline, and a last line cut short
+                text.truncate(text.len() - cut);
+                for bytes in [text.clone(), [text.as_slice(), b"\n"].concat()] {
+                    let chunk = Chunk {
+                        bytes: &bytes,
+                        first_line: 0,
+                        calendar: Calendar::new(1970, 0),
+                    };
+                    let ours = chunk_rows(chunk, &paths);
+                    let want = line_by_line(&bytes, &paths);
+                    assert_eq!(
+                        ours.tally,
+                        want.tally,
+                        "{:?}",
+                        String::from_utf8_lossy(&bytes)
+                    );
+                    assert_eq!(ours.tally.samples, want.tally.samples);
+                    // (as text: an absent latency is NaN, never equal to itself)
+                    assert_eq!(format!("{:?}", ours.rows), format!("{:?}", want.rows));
+                    assert!(ours.tally.malformed >= 7 && ours.tally.parsed >= 3);
+                }
+            }
+        }
+    }
 }

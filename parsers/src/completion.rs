@@ -313,7 +313,26 @@ pub fn read_record_into<'a>(
     paths: &Paths,
     rec: &mut Record<'a>,
 ) -> Result<(), JsonError> {
-    let mut sc = Scanner::new(line);
+    read_with(Scanner::new(line), paths, rec).map(|_| ())
+}
+
+/// [`read_record_into`] for the record on the first line of `rest` (the rest of a chunk):
+/// returns the line's length, found by the parse itself ([`Scanner::line`]). On an error the
+/// line's end is at or after the error's position.
+pub fn read_record_line<'a>(
+    rest: &'a [u8],
+    paths: &Paths,
+    rec: &mut Record<'a>,
+) -> Result<usize, JsonError> {
+    read_with(Scanner::line(rest), paths, rec)
+}
+
+/// Reads the record `sc` is on; returns where it ends.
+fn read_with<'a>(
+    mut sc: Scanner<'a>,
+    paths: &Paths,
+    rec: &mut Record<'a>,
+) -> Result<usize, JsonError> {
     rec.rows.clear();
     rec.dropped_choices = 0;
     let mut top = Completion::default();
@@ -336,6 +355,7 @@ pub fn read_record_into<'a>(
         0,
     )?;
     sc.end()?;
+    let line = sc.taken();
     if paths.tokens.as_ref().is_some_and(|p| !p.is_empty())
         || paths.finish.as_ref().is_some_and(|p| !p.is_empty())
     {
@@ -379,7 +399,7 @@ pub fn read_record_into<'a>(
         }
         count_chars(c);
     }
-    Ok(())
+    Ok(line.len())
 }
 
 #[allow(clippy::too_many_arguments)]

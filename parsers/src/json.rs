@@ -464,16 +464,40 @@ mod avx2 {
 pub struct Scanner<'a> {
     b: &'a [u8],
     pos: usize,
+    /// A document ends at its line's `\n` (see [`Scanner::line`]).
+    line: bool,
 }
 
 impl<'a> Scanner<'a> {
     pub fn new(b: &'a [u8]) -> Scanner<'a> {
-        Scanner { b, pos: 0 }
+        Scanner {
+            b,
+            pos: 0,
+            line: false,
+        }
+    }
+
+    /// A scanner for the document on the first line of `b` (the rest of a chunk, say): white
+    /// space never runs past a `\n`, and [`Scanner::end`] accepts the line's end. A string
+    /// cannot hold a raw `\n` either, so the parse itself finds where the line ends and no
+    /// separate search for the newline is needed; on an error, no `\n` lies before the error's
+    /// position.
+    pub fn line(b: &'a [u8]) -> Scanner<'a> {
+        Scanner {
+            b,
+            pos: 0,
+            line: true,
+        }
     }
 
     /// Byte offset of the cursor.
     pub fn pos(&self) -> usize {
         self.pos
+    }
+
+    /// The bytes read so far.
+    pub fn taken(&self) -> &'a [u8] {
+        &self.b[..self.pos]
     }
 
     fn err<T>(&self, what: &'static str) -> R<T> {
@@ -483,7 +507,7 @@ impl<'a> Scanner<'a> {
     #[inline]
     fn ws(&mut self) {
         while let Some(&c) = self.b.get(self.pos) {
-            if matches!(c, b' ' | b'\t' | b'\n' | b'\r') {
+            if matches!(c, b' ' | b'\t' | b'\r') || (c == b'\n' && !self.line) {
                 self.pos += 1;
             } else {
                 break;
@@ -497,10 +521,10 @@ impl<'a> Scanner<'a> {
         self.b.get(self.pos).copied()
     }
 
-    /// Checks that only white space remains.
+    /// Checks that only white space remains (of the line, for a [`Scanner::line`]).
     pub fn end(&mut self) -> R<()> {
         self.ws();
-        if self.pos == self.b.len() {
+        if self.pos == self.b.len() || (self.line && self.b[self.pos] == b'\n') {
             Ok(())
         } else {
             self.err("trailing characters")
