@@ -481,7 +481,9 @@ impl<'a> Scanner<'a> {
     /// space never runs past a `\n`, and [`Scanner::end`] accepts the line's end. A string
     /// cannot hold a raw `\n` either, so the parse itself finds where the line ends and no
     /// separate search for the newline is needed; on an error, no `\n` lies before the error's
-    /// position.
+    /// position. The line's UTF-8 is checked by [`Scanner::end`], in one pass over the line
+    /// (still in cache) instead of one call per string: strings handed out before it may
+    /// not be valid UTF-8 yet, and the record is refused if they are not.
     pub fn line(b: &'a [u8]) -> Scanner<'a> {
         Scanner {
             b,
@@ -521,10 +523,14 @@ impl<'a> Scanner<'a> {
         self.b.get(self.pos).copied()
     }
 
-    /// Checks that only white space remains (of the line, for a [`Scanner::line`]).
+    /// Checks that only white space remains (of the line, for a [`Scanner::line`], whose
+    /// UTF-8 is checked here in one pass rather than string by string).
     pub fn end(&mut self) -> R<()> {
         self.ws();
         if self.pos == self.b.len() || (self.line && self.b[self.pos] == b'\n') {
+            if self.line && simdutf8::basic::from_utf8(self.taken()).is_err() {
+                return self.err("invalid UTF-8 in string");
+            }
             Ok(())
         } else {
             self.err("trailing characters")
@@ -612,7 +618,8 @@ impl<'a> Scanner<'a> {
     #[inline]
     fn closed(&mut self, start: usize, end: usize, escaped: bool) -> R<Str<'a>> {
         let raw = &self.b[start..end];
-        if simdutf8::basic::from_utf8(raw).is_err() {
+        // a line's strings are checked at its end, all at once
+        if !self.line && simdutf8::basic::from_utf8(raw).is_err() {
             self.pos = start;
             return self.err("invalid UTF-8 in string");
         }

@@ -284,7 +284,7 @@ impl Mode {
         stamps: false,
         count: false,
         chunk: CHUNK,
-        batch: 32,
+        batch: 256,
     };
 }
 
