@@ -3,7 +3,7 @@
 //! them), and the record reader never panics.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use tokstat_parsers::completion::{read_record, Paths};
+use tokstat_parsers::completion::{read_record, read_record_line, Paths, Record};
 use tokstat_parsers::json::Scanner;
 
 fuzz_target!(|data: &[u8]| {
@@ -17,4 +17,21 @@ fuzz_target!(|data: &[u8]| {
         assert_eq!(ours, serde_json::from_slice::<serde_json::Value>(data).is_ok());
     }
     let _ = read_record(data, &Paths::default());
+    // line mode (the parse finds the line's end): the first line reads as it does alone
+    let first = data.split(|&c| c == b'\n').next().unwrap_or_default();
+    let alone = read_record(first, &Paths::default()).is_ok();
+    let mut rec = Record {
+        rows: Vec::new(),
+        dropped_choices: 0,
+    };
+    match read_record_line(data, &Paths::default(), &mut rec) {
+        Ok(len) => {
+            assert!(alone);
+            assert_eq!(len, first.len());
+        }
+        Err(e) => {
+            assert!(!alone);
+            assert!(e.at <= first.len());
+        }
+    }
 });
