@@ -246,8 +246,8 @@ enum Blocks {
 
 /// Scans a string's body from `start` (just past the opening quote) in whole 64-byte blocks.
 /// `masks` turns a block into the bitmasks of its backslashes, quotes and control characters;
-/// `escape_chars` into those of the bytes that may follow a backslash (one of `"\/bfnrt`, and
-/// `u`). Escape-dense text (reasoning with quotes, `\n`, `\u00e9` every few words) costs no
+/// `escape_chars` into those of the bytes that may follow a backslash (one of `"\/bfnrtu`) and
+/// of the `u`s; `hex_chars` into those of hex digits and of `d` / `D`. Escape-dense text (reasoning with quotes, `\n`, `\u00e9` every few words) costs no
 /// branch per escape. Closures rather than a trait, so that the AVX2 ones inherit their
 /// caller's target feature.
 #[inline(always)]
@@ -256,6 +256,7 @@ fn blocks_with(
     start: usize,
     masks: impl Fn(&[u8; 64]) -> (u64, u64, u64),
     escape_chars: impl Fn(&[u8; 64]) -> (u64, u64),
+    hex_chars: impl Fn(&[u8; 64]) -> (u64, u64),
 ) -> Blocks {
     let mut escaped = false;
     let mut i = start;
@@ -287,8 +288,8 @@ fn blocks_with(
         let follow = (starts << 1) | carry;
         if follow != 0 {
             escaped = true;
-            let (simple, u) = escape_chars(block);
-            let bad = follow & !(simple | u);
+            let (valid, u) = escape_chars(block);
+            let bad = follow & !valid;
             if bad != 0 {
                 return Blocks::Bad {
                     at: (i + bad.trailing_zeros() as usize) - 1,
@@ -296,6 +297,18 @@ fn blocks_with(
                 };
             }
             let mut us = follow & u;
+            // `\uXXXX` escapes: the four hex digits of all of them in one vector test,
+            // unless one may be a surrogate (first digit `d`: pairs are checked one by one),
+            // reaches past the block, or is not valid (one by one, for the exact error)
+            let one_by_one = us != 0
+                && (us >> 60 != 0 || {
+                    let (hex, d) = hex_chars(block);
+                    let need = (us << 1) | (us << 2) | (us << 3) | (us << 4);
+                    need & !hex != 0 || (us << 1) & d != 0
+                });
+            if !one_by_one {
+                us = 0;
+            }
             while us != 0 {
                 let at = (i + us.trailing_zeros() as usize) - 1;
                 us &= us - 1;
@@ -339,7 +352,7 @@ fn string_blocks(b: &[u8], start: usize) -> Blocks {
         // the feature, checked on the line above.
         return unsafe { avx2::string_blocks(b, start) };
     }
-    blocks_with(b, start, sse2::masks, sse2::escape_chars)
+    blocks_with(b, start, sse2::masks, sse2::escape_chars, sse2::hex_chars)
 }
 
 /// 16-byte vector compares through `wide`.
@@ -372,14 +385,34 @@ mod sse2 {
         for (k, part) in block.chunks_exact(16).enumerate() {
             let v = u8x16::new(part.try_into().unwrap_or([0; 16]));
             let shift = 16 * k as u32;
-            let mut m = v.cmp_eq(u8x16::splat(b'"'));
+            let is_u = v.cmp_eq(u8x16::splat(b'u'));
+            let mut m = v.cmp_eq(u8x16::splat(b'"')) | is_u;
             for c in *b"\\/bfnrt" {
                 m |= v.cmp_eq(u8x16::splat(c));
             }
             simple |= u64::from(m.move_mask() as u16) << shift;
-            u |= u64::from(v.cmp_eq(u8x16::splat(b'u')).move_mask() as u16) << shift;
+            u |= u64::from(is_u.move_mask() as u16) << shift;
         }
         (simple, u)
+    }
+
+    /// Hex digits (`0-9a-fA-F`, by ranges: SSE2 has no byte shuffle) and `d` / `D`.
+    #[inline(always)]
+    pub(super) fn hex_chars(block: &[u8; 64]) -> (u64, u64) {
+        use wide::u8x16;
+        let within = |v: u8x16, lo: u8, hi: u8| {
+            v.max(u8x16::splat(lo)).cmp_eq(v) & v.min(u8x16::splat(hi)).cmp_eq(v)
+        };
+        let (mut hex, mut d) = (0u64, 0u64);
+        for (k, part) in block.chunks_exact(16).enumerate() {
+            let v = u8x16::new(part.try_into().unwrap_or([0; 16]));
+            let lower = v | u8x16::splat(0x20);
+            let shift = 16 * k as u32;
+            let h = within(v, b'0', b'9') | within(lower, b'a', b'f');
+            hex |= u64::from(h.move_mask() as u16) << shift;
+            d |= u64::from(lower.cmp_eq(u8x16::splat(b'd')).move_mask() as u16) << shift;
+        }
+        (hex, d)
     }
 }
 
@@ -392,7 +425,13 @@ mod avx2 {
     /// [`blocks_with`] compiled for AVX2.
     #[target_feature(enable = "avx2")]
     pub(super) fn string_blocks(b: &[u8], start: usize) -> Blocks {
-        blocks_with(b, start, |k| masks(k), |k| escape_chars(k))
+        blocks_with(
+            b,
+            start,
+            |k| masks(k),
+            |k| escape_chars(k),
+            |k| hex_chars(k),
+        )
     }
 
     #[inline(always)]
@@ -428,34 +467,61 @@ mod avx2 {
         )
     }
 
-    /// `"\/bfnrt` by their nibbles: a byte is one of them when the bit its high nibble
-    /// selects is set in its low nibble's entry (bits: high nibble 2, 5, 6, 7).
+    /// Looks up each byte's class in a pair of nibble tables: a byte is in a class when the
+    /// bit its high nibble selects is set in its low nibble's entry.
     #[target_feature(enable = "avx2")]
     #[inline]
-    fn escape_chars(block: &[u8; 64]) -> (u64, u64) {
-        const HI: [i8; 16] = [0, 0, 1, 0, 0, 2, 4, 8, 0, 0, 0, 0, 0, 0, 0, 0];
-        // 2: `"` `b` `r`; 4: `t`; 6: `f`; C: `\`; E: `n`; F: `/`
-        const LO: [i8; 16] = [0, 0, 1 | 4 | 8, 0, 8, 0, 4, 0, 0, 0, 0, 0, 2, 0, 4, 1];
+    fn classes(block: &[u8; 64], hi_t: [i8; 16], lo_t: [i8; 16]) -> [__m256i; 2] {
         let table = |t: [i8; 16]| -> __m256i {
             let lane: __m128i = bytemuck::cast(t);
             _mm256_broadcastsi128_si256(lane)
         };
-        let (hi_t, lo_t, nib, u) = (
-            table(HI),
-            table(LO),
-            _mm256_set1_epi8(0x0f),
-            _mm256_set1_epi8(b'u' as i8),
-        );
-        let zero = _mm256_setzero_si256();
-        let simple = |v: __m256i| {
+        let (hi_t, lo_t, nib) = (table(hi_t), table(lo_t), _mm256_set1_epi8(0x0f));
+        let class = |v: __m256i| {
             let h = _mm256_and_si256(_mm256_srli_epi16::<4>(v), nib);
             let l = _mm256_and_si256(v, nib);
-            let cls = _mm256_and_si256(_mm256_shuffle_epi8(hi_t, h), _mm256_shuffle_epi8(lo_t, l));
-            !movemask(_mm256_cmpeq_epi8(cls, zero)) & 0xffff_ffff
+            _mm256_and_si256(_mm256_shuffle_epi8(hi_t, h), _mm256_shuffle_epi8(lo_t, l))
         };
         let [lo, hi] = halves(block);
-        let is_u = |v| movemask(_mm256_cmpeq_epi8(v, u));
-        (simple(lo) | simple(hi) << 32, is_u(lo) | is_u(hi) << 32)
+        [class(lo), class(hi)]
+    }
+
+    /// Bytes that are not in any class, and those in the class of bit 7.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    fn none_and_bit7(c: [__m256i; 2]) -> (u64, u64) {
+        let zero = _mm256_setzero_si256();
+        let none = |v| movemask(_mm256_cmpeq_epi8(v, zero));
+        (
+            none(c[0]) | none(c[1]) << 32,
+            movemask(c[0]) | movemask(c[1]) << 32,
+        )
+    }
+
+    /// `"\/bfnrtu` (bits: high nibble 2, 5, 6, 7), with `u` alone in bit 7.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    fn escape_chars(block: &[u8; 64]) -> (u64, u64) {
+        const HI: [i8; 16] = [0, 0, 1, 0, 0, 2, 4, 8 | -128, 0, 0, 0, 0, 0, 0, 0, 0];
+        // 2: `"` `b` `r`; 4: `t`; 5: `u`; 6: `f`; C: `\`; E: `n`; F: `/`
+        const LO: [i8; 16] = [0, 0, 1 | 4 | 8, 0, 8, -128, 4, 0, 0, 0, 0, 0, 2, 0, 4, 1];
+        let (none, u) = none_and_bit7(classes(block, HI, LO));
+        (!none, u)
+    }
+
+    /// Hex digits (bits: high nibble 3 for `0-9`, 4 and 6 for `A-F` / `a-f`) and `d` / `D`
+    /// (bit 7).
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    fn hex_chars(block: &[u8; 64]) -> (u64, u64) {
+        const HI: [i8; 16] = [0, 0, 0, 1, 2 | -128, 0, 2 | -128, 0, 0, 0, 0, 0, 0, 0, 0, 0];
+        const LO: [i8; 16] = [1, 3, 3, 3, -128 | 3, 3, 3, 1, 1, 1, 0, 0, 0, 0, 0, 0];
+        let c = classes(block, HI, LO);
+        let bit7 = _mm256_set1_epi8(-128);
+        let digit = |v| _mm256_andnot_si256(bit7, v);
+        let (none, _) = none_and_bit7([digit(c[0]), digit(c[1])]);
+        let (_, d) = none_and_bit7(c);
+        (!none, d)
     }
 }
 
@@ -875,7 +941,7 @@ mod tests {
     /// (on a CPU without AVX2 this compares SSE2 with itself).
     #[test]
     fn vector_widths_agree() {
-        const PIECES: [&[u8]; 16] = [
+        const PIECES: [&[u8]; 21] = [
             br"\\",
             br"\\\",
             br"\\\\\",
@@ -892,6 +958,11 @@ mod tests {
             br#"""#,
             b"plain text ",
             br"\/",
+            br"\uABCD",
+            br"\u12G4",
+            br"\uDbFf\uDc00",
+            br"\uD7ff",
+            br"\u00",
         ];
         let mut seed = 0x9e37_79b9_7f4a_7c15u64;
         let mut next = |n: usize| {
@@ -923,7 +994,7 @@ mod tests {
                 let b = &body[..cut.max(1)];
                 assert_eq!(
                     string_blocks(b, 1),
-                    blocks_with(b, 1, sse2::masks, sse2::escape_chars),
+                    blocks_with(b, 1, sse2::masks, sse2::escape_chars, sse2::hex_chars),
                     "{:?}",
                     String::from_utf8_lossy(b)
                 );
