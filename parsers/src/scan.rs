@@ -18,6 +18,9 @@ use std::io;
 /// Target chunk size: big enough to amortise scheduling, small enough to balance two cores.
 pub const CHUNK: usize = 1 << 20;
 
+/// Chunks per batch and thread when reading a stream (see [`Mode::batch`] for files).
+const STREAM_BATCH: usize = 8;
+
 /// A chunk handed to the work function.
 #[derive(Debug, Clone, Copy)]
 pub struct Chunk<'a> {
@@ -258,9 +261,9 @@ pub struct Mode {
     pub count: bool,
     /// Target chunk size in bytes (tests use tiny chunks to exercise the boundaries).
     pub chunk: usize,
-    /// Chunks per batch and thread. A batch ends in a barrier (the slowest chunk) and its
-    /// results wait in memory for the sink: more chunks idle less, fewer hold less (`parse`
-    /// holds its output text).
+    /// Chunks per batch and thread, for mapped or owned input. A batch ends in a barrier (the
+    /// slowest chunk) and its results wait in memory for the sink: more chunks idle less,
+    /// fewer hold less (`parse` holds its output text). Streams always use small batches.
     pub batch: usize,
 }
 
@@ -305,7 +308,11 @@ where
     S: FnMut(R),
 {
     let chunk = mode.chunk.max(1);
-    let per_batch = mode.batch.max(1) * rayon::current_num_threads().max(1);
+    let threads = rayon::current_num_threads().max(1);
+    let per_batch = mode.batch.max(1) * threads;
+    // a stream's chunks are copies held in memory until worked on: few at a time, whatever
+    // the mode, so that reading from a pipe stays within a few tens of megabytes
+    let per_stream_batch = STREAM_BATCH * threads;
     let mut at = Cursor { line: 0, calendar };
     match data {
         Data::Mapped(m) => {
@@ -317,7 +324,7 @@ where
             pipeline(chunks.chunks(per_batch), &mut at, mode, &work, &mut sink);
         }
         Data::Stream(reader) => {
-            let (tx, rx) = std::sync::mpsc::sync_channel::<io::Result<Vec<u8>>>(per_batch);
+            let (tx, rx) = std::sync::mpsc::sync_channel::<io::Result<Vec<u8>>>(per_stream_batch);
             std::thread::scope(|s| -> io::Result<()> {
                 s.spawn(move || {
                     for chunk in StreamChunks::new(reader, chunk) {
@@ -327,7 +334,7 @@ where
                         }
                     }
                 });
-                let mut pending: Vec<Vec<u8>> = Vec::with_capacity(per_batch);
+                let mut pending: Vec<Vec<u8>> = Vec::with_capacity(per_stream_batch);
                 let mut failed = None;
                 for chunk in rx.iter() {
                     match chunk {
@@ -337,7 +344,7 @@ where
                             break;
                         }
                     }
-                    if pending.len() == per_batch {
+                    if pending.len() == per_stream_batch {
                         let refs: Vec<&[u8]> = pending.iter().map(Vec::as_slice).collect();
                         pipeline([&refs[..]].into_iter(), &mut at, mode, &work, &mut sink);
                         pending.clear();
@@ -358,6 +365,56 @@ where
 mod tests {
     use super::*;
     use crate::stamp::days_from_civil;
+
+    /// Regression: a stream was read in batches of the mode's size (256 chunks a thread for
+    /// records), holding half a gigabyte of a pipe in memory. Results must come back while
+    /// the stream is still being read, a few batches in.
+    #[test]
+    fn streams_are_worked_on_in_small_batches() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        use std::sync::Arc;
+        struct Counting(Arc<AtomicUsize>, usize);
+        impl io::Read for Counting {
+            fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+                let n = buf.len().min(self.1).min(4096);
+                for b in &mut buf[..n] {
+                    *b = if self.0.fetch_add(1, Ordering::SeqCst) % 64 == 63 {
+                        b'\n'
+                    } else {
+                        b'x'
+                    };
+                }
+                self.1 -= n;
+                Ok(n)
+            }
+        }
+        let read = Arc::new(AtomicUsize::new(0));
+        let total = 4000 * 1024;
+        let data = Data::Stream(Box::new(Counting(read.clone(), total)));
+        let mut read_at_first = None;
+        scan(
+            data,
+            Calendar::new(2026, 0),
+            Mode {
+                chunk: 1024,
+                ..Mode::RECORDS
+            },
+            |c: Chunk<'_>| (c.bytes.len(), c.calendar),
+            |_| {
+                read_at_first.get_or_insert(read.load(Ordering::SeqCst));
+            },
+        )
+        .unwrap();
+        let threads = rayon::current_num_threads();
+        // a batch, the next one read ahead, and the channel's chunks
+        let bound = (4 * STREAM_BATCH * threads + 8) * 1024 * 2;
+        let first = read_at_first.unwrap();
+        assert!(
+            first <= bound,
+            "{first} bytes read before the first result (bound {bound})"
+        );
+        assert_eq!(read.load(Ordering::SeqCst), total);
+    }
 
     #[test]
     fn line_numbers_and_midnights_across_chunks() {
