@@ -120,12 +120,13 @@ fn batch(rest: &str, kind: StepKind) -> Body<'_> {
 /// place: it is a few hundred bytes, and copies of it were a tenth of a log's reading time.
 fn fields(body: &str, kind: StepKind, running: Option<u64>) -> Body<'_> {
     let body = body.trim_end_matches([',', ' ']);
-    let mut out = Body::Step(Step {
+    let fresh = || Step {
         extra: Extra::new(body, Dialect::SglangBatch),
         engine: SG,
         kind: Some(kind),
         ..Step::default()
-    });
+    };
+    let mut out = Body::Step(fresh());
     let Body::Step(s) = &mut out else {
         return out;
     };
@@ -135,12 +136,8 @@ fn fields(body: &str, kind: StepKind, running: Option<u64>) -> Body<'_> {
         Some(Ok(())) => {}
         Some(Err(why)) => return Body::Malformed(why),
         None => {
-            *s = Step {
-                extra: Extra::new(body, Dialect::SglangBatch),
-                engine: SG,
-                kind: Some(kind),
-                ..Step::default()
-            };
+            // the cached layout may have filled some fields before it failed
+            *s = fresh();
             for (key, value) in pairs(body) {
                 if let Err(why) = apply(s, key, value) {
                     return Body::Malformed(why);
