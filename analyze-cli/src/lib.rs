@@ -48,7 +48,11 @@ where
             return code;
         }
     };
-    match cmd::dispatch(cli, out, err) {
+    // output may sit in a buffer (the binary's): flushed here, so that a failed write is
+    // reported like any other
+    let result = cmd::dispatch(cli, out, err)
+        .and_then(|code| out.flush().map(|()| code).map_err(Into::into));
+    match result {
         Ok(code) => code,
         Err(e) => {
             // a closed pipe (`tokstat parse … | head`) is not an error

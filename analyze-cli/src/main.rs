@@ -1,10 +1,10 @@
 //! The `tokstat` binary: everything lives in the library; this maps it to an exit code.
 
 fn main() {
-    let code = tokstat::run(
-        std::env::args_os(),
-        &mut std::io::stdout().lock(),
-        &mut std::io::stderr().lock(),
-    );
+    // stdout is line-buffered: a pretty-printed report would be a write per line
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+    let code = tokstat::run(std::env::args_os(), &mut out, &mut std::io::stderr().lock());
+    // `run` flushed it (and reported a failure); nothing is left to write
+    drop(out);
     std::process::exit(code);
 }

@@ -280,3 +280,39 @@ fn token_estimate_is_stitched_across_chunks() {
     assert_eq!(v["instances"][0]["gen_tokens"], 2_000_000.0);
     assert_eq!(v["steady"]["gen_tokens"], 2_000_000.0);
 }
+
+/// Output that cannot be written (a full disk, a closed file) is an error with exit code 1,
+/// also when it only fails as the buffered report is flushed; a closed pipe is not.
+#[test]
+fn failed_writes_are_reported() {
+    struct Failing(std::io::ErrorKind, bool);
+    impl std::io::Write for Failing {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            if self.1 {
+                Err(self.0.into())
+            } else {
+                Ok(buf.len())
+            }
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Err(self.0.into())
+        }
+    }
+    let demo = fixture("runs/demo");
+    let argv = ["tokstat", "report", "--format", "json", "-q", demo.as_str()];
+    for (kind, on_write) in [
+        (std::io::ErrorKind::StorageFull, false),
+        (std::io::ErrorKind::StorageFull, true),
+        (std::io::ErrorKind::BrokenPipe, false),
+    ] {
+        let mut err = Vec::new();
+        let code = tokstat::run(argv, &mut Failing(kind, on_write), &mut err);
+        let err = String::from_utf8(err).unwrap();
+        if kind == std::io::ErrorKind::BrokenPipe {
+            assert_eq!((code, err.as_str()), (0, ""));
+        } else {
+            assert_eq!(code, 1, "{err}");
+            assert!(err.starts_with("tokstat: "), "{err}");
+        }
+    }
+}
