@@ -72,7 +72,13 @@ pub fn json_into(
     s: &Server,
     hints: &[Hint],
 ) -> anyhow::Result<()> {
-    let rows = crate::table::json_rows(&crate::table::timeline(s)?)?;
+    // no server lines (a completions-only report): no frame to build — polars' first cast
+    // alone costs more than reading a small file
+    let rows = if s.timeline.total.is_empty() {
+        Vec::new()
+    } else {
+        crate::table::json_rows(&crate::table::timeline(s)?)?
+    };
     obj.insert(
         "timeline_bucket_s".into(),
         json!(s.timeline.bucket_ms as f64 / 1000.0),
