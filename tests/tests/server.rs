@@ -293,3 +293,35 @@ fn rotated_parts_merge_and_folders_tell_instances_apart() {
     );
     assert_eq!(v["segments"].as_array().unwrap().len(), 1);
 }
+
+/// The report does not depend on how many threads read it: a log of several chunks (the
+/// demo GPU's log eight times over) read on 1, 2 and 3 threads gives the same JSON, byte for
+/// byte — chunk boundaries, per-thread caches and the order results arrive in change, the
+/// answer must not.
+#[test]
+fn report_is_the_same_on_any_number_of_threads() {
+    let text = std::fs::read_to_string(runs().join("demo/sglang_gpu0.log"))
+        .unwrap()
+        .repeat(8);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("gpu0.log");
+    std::fs::write(&path, text).unwrap();
+    let path = path.display().to_string();
+    let on = |threads: usize| {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        pool.install(|| {
+            let (mut out, mut err) = (Vec::new(), Vec::new());
+            let argv = ["tokstat", "report", "--format", "json", "-q", path.as_str()];
+            let code = tokstat::run(argv, &mut out, &mut err);
+            assert_eq!(code, 0, "{}", String::from_utf8_lossy(&err));
+            String::from_utf8(out).unwrap()
+        })
+    };
+    let one = on(1);
+    assert!(one.contains("\"timeline\""));
+    assert_eq!(one, on(2));
+    assert_eq!(one, on(3));
+}
