@@ -139,6 +139,8 @@ struct Done<'a, R> {
     chunks: Vec<&'a [u8]>,
     /// Each chunk's first line and the calendar its work assumed.
     starts: Vec<(u64, Calendar)>,
+    /// Each chunk's first and last stamp, as its pre-scan read them.
+    stamps: Vec<(Stamp, Stamp)>,
     results: Vec<(R, Calendar)>,
 }
 
@@ -184,6 +186,7 @@ where
     Done {
         chunks: chunks.to_vec(),
         starts,
+        stamps: pre.iter().map(|p| (p.first, p.last)).collect(),
         results,
     }
 }
@@ -239,6 +242,24 @@ fn pipeline<'a, R, W, S>(
                 drain(done, &mut real, work, sink);
             }
         });
+        // the batch just worked on started from a prediction; if the batch before really
+        // ended elsewhere (two midnights in one chunk, unseen by its pre-scan), its chunks are
+        // worked again as it drains, and the next batch must not inherit the error: its
+        // start is predicted again from where the lines really are
+        if let Some(done) = &next {
+            if done
+                .starts
+                .first()
+                .is_some_and(|&(_, assumed)| assumed != real)
+            {
+                let mut cal = real;
+                for &(first, last) in &done.stamps {
+                    cal.resolve(first);
+                    cal.resolve(last);
+                }
+                at.calendar = cal;
+            }
+        }
         pending = next;
     }
     if let Some(done) = pending {
@@ -365,6 +386,59 @@ where
 mod tests {
     use super::*;
     use crate::stamp::days_from_civil;
+
+    /// Regression: batches are worked on from a predicted calendar while the one before
+    /// drains; a chunk with two midnights (its pre-scan sees one) made every later
+    /// prediction a day off, and every later chunk was worked twice, on one thread. The
+    /// next batch is re-predicted from the real calendar: only the batches in flight repeat.
+    #[test]
+    fn a_missed_midnight_costs_a_batch_not_the_file() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        // one chunk crossing midnight twice, then 600 lines of one day
+        let mut text = String::new();
+        for t in ["23:00:00", "01:00:00", "23:30:00", "01:30:00"] {
+            text.push_str(&format!("[{t} TP0] Decode batch. #running-req: 1\n"));
+        }
+        for k in 0..600 {
+            let (h, m) = (2 + k / 60, k % 60);
+            text.push_str(&format!(
+                "[{h:02}:{m:02}:00 TP0] Decode batch. #running-req: 1\n"
+            ));
+        }
+        let mode = Mode {
+            chunk: 180,
+            ..Mode::LOG
+        };
+        let calls = AtomicUsize::new(0);
+        let mut chunks = 0;
+        let mut last = String::new();
+        scan(
+            Data::Owned(text.into_bytes()),
+            Calendar::new(2024, days_from_civil(2024, 9, 1)),
+            mode,
+            |c: Chunk<'_>| {
+                calls.fetch_add(1, Ordering::SeqCst);
+                let mut cal = c.calendar;
+                let mut scratch = String::new();
+                let stamps: Vec<String> = lines(c.bytes)
+                    .map(|l| cal.resolve(stamp_of(l, &mut scratch)).unwrap().to_string())
+                    .collect();
+                (stamps, cal)
+            },
+            |r| {
+                chunks += 1;
+                last = r.last().cloned().unwrap_or_default();
+            },
+        )
+        .unwrap();
+        assert_eq!(last, "2024-09-03T11:59:00");
+        let batch = mode.batch * rayon::current_num_threads();
+        let calls = calls.into_inner();
+        assert!(
+            calls <= chunks + 2 * batch,
+            "{calls} pieces of work for {chunks} chunks (a batch is {batch})"
+        );
+    }
 
     /// Regression: a stream was read in batches of the mode's size (256 chunks a thread for
     /// records), holding half a gigabyte of a pipe in memory. Results must come back while
