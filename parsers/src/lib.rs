@@ -30,41 +30,46 @@ use record::{Body, EventKind, Line};
 /// changed (ANSI codes, invalid UTF-8); the result borrows the line or `scratch`.
 pub fn parse_line<'a>(raw: &'a [u8], scratch: &'a mut String) -> Line<'a> {
     let text = prefix::normalize(raw, scratch);
-    let (prefix, msg) = prefix::split(text);
-    let body = classify(prefix.style, prefix.level, msg);
-    Line { prefix, body }
+    line_of(text)
 }
 
 /// [`parse_line`] for text already known to be UTF-8. `ansi`: whether the line's chunk holds
 /// colour codes at all ([`prefix::has_ansi`]; pass `true` when unsure).
 pub fn parse_str_line<'a>(raw: &'a str, scratch: &'a mut String, ansi: bool) -> Line<'a> {
     let text = prefix::normalize_str(raw, scratch, ansi);
-    let (prefix, msg) = prefix::split(text);
-    let body = classify(prefix.style, prefix.level, msg);
-    Line { prefix, body }
+    line_of(text)
 }
 
-fn classify<'a>(style: Style, level: Option<prefix::Level>, msg: &'a str) -> Body<'a> {
-    // each arm returns its body where it stands: no copy through an `Option` of it
-    if matches!(style, Style::Sglang | Style::Bare) {
-        if let Some(b) = sglang::parse(msg) {
-            return b;
-        }
+/// The line of a normalised text. Its body is written where it ends up: a step is a few
+/// hundred bytes, and each copy on the way (through an `Option`, into the line) cost more
+/// than reading one of its numbers.
+fn line_of(text: &str) -> Line<'_> {
+    let (prefix, msg) = prefix::split(text);
+    let mut line = Line {
+        prefix,
+        body: Body::Other,
+    };
+    classify(prefix.style, prefix.level, msg, &mut line.body);
+    line
+}
+
+fn classify<'a>(style: Style, level: Option<prefix::Level>, msg: &'a str, out: &mut Body<'a>) {
+    if matches!(style, Style::Sglang | Style::Bare) && sglang::parse_into(msg, out) {
+        return;
     }
     if matches!(style, Style::Vllm | Style::Bare) {
         if let Some(b) = vllm::parse(msg, level) {
-            return b;
+            *out = b;
+            return;
         }
     }
     // uvicorn: `INFO:     Application startup complete.`
     if msg.starts_with("INFO:") && msg.trim_end().ends_with("Application startup complete.") {
-        Body::Event(record::Event {
+        *out = Body::Event(record::Event {
             engine: None,
             kind: EventKind::ServerReady,
             message: msg,
             count: None,
-        })
-    } else {
-        Body::Other
+        });
     }
 }

@@ -12,12 +12,35 @@ const SG: Option<Engine> = Some(Engine::Sglang);
 
 /// Parses an SGLang message (the line after its prefix). `None`: not an SGLang message.
 pub fn parse(msg: &str) -> Option<Body<'_>> {
+    let mut out = Body::Other;
+    parse_into(msg, &mut out).then_some(out)
+}
+
+/// [`parse`] into `out`, where the stats lines are built in place (a step is a few hundred
+/// bytes: returning it through an `Option` copies it); false when not an SGLang message.
+pub(crate) fn parse_into<'a>(msg: &'a str, out: &mut Body<'a>) -> bool {
+    if let Some(rest) = msg.strip_prefix("Decode batch") {
+        batch(rest, StepKind::Decode, out);
+        return true;
+    }
+    if let Some(rest) = msg.strip_prefix("Prefill batch") {
+        batch(rest, StepKind::Prefill, out);
+        return true;
+    }
+    match other(msg) {
+        Some(b) => {
+            *out = b;
+            true
+        }
+        None => false,
+    }
+}
+
+/// The messages other than decode and prefill batches.
+fn other(msg: &str) -> Option<Body<'_>> {
     let first = *msg.as_bytes().first()?;
     match first {
         b'D' => {
-            if let Some(rest) = msg.strip_prefix("Decode batch") {
-                return Some(batch(rest, StepKind::Decode));
-            }
             if msg.starts_with("Decode out of memory happened") {
                 return Some(retraction(msg));
             }
@@ -26,16 +49,15 @@ pub fn parse(msg: &str) -> Option<Body<'_>> {
             }
         }
         b'P' => {
-            if let Some(rest) = msg.strip_prefix("Prefill batch") {
-                return Some(batch(rest, StepKind::Prefill));
-            }
             if msg.starts_with("Prefill out of memory") {
                 return Some(event(EventKind::Oom, msg, None));
             }
         }
         b'#' if msg.starts_with("#running-req: ") => {
             // 0.1.14–0.1.16 decode line with no label
-            return Some(fields(msg, StepKind::Decode, None));
+            let mut out = Body::Other;
+            fields(msg, StepKind::Decode, None, &mut out);
+            return Some(out);
         }
         b'n' if msg.starts_with("new fill batch") => return Some(new_fill_batch(msg)),
         b'd' if msg.starts_with("decode out of memory happened") => return Some(retraction(msg)),
@@ -92,33 +114,34 @@ fn event(kind: EventKind, message: &str, count: Option<u64>) -> Body<'_> {
 
 /// `Decode batch. …`, `Decode batch, …`, `Decode batch [440], …`,
 /// `Prefill batch(mixed #running-req: 5). …`.
-fn batch(rest: &str, kind: StepKind) -> Body<'_> {
+fn batch<'a>(rest: &'a str, kind: StepKind, out: &mut Body<'a>) {
     let mut rest = rest;
     let mut mixed_running = None;
     if let Some(r) = rest.strip_prefix("(mixed #running-req: ") {
         let Some(close) = r.find(')') else {
-            return Body::Malformed("unclosed `(mixed …)`");
+            *out = Body::Malformed("unclosed `(mixed …)`");
+            return;
         };
         mixed_running = uint(&r[..close]);
         rest = &r[close + 1..];
     }
     if let Some(r) = rest.strip_prefix(" [") {
         let Some(close) = r.find(']') else {
-            return Body::Malformed("unclosed `[N]` iteration count");
+            *out = Body::Malformed("unclosed `[N]` iteration count");
+            return;
         };
         rest = &r[close + 1..];
     }
-    let body = match rest.as_bytes() {
-        [b'.' | b',', b' ', ..] => &rest[2..],
-        _ => return Body::Malformed("no `.` or `,` after the batch label"),
-    };
-    fields(body, kind, mixed_running)
+    match rest.as_bytes() {
+        [b'.' | b',', b' ', ..] => fields(&rest[2..], kind, mixed_running, out),
+        _ => *out = Body::Malformed("no `.` or `,` after the batch label"),
+    }
 }
 
 /// Reads the `key: value` parts of a decode or prefill body; `running` is the count a
 /// `(mixed #running-req: N)` label gave, used when the body has none. The step is built in
 /// place: it is a few hundred bytes, and copies of it were a tenth of a log's reading time.
-fn fields(body: &str, kind: StepKind, running: Option<u64>) -> Body<'_> {
+fn fields<'a>(body: &'a str, kind: StepKind, running: Option<u64>, out: &mut Body<'a>) {
     let body = body.trim_end_matches([',', ' ']);
     let fresh = || Step {
         extra: Extra::new(body, Dialect::SglangBatch),
@@ -126,21 +149,25 @@ fn fields(body: &str, kind: StepKind, running: Option<u64>) -> Body<'_> {
         kind: Some(kind),
         ..Step::default()
     };
-    let mut out = Body::Step(fresh());
-    let Body::Step(s) = &mut out else {
-        return out;
+    *out = Body::Step(fresh());
+    let Body::Step(s) = out else {
+        return;
     };
     let slot = usize::from(kind != StepKind::Decode);
     // consecutive lines of a log share their key layout: try the last one first
     match LAYOUTS.with(|l| l.borrow()[slot].read(body, s)) {
         Some(Ok(())) => {}
-        Some(Err(why)) => return Body::Malformed(why),
+        Some(Err(why)) => {
+            *out = Body::Malformed(why);
+            return;
+        }
         None => {
             // the cached layout may have filled some fields before it failed
             *s = fresh();
             for (key, value) in pairs(body) {
                 if let Err(why) = apply(s, key, value) {
-                    return Body::Malformed(why);
+                    *out = Body::Malformed(why);
+                    return;
                 }
             }
             LAYOUTS.with(|l| l.borrow_mut()[slot] = Layout::of(body));
@@ -153,10 +180,8 @@ fn fields(body: &str, kind: StepKind, running: Option<u64>) -> Body<'_> {
         StepKind::Decode => s.running.is_some(),
         _ => s.new_seq.is_some() || s.new_tokens.is_some(),
     };
-    if complete {
-        out
-    } else {
-        Body::Malformed("a required field is missing (`#running-req` / `#new-seq`)")
+    if !complete {
+        *out = Body::Malformed("a required field is missing (`#running-req` / `#new-seq`)");
     }
 }
 
