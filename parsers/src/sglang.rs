@@ -48,10 +48,8 @@ fn other(msg: &str) -> Option<Body<'_>> {
                 return Some(event(EventKind::Oom, msg, None));
             }
         }
-        b'P' => {
-            if msg.starts_with("Prefill out of memory") {
-                return Some(event(EventKind::Oom, msg, None));
-            }
+        b'P' if msg.starts_with("Prefill out of memory") => {
+            return Some(event(EventKind::Oom, msg, None));
         }
         b'#' if msg.starts_with("#running-req: ") => {
             // 0.1.14–0.1.16 decode line with no label
