@@ -416,6 +416,12 @@ fn vllm_prefix(i: &str) -> Res<'_, (Level, Stamp)> {
 /// the engine prefix has none (SGLang before 0.2.14, uvicorn lines). Doubled SGLang prefixes
 /// resolve to the innermost one, which is the engine's own.
 pub fn split(line: &str) -> (Prefix<'_>, &str) {
+    split_from(line, true)
+}
+
+/// [`split`]; `search`: whether to look for a prefix further into the line when none starts
+/// it (not when already searching: that made a line of many `[1` exponential).
+fn split_from(line: &str, search: bool) -> (Prefix<'_>, &str) {
     let mut p = Prefix::default();
     let mut rest = line;
     let mut wrapper_stamp = Stamp::None;
@@ -464,7 +470,7 @@ pub fn split(line: &str) -> (Prefix<'_>, &str) {
             rest = after;
         } else if p.process.is_some() {
             rest = r;
-        } else if let Some((pre, msg)) = search_prefix(rest) {
+        } else if let Some((pre, msg)) = search.then(|| search_prefix(rest)).flatten() {
             // a prefix in the middle of the line (an unknown wrapper before it)
             return (pre, msg);
         }
@@ -484,7 +490,7 @@ fn search_prefix(line: &str) -> Option<(Prefix<'_>, &str)> {
         let c = b[i];
         let after_space = b[i - 1] == b' ';
         if c == b'[' && b.get(i + 1).is_some_and(u8::is_ascii_digit) {
-            let (p, msg) = split(&line[i..]);
+            let (p, msg) = split_from(&line[i..], false);
             if p.style != Style::Bare {
                 return Some((p, msg));
             }
@@ -512,6 +518,24 @@ pub fn stamp_of(raw: &[u8], scratch: &mut String) -> Stamp {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Regression (found by the `log_line` fuzz target): searching for a prefix after an
+    /// unknown wrapper searched again from every `[` followed by a digit, so a line of many
+    /// `[1` took exponential time (a fuzzer input ran for minutes). One search per line now.
+    #[test]
+    fn many_brackets_are_searched_once() {
+        let line = "x".to_string() + &"[1;3(A ".repeat(24);
+        let t = std::time::Instant::now();
+        let (p, msg) = split(&line);
+        assert_eq!((p.style, msg), (Style::Bare, line.as_str()));
+        // the whole search is a few thousand steps; the old one took 2^24
+        assert!(t.elapsed() < std::time::Duration::from_secs(1));
+        // a wrapper before a real prefix is still found
+        let (p, msg) =
+            split("weird-wrapper [1] [2026-05-10 00:00:01 TP0] Decode batch. #running-req: 1");
+        assert_eq!(p.style, Style::Sglang);
+        assert!(msg.starts_with("Decode batch"));
+    }
 
     fn norm(s: &[u8]) -> String {
         let mut scratch = String::new();
