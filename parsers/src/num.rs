@@ -94,31 +94,25 @@ impl Plain {
     /// The number at `b[at..]`, ending at the first byte that cannot continue it.
     #[inline]
     pub fn at(b: &[u8], at: usize) -> Option<Plain> {
-        let neg = b.get(at) == Some(&b'-');
-        let mut i = at + usize::from(neg);
-        let mut m = 0u64;
-        let start = i;
-        while let Some(&c) = b.get(i) {
-            if !c.is_ascii_digit() {
-                break;
+        // a run of digits from `i` into `m`; returns where it ends (wrapping: a number of
+        // more than 15 digits is refused below anyway)
+        let digits = |mut i: usize, m: &mut u64| {
+            while let Some(&c) = b.get(i).filter(|c| c.is_ascii_digit()) {
+                *m = m.wrapping_mul(10).wrapping_add(u64::from(c - b'0'));
+                i += 1;
             }
-            // wrapping: a number of more than 15 digits is refused below anyway
-            m = m.wrapping_mul(10).wrapping_add(u64::from(c - b'0'));
-            i += 1;
-        }
+            i
+        };
+        let neg = b.get(at) == Some(&b'-');
+        let start = at + usize::from(neg);
+        let mut m = 0u64;
+        let mut i = digits(start, &mut m);
         let int_digits = i - start;
         let mut scale = 0;
         if b.get(i) == Some(&b'.') {
-            i += 1;
-            let fraction = i;
-            while let Some(&c) = b.get(i) {
-                if !c.is_ascii_digit() {
-                    break;
-                }
-                m = m.wrapping_mul(10).wrapping_add(u64::from(c - b'0'));
-                i += 1;
-            }
-            scale = i - fraction;
+            let end = digits(i + 1, &mut m);
+            scale = end - (i + 1);
+            i = end;
             if scale == 0 {
                 return None;
             }
