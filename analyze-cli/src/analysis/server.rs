@@ -100,9 +100,11 @@ pub fn analyze(
     let (own_cuts, intervals): (Vec<Cuts>, Vec<Vec<Interval>>) = named
         .par_iter()
         .map(|(_, s)| {
-            let cuts = segments::cuts(s);
+            // an instance's cuts and its stats lines are found side by side
+            let (cuts, lines) =
+                rayon::join(|| segments::cuts(s), || timeline::StatLines::of(&s.points));
             let restarts: Vec<i64> = cuts.iter().map(|x| x.0).collect();
-            let iv = timeline::intervals(&s.points, &restarts);
+            let iv = timeline::intervals_of(&s.points, &lines, &restarts);
             (cuts, iv)
         })
         .unzip();
