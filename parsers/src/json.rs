@@ -280,7 +280,8 @@ fn char_boundary(b: &[u8], start: usize, end: usize) -> usize {
 }
 
 /// Scans a string's body from `start` (just past the opening quote) in whole 64-byte blocks.
-/// `masks` turns a block into the bitmasks of its backslashes, quotes and control characters;
+/// `masks` turns a block into the bitmasks of its backslashes and of its quotes and control
+/// characters;
 /// `escape_chars` into those of the bytes that may follow a backslash (one of `"\/bfnrtu`) and
 /// of the `u`s; `hex_chars` into those of hex digits and of `d` / `D`. Escape-dense text
 /// (reasoning with quotes, `\n`, `\u00e9` every few words) costs no branch per escape.
@@ -293,7 +294,7 @@ fn char_boundary(b: &[u8], start: usize, end: usize) -> usize {
 fn blocks_with(
     b: &[u8],
     start: usize,
-    masks: impl Fn(&[u8; 64]) -> (u64, u64, u64),
+    masks: impl Fn(&[u8; 64]) -> (u64, u64),
     escape_chars: impl Fn(&[u8; 64]) -> (u64, u64),
     hex_chars: impl Fn(&[u8; 64]) -> (u64, u64),
     checks_utf8: bool,
@@ -309,21 +310,20 @@ fn blocks_with(
     let mut carry = 0u64;
     while let Some(block) = b.get(i..i + 64) {
         let block: &[u8; 64] = block.try_into().unwrap_or(&[0; 64]);
-        let (bs, q, ctl) = masks(block);
+        let (bs, stops) = masks(block);
         let (esc, escape_starts) = escapes(bs & !carry);
-        let quotes = q & !(esc | carry);
-        let inside = if quotes == 0 {
-            !0
-        } else {
-            (1u64 << quotes.trailing_zeros()) - 1
-        };
+        // the first unescaped quote or control character ends the string, well or badly (an
+        // escaped control character is a bad escape)
+        let first = stops & !(esc | carry);
+        let first = first & first.wrapping_neg();
+        let inside = first.wrapping_sub(1);
         if checks_utf8 {
             // the closing quote itself is where a character it cuts short shows
-            bad_utf8 |= utf8(block, inside | (quotes & quotes.wrapping_neg()));
+            bad_utf8 |= utf8(block, inside | first);
         }
-        if ctl & inside != 0 {
+        if first != 0 && block[first.trailing_zeros() as usize] != b'"' {
             return Blocks::Bad {
-                at: i + (ctl & inside).trailing_zeros() as usize,
+                at: i + first.trailing_zeros() as usize,
                 what: "control character in string",
             };
         }
@@ -372,8 +372,8 @@ fn blocks_with(
                 }
             }
         }
-        if quotes != 0 {
-            let end = i + quotes.trailing_zeros() as usize;
+        if first != 0 {
+            let end = i + first.trailing_zeros() as usize;
             return Blocks::Closed {
                 end,
                 escaped,
@@ -421,7 +421,7 @@ fn string_blocks(b: &[u8], start: usize) -> Blocks {
 /// 16-byte vector compares through `wide`.
 mod sse2 {
     #[inline(always)]
-    pub(super) fn masks(block: &[u8; 64]) -> (u64, u64, u64) {
+    pub(super) fn masks(block: &[u8; 64]) -> (u64, u64) {
         use wide::u8x16;
         let (bsl, quote, high3, zero) = (
             u8x16::splat(b'\\'),
@@ -429,16 +429,15 @@ mod sse2 {
             u8x16::splat(0xe0),
             u8x16::splat(0),
         );
-        let (mut bs, mut q, mut ctl) = (0u64, 0u64, 0u64);
+        let (mut bs, mut stops) = (0u64, 0u64);
         for (k, part) in block.chunks_exact(16).enumerate() {
             let v = u8x16::new(part.try_into().unwrap_or([0; 16]));
             let shift = 16 * k as u32;
             let mask = |m: u8x16| u64::from(m.move_mask() as u16) << shift;
             bs |= mask(v.cmp_eq(bsl));
-            q |= mask(v.cmp_eq(quote));
-            ctl |= mask((v & high3).cmp_eq(zero));
+            stops |= mask(v.cmp_eq(quote) | (v & high3).cmp_eq(zero));
         }
-        (bs, q, ctl)
+        (bs, stops)
     }
 
     #[inline(always)]
@@ -649,21 +648,21 @@ mod avx2 {
 
     #[target_feature(enable = "avx2")]
     #[inline]
-    fn masks(block: &[u8; 64]) -> (u64, u64, u64) {
-        let (bsl, quote, c1f) = (
+    fn masks(block: &[u8; 64]) -> (u64, u64) {
+        let (bsl, two, c20) = (
             _mm256_set1_epi8(b'\\' as i8),
-            _mm256_set1_epi8(b'"' as i8),
-            _mm256_set1_epi8(0x1f),
+            _mm256_set1_epi8(0x02),
+            _mm256_set1_epi8(0x20),
         );
         let [lo, hi] = halves(block);
         let eq = |v, c| movemask(_mm256_cmpeq_epi8(v, c));
-        // v <= 0x1f unsigned: max(v, 0x1f) == 0x1f
-        let ctl = |v| movemask(_mm256_cmpeq_epi8(_mm256_max_epu8(v, c1f), c1f));
-        (
-            eq(lo, bsl) | eq(hi, bsl) << 32,
-            eq(lo, quote) | eq(hi, quote) << 32,
-            ctl(lo) | ctl(hi) << 32,
-        )
+        // xor 0x02 maps `"` to 0x20 and the control characters onto themselves: then both
+        // are the bytes <= 0x20, that is max(v, 0x20) == 0x20
+        let stop = |v| {
+            let v = _mm256_xor_si256(v, two);
+            eq(_mm256_max_epu8(v, c20), c20)
+        };
+        (eq(lo, bsl) | eq(hi, bsl) << 32, stop(lo) | stop(hi) << 32)
     }
 
     /// Looks up each byte's class in a pair of nibble tables: a byte is in a class when the
