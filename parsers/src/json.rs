@@ -814,6 +814,29 @@ impl<'a> Scanner<'a> {
         self.expect(b'"', "expected a string")?;
         let b = self.b;
         let start = self.pos;
+        // keys and short values (`"usage"`, `"stop"`) are plain ASCII: found a word at a time,
+        // they skip the block machinery, whose set-up costs more than they do
+        let mut i = start;
+        while let Some(w) = b.get(i..i + 8) {
+            let w = u64::from_le_bytes(w.try_into().unwrap_or([0; 8]));
+            let m = quote_or_control(w) | has_byte(w, b'\\') | (w & HI);
+            if m == 0 {
+                i += 8;
+                if i - start < 32 {
+                    continue;
+                }
+            } else {
+                let at = i + (m.trailing_zeros() / 8) as usize;
+                if b[at] == b'"' {
+                    self.pos = at + 1;
+                    return Ok(Str {
+                        raw: &b[start..at],
+                        escaped: false,
+                    });
+                }
+            }
+            break;
+        }
         let (mut i, checked, mut escaped, unchecked, bad_utf8) = match string_blocks(b, start) {
             Blocks::Closed {
                 end,
@@ -905,10 +928,12 @@ impl<'a> Scanner<'a> {
         self.ws();
         let b = self.b;
         let start = self.pos;
-        for lit in [&b"NaN"[..], b"Infinity", b"-Infinity"] {
-            if b[start..].starts_with(lit) {
-                self.pos += lit.len();
-                return Ok(lit);
+        if matches!(b.get(start), Some(b'N' | b'I' | b'-')) {
+            for lit in [&b"NaN"[..], b"Infinity", b"-Infinity"] {
+                if b[start..].starts_with(lit) {
+                    self.pos += lit.len();
+                    return Ok(lit);
+                }
             }
         }
         let mut i = start;
@@ -1098,6 +1123,13 @@ impl<'a> Scanner<'a> {
         match self.peek() {
             Some(b'-' | b'0'..=b'9' | b'N' | b'I') => {
                 let t = self.number()?;
+                // token counts are small integers: summed digit by digit, exactly (2^53 is
+                // 16 digits), without the general float reader
+                if t.len() <= 15 && t.iter().all(u8::is_ascii_digit) {
+                    return Ok(Some(
+                        t.iter().fold(0u64, |n, &d| n * 10 + u64::from(d - b'0')) as f64,
+                    ));
+                }
                 Ok(std::str::from_utf8(t).ok().and_then(crate::num::float))
             }
             _ => self.skip().map(|_| None),
@@ -1328,6 +1360,69 @@ mod tests {
         assert!(!valid("-3E3333333333336666"));
         assert!(!valid(&format!("1{}", "0".repeat(400))));
         assert!(valid("1e308") && valid("-2.5E-400"));
+    }
+
+    /// Strings of every length around the word-at-a-time path (up to 32 plain ASCII bytes),
+    /// with a quote, escape, control or non-ASCII byte at every position, read as serde_json
+    /// reads them.
+    #[test]
+    fn short_strings_read_like_serde() {
+        for n in 0..48 {
+            for at in 0..=n {
+                for odd in [&b"\\n"[..], b"\\\"", "é".as_bytes(), b"\x01", b"\xff"] {
+                    let mut doc = b"[\"".to_vec();
+                    doc.extend(std::iter::repeat_n(b'k', at));
+                    if at < n {
+                        doc.extend_from_slice(odd);
+                        doc.extend(std::iter::repeat_n(b'v', n - at - 1));
+                    }
+                    doc.extend_from_slice(b"\", 1]");
+                    let mut sc = Scanner::new(&doc);
+                    let ours = sc.array(|sc, i| {
+                        if i == 0 {
+                            let s = sc.string()?;
+                            assert_eq!(s.escaped, s.raw.contains(&b'\\'));
+                            Ok(())
+                        } else {
+                            sc.skip()
+                        }
+                    });
+                    let theirs = serde_json::from_slice::<serde_json::Value>(&doc);
+                    assert_eq!(ours.is_ok(), theirs.is_ok(), "{doc:?}");
+                    if let Ok(v) = theirs {
+                        let mut sc = Scanner::new(&doc[1..]);
+                        assert_eq!(sc.string().unwrap().decode(), v[0].as_str().unwrap());
+                    }
+                }
+            }
+        }
+    }
+
+    /// Token counts take the integer path; everything else the float reader. Both give the
+    /// correctly rounded value (std's reader; serde_json's default one is off by a unit in
+    /// the last place for the 21-digit case).
+    #[test]
+    fn numbers_read_like_serde() {
+        for t in [
+            "0",
+            "7",
+            "4096",
+            "999999999999999",
+            "9007199254740993",
+            "123456789012345678901",
+            "-5",
+            "1.5",
+            "1e3",
+            "2E-2",
+            "-0",
+        ] {
+            let want: f64 = t.parse().unwrap();
+            assert_eq!(
+                Scanner::new(t.as_bytes()).opt_number(),
+                Ok(Some(want)),
+                "{t}"
+            );
+        }
     }
 
     #[test]
