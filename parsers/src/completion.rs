@@ -22,6 +22,15 @@ pub enum Shape {
 }
 
 impl Shape {
+    /// Every shape, in declaration order (`shape as usize` indexes it).
+    pub const ALL: [Shape; 5] = [
+        Shape::OpenaiChat,
+        Shape::OpenaiCompletion,
+        Shape::SglangGenerate,
+        Shape::VllmBatch,
+        Shape::Custom,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             Shape::OpenaiChat => "openai_chat",
@@ -47,6 +56,7 @@ pub enum Finish {
 }
 
 impl Finish {
+    /// Every reason, in declaration order (`finish as usize` indexes it).
     pub const ALL: [Finish; 7] = [
         Finish::Stop,
         Finish::Length,
@@ -595,5 +605,21 @@ fn follow(sc: &mut Scanner<'_>, path: &[String]) -> Result<bool, JsonError> {
             Ok(ok)
         }
         None => Ok(false),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Counting by `as usize` relies on `ALL` being in declaration order.
+    #[test]
+    fn all_lists_are_in_declaration_order() {
+        for (i, f) in Finish::ALL.iter().enumerate() {
+            assert_eq!(*f as usize, i);
+        }
+        for (i, s) in Shape::ALL.iter().enumerate() {
+            assert_eq!(*s as usize, i);
+        }
     }
 }

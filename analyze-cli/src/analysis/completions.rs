@@ -9,7 +9,7 @@ use super::quantile::Summary;
 use crate::records::Row;
 use serde::Serialize;
 use std::collections::BTreeMap;
-use tokstat_parsers::completion::Finish;
+use tokstat_parsers::completion::{Finish, Shape};
 
 /// Share of the first / last tenth of the job, to see drift.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -127,13 +127,29 @@ fn histogram(v: &[f64], bins: usize) -> Vec<(f64, f64, u64)> {
 /// Summarises completion rows (in job order).
 pub fn analyze(rows: &[Row], cap_flag: Option<u64>) -> Completions {
     let count = rows.len() as u64;
-    let mut finish_reasons = BTreeMap::new();
-    let mut shapes = BTreeMap::new();
-    for r in rows {
-        *finish_reasons.entry(r.finish.as_str()).or_insert(0) += 1;
-        *shapes.entry(r.shape.as_str()).or_insert(0) += 1;
-    }
+    // counts by finish reason and shape in arrays (a map entry per row cost more than the
+    // rest of the analysis), output tokens by finish reason in one pass
+    let mut by_reason = [0u64; Finish::ALL.len()];
+    let mut by_shape = [0u64; Shape::ALL.len()];
+    let mut tokens_by_reason: [Vec<f64>; Finish::ALL.len()] = Default::default();
     let tok = |r: &Row| r.completion_tokens.get().map(|t| t as f64);
+    for r in rows {
+        by_reason[r.finish as usize] += 1;
+        by_shape[r.shape as usize] += 1;
+        if let Some(t) = tok(r) {
+            tokens_by_reason[r.finish as usize].push(t);
+        }
+    }
+    let finish_reasons: BTreeMap<&'static str, u64> = Finish::ALL
+        .iter()
+        .filter(|f| by_reason[**f as usize] > 0)
+        .map(|f| (f.as_str(), by_reason[*f as usize]))
+        .collect();
+    let shapes: BTreeMap<&'static str, u64> = Shape::ALL
+        .iter()
+        .filter(|s| by_shape[**s as usize] > 0)
+        .map(|s| (s.as_str(), by_shape[*s as usize]))
+        .collect();
     let mut out = values(rows, tok);
     let output_tokens = Summary::of(&mut out);
     let hist = histogram(&out, 20);
@@ -156,19 +172,18 @@ pub fn analyze(rows: &[Row], cap_flag: Option<u64>) -> Completions {
     };
     let by_finish = Finish::ALL
         .iter()
-        .filter_map(|f| {
-            let group: Vec<&Row> = rows.iter().filter(|r| r.finish == *f).collect();
-            (!group.is_empty()).then(|| {
-                let mut v: Vec<f64> = group.iter().filter_map(|r| tok(r)).collect();
-                (
-                    f.as_str(),
-                    ByFinish {
-                        count: group.len() as u64,
-                        share: rate(group.len() as u64),
-                        output_tokens: Summary::of(&mut v),
-                    },
-                )
-            })
+        .zip(&mut tokens_by_reason)
+        .filter(|(f, _)| by_reason[**f as usize] > 0)
+        .map(|(f, v)| {
+            let n = by_reason[*f as usize];
+            (
+                f.as_str(),
+                ByFinish {
+                    count: n,
+                    share: rate(n),
+                    output_tokens: Summary::of(v),
+                },
+            )
         })
         .collect();
     let drift = (count >= 20).then(|| {
@@ -215,8 +230,8 @@ pub fn analyze(rows: &[Row], cap_flag: Option<u64>) -> Completions {
             tokens_on_capped_share: (total_out > 0).then(|| on_capped as f64 / total_out as f64),
             censored,
         },
-        failure_rate: rate(rows.iter().filter(|r| r.finish == Finish::Error).count() as u64),
-        abort_rate: rate(rows.iter().filter(|r| r.finish == Finish::Abort).count() as u64),
+        failure_rate: rate(by_reason[Finish::Error as usize]),
+        abort_rate: rate(by_reason[Finish::Abort as usize]),
         drift,
         shapes,
         histogram: hist,
