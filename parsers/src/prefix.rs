@@ -19,6 +19,13 @@ type Res<'a, O> = IResult<&'a str, O, ()>;
 /// Length of an ANSI colour sequence whose `[` is at `i`, counting what comes before the `[`
 /// (`ESC`, `^[`, `#033`, `\033`, `\x1b`, `\u001b`). Returns `(start, end)`.
 fn ansi_at(s: &[u8], i: usize) -> Option<(usize, usize)> {
+    // the `[` of most lines opens a `[2026-…` stamp: four digits and a dash, in one word test
+    if let Some(&[a, b, c, d, b'-']) = s.get(i + 1..i + 6) {
+        let w = u32::from_le_bytes([a, b, c, d]);
+        if w & 0xf0f0_f0f0 == 0x3030_3030 && (w + 0x0606_0606) & 0xf0f0_f0f0 == 0x3030_3030 {
+            return None;
+        }
+    }
     let mut j = i + 1;
     let params = j;
     while j < s.len() && (s[j].is_ascii_digit() || s[j] == b';') {
@@ -116,7 +123,28 @@ pub fn normalize_str<'a>(line: &'a str, scratch: &'a mut String, ansi: bool) -> 
 /// Whether `bytes` (a chunk of lines) holds an ANSI colour code in any spelling: one pass over
 /// the chunk instead of one search per line.
 pub fn has_ansi(bytes: &[u8]) -> bool {
-    memchr2_iter(b'[', 0x1b, bytes).any(|i| bytes[i] == b'[' && ansi_at(bytes, i).is_some())
+    // every spelling has a `[` (a bare ESC is no colour code: `ansi_at` starts at the `[`).
+    // Most lines hold one, their stamp's: the `[`s of 64 bytes are found by one vector
+    // compare each 16 bytes, cheaper than a search restarted after each of them
+    use wide::u8x16;
+    let open = u8x16::splat(b'[');
+    let mut blocks = bytes.chunks_exact(64);
+    let mut base = 0;
+    for block in &mut blocks {
+        let mut m = 0u64;
+        for (k, part) in block.chunks_exact(16).enumerate() {
+            let v = u8x16::new(part.try_into().unwrap_or([0; 16]));
+            m |= u64::from(v.cmp_eq(open).move_mask() as u16) << (16 * k);
+        }
+        while m != 0 {
+            if ansi_at(bytes, base + m.trailing_zeros() as usize).is_some() {
+                return true;
+            }
+            m &= m - 1;
+        }
+        base += 64;
+    }
+    memchr::memchr_iter(b'[', blocks.remainder()).any(|i| ansi_at(bytes, base + i).is_some())
 }
 
 /// Rank tags of the SGLang scheduler prefix (`DP0 PP0 ATTN_CP0 MOE_DP0 TP0 EP0`, any order),
