@@ -140,20 +140,16 @@ pub fn visit_chunk<R>(
             // and one search for colour codes: most logs have none
             let ansi = tokstat_parsers::prefix::has_ansi(chunk.bytes);
             for (i, raw) in str_lines(text).enumerate() {
-                each(
-                    chunk.first_line + i as u64 + 1,
-                    &tokstat_parsers::parse_str_line(raw, &mut scratch, ansi),
-                    &mut cal,
-                );
+                tokstat_parsers::visit_str_line(raw, &mut scratch, ansi, |line| {
+                    each(chunk.first_line + i as u64 + 1, line, &mut cal)
+                });
             }
         }
         None => {
             for (i, raw) in lines(chunk.bytes).enumerate() {
-                each(
-                    chunk.first_line + i as u64 + 1,
-                    &tokstat_parsers::parse_line(raw, &mut scratch),
-                    &mut cal,
-                );
+                tokstat_parsers::visit_line(raw, &mut scratch, |line| {
+                    each(chunk.first_line + i as u64 + 1, line, &mut cal)
+                });
             }
         }
     }

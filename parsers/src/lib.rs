@@ -40,17 +40,48 @@ pub fn parse_str_line<'a>(raw: &'a str, scratch: &'a mut String, ansi: bool) -> 
     line_of(text)
 }
 
-/// The line of a normalised text. Its body is written where it ends up: a step is a few
-/// hundred bytes, and each copy on the way (through an `Option`, into the line) cost more
-/// than reading one of its numbers.
+/// [`parse_line`], handing the line to `f` where it was built instead of returning it: a
+/// step is a few hundred bytes, and the copy into the caller's frame cost more than
+/// reading one of its numbers.
+#[inline]
+pub fn visit_line<'a, R>(
+    raw: &'a [u8],
+    scratch: &'a mut String,
+    f: impl FnOnce(&Line<'a>) -> R,
+) -> R {
+    let text = prefix::normalize(raw, scratch);
+    line_with(text, f)
+}
+
+/// [`parse_str_line`], handing the line to `f` (see [`visit_line`]).
+#[inline]
+pub fn visit_str_line<'a, R>(
+    raw: &'a str,
+    scratch: &'a mut String,
+    ansi: bool,
+    f: impl FnOnce(&Line<'a>) -> R,
+) -> R {
+    let text = prefix::normalize_str(raw, scratch, ansi);
+    line_with(text, f)
+}
+
+/// The line of a normalised text.
 fn line_of(text: &str) -> Line<'_> {
+    line_with(text, |l| *l)
+}
+
+/// The line of a normalised text, lent to `f` from the frame it was built in. Its body is
+/// written where it ends up: each copy on the way (through an `Option`, into the line)
+/// cost more than reading one of its numbers.
+#[inline(always)]
+fn line_with<'a, R>(text: &'a str, f: impl FnOnce(&Line<'a>) -> R) -> R {
     let (prefix, msg) = prefix::split(text);
     let mut line = Line {
         prefix,
         body: Body::Other,
     };
     classify(prefix.style, prefix.level, msg, &mut line.body);
-    line
+    f(&line)
 }
 
 fn classify<'a>(style: Style, level: Option<prefix::Level>, msg: &'a str, out: &mut Body<'a>) {
