@@ -254,9 +254,9 @@ enum Blocks {
     },
 }
 
-/// The first character boundary at or before `end` from which `b[start..end]` may hold an
-/// incomplete character: the blocks checked everything before `end` except a character the
-/// last block cut, which is checked again from its first byte.
+/// Where the UTF-8 check goes on from when the blocks of a string starting at `start` stopped
+/// at `end`: they checked every character before `end` except one the last block cut, which
+/// is checked again from its first byte.
 fn char_boundary(b: &[u8], start: usize, end: usize) -> usize {
     for k in 1..=3 {
         let Some(&c) = end
@@ -281,15 +281,14 @@ fn char_boundary(b: &[u8], start: usize, end: usize) -> usize {
 
 /// Scans a string's body from `start` (just past the opening quote) in whole 64-byte blocks.
 /// `masks` turns a block into the bitmasks of its backslashes and of its quotes and control
-/// characters;
-/// `escape_chars` into those of the bytes that may follow a backslash (one of `"\/bfnrtu`) and
-/// of the `u`s; `hex_chars` into those of hex digits and of `d` / `D`. Escape-dense text
-/// (reasoning with quotes, `\n`, `\u00e9` every few words) costs no branch per escape.
-/// `utf8`, when `checks_utf8`, is handed every block in order with the mask of the bytes
-/// that belong to the string (up to its closing quote) and tells whether they hold invalid
-/// UTF-8; checking it here, on the block already in registers, saves a second pass over
-/// the text. Closures rather than a trait, so that the AVX2 ones inherit their caller's
-/// target feature.
+/// characters; `escape_chars` into those of the bytes that may follow a backslash (one of
+/// `"\/bfnrtu`) and of the `u`s; `hex_chars` into those of hex digits and of `d` / `D`.
+/// Escape-dense text (reasoning with quotes, `\n`, `\u00e9` every few words) costs no branch
+/// per escape. `utf8`, when `checks_utf8`, is handed every block in order with the mask of
+/// the bytes that belong to the string (up to its closing quote) and tells whether they
+/// hold invalid UTF-8; checking it here, on the block already in registers, saves a second
+/// pass over the text. Closures rather than a trait, so that the AVX2 ones inherit their
+/// caller's target feature.
 #[inline(always)]
 fn blocks_with(
     b: &[u8],
