@@ -320,13 +320,7 @@ fn blocks_with(
             // the closing quote itself is where a character it cuts short shows
             bad_utf8 |= utf8(block, inside | first);
         }
-        if first != 0 && block[first.trailing_zeros() as usize] != b'"' {
-            return Blocks::Bad {
-                at: i + first.trailing_zeros() as usize,
-                what: "control character in string",
-            };
-        }
-        // every escape must be a valid one: the bytes after the backslashes in one vector
+        // every escape before it must be a valid one: the bytes after the backslashes in one vector
         // test; `\u` escapes one by one (hex digits, surrogate pairs — the second half of a
         // pair is checked with the first)
         let starts = escape_starts & inside;
@@ -373,6 +367,13 @@ fn blocks_with(
         }
         if first != 0 {
             let end = i + first.trailing_zeros() as usize;
+            // after the escapes: an escaped line end before a raw one is the first error
+            if block[end - i] != b'"' {
+                return Blocks::Bad {
+                    at: end,
+                    what: "control character in string",
+                };
+            }
             return Blocks::Closed {
                 end,
                 escaped,
@@ -1395,6 +1396,21 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Regression (found by the `json_record` fuzz target): with quotes and control
+    /// characters in one mask, an escaped line end was skipped and the next one reported, so
+    /// a line-mode error fell past the line's end. The bad escape is the first error.
+    #[test]
+    fn an_escaped_line_end_is_a_bad_escape_on_its_line() {
+        let mut doc = b"{\"t\\".to_vec();
+        doc.extend([b'\n'; 56]);
+        doc.extend(b"        ttt\":");
+        let mut sc = Scanner::line(&doc);
+        let e = sc.skip().and_then(|_| sc.end()).unwrap_err();
+        assert_eq!((e.what, e.at), ("bad escape", 3));
+        let mut sc = Scanner::new(&doc);
+        assert_eq!(sc.skip().unwrap_err().at, 3);
     }
 
     /// Token counts take the integer path; everything else the float reader. Both give the
