@@ -188,18 +188,25 @@ pub fn intervals_of(points: &[Point], lines: &StatLines, cuts: &[i64]) -> Vec<In
         .collect()
 }
 
-/// A bucket length for a run of `span_ms`: a round length giving at most about 120 buckets.
+/// A bucket length for a run of `span_ms`: a round length giving at most about 120 buckets
+/// (whole days beyond six hours: a vLLM log read out of order can span years, each step back
+/// in its month-day stamps being a new year).
 pub fn auto_bucket(span_ms: i64) -> i64 {
     const STEPS: [i64; 15] = [
         1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 21600,
     ];
+    const DAY: i64 = 86_400_000;
     let want = span_ms / 120;
     STEPS
         .iter()
         .map(|s| s * 1000)
         .find(|&s| s >= want)
-        .unwrap_or(86_400_000)
+        .unwrap_or_else(|| (want.max(1) + DAY - 1) / DAY * DAY)
 }
+
+/// The most buckets a timeline may have: a `--bucket` far too short for the run's span
+/// would otherwise fill the memory.
+pub const MAX_BUCKETS: i64 = 1_000_000;
 
 /// One timeline row.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -382,6 +389,15 @@ pub fn build(inputs: &[Input<'_>], bucket_ms: Option<i64>) -> Result<Timeline> {
         .max(1);
     let origin = first.div_euclid(b) * b;
     let idx = |t: i64| (t - origin).div_euclid(b);
+    if idx(last) >= MAX_BUCKETS {
+        anyhow::bail!(
+            "--bucket {} s over a run of {:.0} days makes {} buckets (at most {MAX_BUCKETS}): \
+             choose a longer bucket, or leave it out",
+            b as f64 / 1000.0,
+            (last - first) as f64 / 86_400_000.0,
+            idx(last) + 1
+        );
+    }
     let nb = (idx(last) + 1) as usize;
     let instances: Vec<(String, Vec<Bucket>)> = inputs
         .iter()
@@ -519,6 +535,44 @@ mod tests {
         );
         let tokens: f64 = iv.iter().map(Interval::tokens).sum();
         assert_eq!(tokens, 100.0 * 15.0);
+    }
+
+    /// Regression: a vLLM log whose month-day stamps step back every few lines (read out of
+    /// order) spans centuries, one year per step; buckets were capped at a day, and 2 MB of
+    /// such lines made 161,104 buckets and 17 s of work. The automatic bucket now grows in
+    /// whole days, and a `--bucket` too short for the span is refused with a message.
+    #[test]
+    fn centuries_get_few_buckets() {
+        const DAY: i64 = 86_400_000;
+        for span in [
+            0,
+            1_000,
+            3_600_000,
+            30 * DAY,
+            31 * DAY,
+            400 * DAY,
+            800 * 365 * DAY,
+        ] {
+            let b = auto_bucket(span);
+            assert!(span / b <= 120, "{span}: {b}");
+            assert!(
+                b < 21_600_000 || b % DAY == 0 || b == 21_600_000,
+                "{span}: {b}"
+            );
+        }
+        let series = Series {
+            points: vec![stats(0, 1.0), stats(800 * 365 * DAY, 1.0)],
+            ..Series::default()
+        };
+        let input = |intervals| Input {
+            name: "a",
+            series: &series,
+            intervals,
+        };
+        let t = build(&[input(&[])], None).unwrap();
+        assert!(t.total.len() <= 121, "{}", t.total.len());
+        let e = build(&[input(&[])], Some(1000)).unwrap_err().to_string();
+        assert!(e.contains("choose a longer bucket"), "{e}");
     }
 
     #[test]
