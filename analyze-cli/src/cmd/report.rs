@@ -424,7 +424,7 @@ fn write_completions(out: &mut dyn Write, c: &Completions) -> Result<()> {
                 c.cap.tokens_on_capped_share.map_or(String::new(), |s| format!(" ({} of all)", pct(s)))
             )?;
             if c.cap.censored {
-                writeln!(out, "Warning: p90 or p99 equals the cap: the true tail is longer than shown (censored at {}).", group(cap))?;
+                writeln!(out, "Warning: p90 or p99 reaches the cap: the true tail is longer than shown (censored at {}).", group(cap))?;
             }
         }
         None => writeln!(
