@@ -258,6 +258,19 @@ impl Layout {
 /// [`apply_field`] (other spellings, and every error, are read and reported there).
 #[inline]
 fn plain_field(s: &mut Step<'_>, f: Field, b: &[u8], at: usize) -> Option<usize> {
+    // `cuda graph: True`, on every decode line
+    if f == Field::Graph {
+        let (v, end) = match b.get(at) {
+            Some(b'T') if b[at..].starts_with(b"True") => (true, at + 4),
+            Some(b'F') if b[at..].starts_with(b"False") => (false, at + 5),
+            _ => return None,
+        };
+        let ends = end == b.len() || b[end..].starts_with(b", ");
+        return ends.then(|| {
+            s.graph = Some(v);
+            end
+        });
+    }
     let p = Plain::at(b, at)?;
     if !(p.end == b.len() || (b[p.end] == b',' && b.get(p.end + 1) == Some(&b' '))) {
         return None;
@@ -516,17 +529,21 @@ mod tests {
             "",
             "full=10, swa=20",
         ];
-        let layout = |v: &str| {
+        let numbers = |v: &str| {
             format!("Decode batch, #running-req: {v}, #token: {v}, token usage: {v}, cuda graph: True, gen throughput (token/s): {v}, #queue-req: {v}")
         };
-        for v in values {
-            let line = layout(v);
+        let graph = |v: &str| {
+            format!("Decode batch, #running-req: 1, #token: 2, token usage: 0.5, cuda graph: {v}, gen throughput (token/s): 3.5, #queue-req: 4")
+        };
+        let flags = ["True", "False", "true", "false", "Truex", "Fals", "T", ""];
+        let cases = values.iter().map(|v| numbers(v));
+        for line in cases.chain(flags.iter().map(|v| graph(v))) {
             // first after another layout (general reading), then after its own (cached)
             let _ = parse("Decode batch, #running-req: 1");
             let general = parse(&line);
-            let _ = parse(&layout("7"));
+            let _ = parse(&numbers("7"));
             let cached = parse(&line);
-            assert_eq!(general, cached, "{v}");
+            assert_eq!(general, cached, "{line}");
         }
     }
 
