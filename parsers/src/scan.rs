@@ -346,29 +346,13 @@ where
     // the mode, so that reading from a pipe stays within a few tens of megabytes
     let per_stream_batch = STREAM_BATCH * threads;
     let mut at = Cursor { line: 0, calendar };
+    let mut whole = |bytes: &[u8], at: &mut Cursor| {
+        let chunks = split_lines(bytes, chunk);
+        pipeline(chunks.chunks(per_batch), at, mode, &work, &mut sink, None);
+    };
     match data {
-        Data::Mapped(m) => {
-            let chunks = split_lines(&m, chunk);
-            pipeline(
-                chunks.chunks(per_batch),
-                &mut at,
-                mode,
-                &work,
-                &mut sink,
-                None,
-            );
-        }
-        Data::Owned(v) => {
-            let chunks = split_lines(&v, chunk);
-            pipeline(
-                chunks.chunks(per_batch),
-                &mut at,
-                mode,
-                &work,
-                &mut sink,
-                None,
-            );
-        }
+        Data::Mapped(m) => whole(&m, &mut at),
+        Data::Owned(v) => whole(&v, &mut at),
         Data::Stream(reader) => {
             let (tx, rx) = std::sync::mpsc::sync_channel::<io::Result<Vec<u8>>>(per_stream_batch);
             // the reading thread (a decompressor, often the slowest stage) keeps a core of
