@@ -197,6 +197,8 @@ thread_local! {
 /// difference falls back to the general reading, which then records the new layout.
 #[derive(Debug, Default)]
 struct Layout {
+    /// The text around the values: each key with the `", "` before it (but the first) and
+    /// the `": "` after it, compared in one piece.
     keys: String,
     slots: Vec<(usize, usize, Option<Field>)>,
 }
@@ -209,8 +211,13 @@ impl Layout {
             if k.is_empty() || v.contains(", ") {
                 return Layout::default();
             }
-            l.slots.push((l.keys.len(), k.len(), field(k)));
+            let start = l.keys.len();
+            if start > 0 {
+                l.keys.push_str(", ");
+            }
             l.keys.push_str(k);
+            l.keys.push_str(": ");
+            l.slots.push((start, l.keys.len() - start, field(k)));
         }
         l
     }
@@ -223,11 +230,11 @@ impl Layout {
         let b = body.as_bytes();
         let mut pos = 0;
         for &(ks, kl, f) in &self.slots {
-            let key = &self.keys.as_bytes()[ks..ks + kl];
-            if !b[pos..].starts_with(key) || b.get(pos + kl..pos + kl + 2) != Some(b": ") {
+            // the separator and key after a value also check where that value ended
+            if !b[pos..].starts_with(&self.keys.as_bytes()[ks..ks + kl]) {
                 return None;
             }
-            let vstart = pos + kl + 2;
+            let vstart = pos + kl;
             let vend = match f.and_then(|f| plain_field(s, f, b, vstart)) {
                 Some(end) => end,
                 None => {
@@ -243,19 +250,17 @@ impl Layout {
                     vend
                 }
             };
-            pos = (vend + 2).min(b.len());
-            if vend == b.len() {
-                pos = b.len();
-            }
+            pos = vend;
         }
         // every part of the body must have been read
         (pos == b.len()).then_some(Ok(()))
     }
 }
 
-/// Reads a number field whose value is a plain number ending the body or followed by `", "`,
-/// in the same pass that finds its end, and returns that end. `None` leaves the value to
-/// [`apply_field`] (other spellings, and every error, are read and reported there).
+/// Reads a number field whose value is a plain number, in the same pass that finds its end,
+/// and returns that end; the caller checks that the body ends or goes on with `", "` there.
+/// `None` leaves the value to [`apply_field`] (other spellings, and every error, are read and
+/// reported there).
 #[inline]
 fn plain_field(s: &mut Step<'_>, f: Field, b: &[u8], at: usize) -> Option<usize> {
     // `cuda graph: True`, on every decode line
@@ -265,16 +270,10 @@ fn plain_field(s: &mut Step<'_>, f: Field, b: &[u8], at: usize) -> Option<usize>
             Some(b'F') if b[at..].starts_with(b"False") => (false, at + 5),
             _ => return None,
         };
-        let ends = end == b.len() || b[end..].starts_with(b", ");
-        return ends.then(|| {
-            s.graph = Some(v);
-            end
-        });
+        s.graph = Some(v);
+        return Some(end);
     }
     let p = Plain::at(b, at)?;
-    if !(p.end == b.len() || (b[p.end] == b',' && b.get(p.end + 1) == Some(&b' '))) {
-        return None;
-    }
     match f {
         Field::Running => s.running = Some(p.uint()?),
         Field::Waiting => s.waiting = Some(p.uint()?),
@@ -528,6 +527,11 @@ mod tests {
             "x",
             "",
             "full=10, swa=20",
+            // a plain number cut short by what follows it
+            "12x",
+            "3.5.1",
+            "7 ",
+            "8,",
         ];
         let numbers = |v: &str| {
             format!("Decode batch, #running-req: {v}, #token: {v}, token usage: {v}, cuda graph: True, gen throughput (token/s): {v}, #queue-req: {v}")
