@@ -153,23 +153,16 @@ fn fields<'a>(body: &'a str, kind: StepKind, running: Option<u64>, out: &mut Bod
     };
     let slot = usize::from(kind != StepKind::Decode);
     // consecutive lines of a log share their key layout: try the last one first
-    match LAYOUTS.with(|l| l.borrow()[slot].read(body, s)) {
-        Some(Ok(())) => {}
-        Some(Err(why)) => {
-            *out = Body::Malformed(why);
-            return;
-        }
-        None => {
-            // the cached layout may have filled some fields before it failed
-            *s = fresh();
-            for (key, value) in pairs(body) {
-                if let Err(why) = apply(s, key, value) {
-                    *out = Body::Malformed(why);
-                    return;
-                }
+    if !LAYOUTS.with(|l| l.borrow()[slot].read(body, s)) {
+        // the cached layout may have filled some fields before it failed
+        *s = fresh();
+        for (key, value) in pairs(body) {
+            if let Err(why) = apply(s, key, value) {
+                *out = Body::Malformed(why);
+                return;
             }
-            LAYOUTS.with(|l| l.borrow_mut()[slot] = Layout::of(body));
         }
+        LAYOUTS.with(|l| l.borrow_mut()[slot] = Layout::of(body));
     }
     if s.running.is_none() {
         s.running = running;
@@ -222,17 +215,19 @@ impl Layout {
         l
     }
 
-    /// Reads `body` if it has this layout: `None` when it does not.
-    fn read<'a>(&self, body: &'a str, s: &mut Step<'a>) -> Option<Result<(), &'static str>> {
+    /// Reads `body` if it has this layout and every value reads; false leaves the body to the
+    /// general reading, which also gives every error (the layout assumes `", "` between
+    /// parts, and a value it cannot read may be two parts the general reading splits).
+    fn read<'a>(&self, body: &'a str, s: &mut Step<'a>) -> bool {
         if self.slots.is_empty() {
-            return None;
+            return false;
         }
         let b = body.as_bytes();
         let mut pos = 0;
         for &(ks, kl, f) in &self.slots {
             // the separator and key after a value also check where that value ended
             if !b[pos..].starts_with(&self.keys.as_bytes()[ks..ks + kl]) {
-                return None;
+                return false;
             }
             let vstart = pos + kl;
             let vend = match f.and_then(|f| plain_field(s, f, b, vstart)) {
@@ -243,8 +238,8 @@ impl Layout {
                         vend += 1;
                     }
                     if let Some(f) = f {
-                        if let Err(why) = apply_field(s, f, &body[vstart..vend]) {
-                            return Some(Err(why));
+                        if apply_field(s, f, &body[vstart..vend]).is_err() {
+                            return false;
                         }
                     }
                     vend
@@ -253,7 +248,7 @@ impl Layout {
             pos = vend;
         }
         // every part of the body must have been read
-        (pos == b.len()).then_some(Ok(()))
+        pos == b.len()
     }
 }
 
@@ -503,6 +498,19 @@ fn server_args(rest: &str) -> Body<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Regression (found by the `engine_messages` fuzz target once it compared the two
+    /// readings): the general reading also splits parts at `". "`, the cached layout only at
+    /// `", "`; a value the layout could not read was reported malformed where the general
+    /// reading split it in two and read both.
+    #[test]
+    fn a_value_the_layout_cannot_read_goes_to_the_general_reading() {
+        let msg = "#running-req: 0, en:: 0\0\0n, swa token usage: 0. #te: V8,V #to";
+        let _ = parse("Decode batch, #running-req: 1");
+        let general = parse(msg);
+        assert!(matches!(general, Some(Body::Step(_))), "{general:?}");
+        assert_eq!(parse(msg), general);
+    }
 
     /// A body read against the cached layout (values parsed where they stand) gives what the
     /// general reading gives, for every spelling of a value, valid or not.
