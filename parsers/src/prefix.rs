@@ -459,21 +459,12 @@ fn common_sglang(line: &str) -> Option<(Prefix<'_>, &str)> {
         return None;
     }
     let (_, days) = date(line.get(1..)?).ok()?;
-    if b.get(14) != Some(&b':') || b.get(17) != Some(&b':') {
-        return None;
-    }
-    let (h, m, s) = (
-        fixed_digits(&b[12..], 2)?,
-        fixed_digits(&b[15..], 2)?,
-        fixed_digits(b.get(18..)?, 2)?,
-    );
-    if h > 23 || m > 59 || s > 60 {
-        return None;
-    }
+    let (rest, ms) = time_of_day(line.get(12..)?).ok()?;
+    let r = rest.as_bytes();
     let mut ranks = Ranks::default();
-    let mut i = 20;
-    if b.get(i..i + 3) == Some(b" TP") {
-        let n = b[i + 3..]
+    let mut i = 0;
+    if r.get(..3) == Some(b" TP") {
+        let n = r[3..]
             .iter()
             .take(4)
             .take_while(|c| c.is_ascii_digit())
@@ -481,23 +472,20 @@ fn common_sglang(line: &str) -> Option<(Prefix<'_>, &str)> {
         if n == 0 || n > 3 {
             return None;
         }
-        ranks.tp = Some(fixed_digits(&b[i + 3..], n)?);
-        i += 3 + n;
+        ranks.tp = Some(fixed_digits(&r[3..], n)?);
+        i = 3 + n;
     }
     // a second prefix or a `[gpu=0]` tag after this one: the general reading
-    if b.get(i..i + 2) != Some(b"] ") || b.get(i + 2) == Some(&b'[') {
+    if r.get(i..i + 2) != Some(b"] ") || r.get(i + 2) == Some(&b'[') {
         return None;
     }
     let prefix = Prefix {
         style: Style::Sglang,
-        stamp: Stamp::Full {
-            days,
-            ms: (h * 3600 + m * 60 + s.min(59)) * 1000,
-        },
+        stamp: Stamp::Full { days, ms },
         ranks,
         ..Prefix::default()
     };
-    Some((prefix, line.get(i + 2..)?))
+    Some((prefix, rest.get(i + 2..)?))
 }
 
 /// [`split`]; `search`: whether to look for a prefix further into the line when none starts
