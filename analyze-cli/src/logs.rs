@@ -6,10 +6,11 @@ use anyhow::{bail, Context, Result};
 use std::borrow::Cow;
 use std::time::SystemTime;
 use tokstat_parsers::detect;
-use tokstat_parsers::record::{Body, Engine, Line};
+use tokstat_parsers::record::{Body, Engine, Gauges, Line, StepKind};
 use tokstat_parsers::scan::{self, lines, str_lines, Chunk};
 use tokstat_parsers::source::{self, Input, Source};
 use tokstat_parsers::stamp::{civil_from_days, days_from_civil, Calendar, Ts};
+use tokstat_parsers::Quick;
 
 /// How many malformed line numbers a tally keeps to show.
 pub const SAMPLES: usize = 5;
@@ -101,38 +102,55 @@ pub struct Visit<'a, 'l> {
     pub line: &'a Line<'l>,
 }
 
+/// An SGLang stats line read only as far as its gauges (see [`Visitor::QUICK`]).
+pub struct Stats<'a> {
+    pub ts: Option<Ts>,
+    /// The DP rank of the line's prefix ([`instance_rank`]).
+    pub dp: Option<u32>,
+    pub kind: StepKind,
+    pub gauges: &'a Gauges,
+}
+
+/// What the lines of a chunk are handed to.
+pub trait Visitor {
+    /// Whether SGLang stats lines may come as [`Stats`] instead of whole lines: true for
+    /// aggregates, which read a few values of each, false for writers of whole records.
+    const QUICK: bool = false;
+    /// Takes a line that is a record (not `Other`, not `Malformed`).
+    fn line(&mut self, v: Visit<'_, '_>);
+    /// Takes a stats line read quickly (only called when [`Visitor::QUICK`]).
+    fn stats(&mut self, _s: Stats<'_>) {}
+}
+
 /// Result of a chunk: the visitor's state and the chunk's tally.
 pub struct ChunkOut<R> {
     pub tally: Tally,
     pub out: R,
 }
 
-/// Visits every line of a chunk: parse, complete the stamp, tally, then call `f`.
-pub fn visit_chunk<R>(
+/// Visits every line of a chunk: parse, complete the stamp, tally, then hand it to `state`.
+pub fn visit_chunk<V: Visitor>(
     file: &FileCtx,
     chunk: Chunk<'_>,
-    mut state: R,
-    mut f: impl FnMut(&mut R, Visit<'_, '_>),
-) -> (ChunkOut<R>, Calendar) {
+    mut state: V,
+) -> (ChunkOut<V>, Calendar) {
     let mut cal = chunk.calendar;
     let mut tally = Tally::default();
     let mut scratch = String::new();
     // lines by reference: a line is a few hundred bytes, not worth a copy per call
-    let mut each = |line_no: u64, line: &Line<'_>, cal: &mut Calendar| {
-        let ts = cal.resolve(line.prefix.stamp);
-        tally.count(line_no, &line.body);
-        if !matches!(line.body, Body::Other | Body::Malformed(_)) {
-            f(
-                &mut state,
-                Visit {
+    let each =
+        |line_no: u64, line: &Line<'_>, cal: &mut Calendar, state: &mut V, tally: &mut Tally| {
+            let ts = cal.resolve(line.prefix.stamp);
+            tally.count(line_no, &line.body);
+            if !matches!(line.body, Body::Other | Body::Malformed(_)) {
+                state.line(Visit {
                     file,
                     line_no,
                     ts,
                     line,
-                },
-            );
-        }
-    };
+                });
+            }
+        };
     // validating the whole chunk once is much cheaper than each line; a chunk with invalid
     // bytes falls back to per-line validation (and replacement)
     match tokstat_parsers::text::utf8(chunk.bytes) {
@@ -140,15 +158,38 @@ pub fn visit_chunk<R>(
             // and one search for colour codes: most logs have none
             let ansi = tokstat_parsers::prefix::has_ansi(chunk.bytes);
             for (i, raw) in str_lines(text).enumerate() {
-                tokstat_parsers::visit_str_line(raw, &mut scratch, ansi, |line| {
-                    each(chunk.first_line + i as u64 + 1, line, &mut cal)
-                });
+                let line_no = chunk.first_line + i as u64 + 1;
+                if V::QUICK {
+                    tokstat_parsers::visit_quick_str_line(raw, &mut scratch, ansi, |q| match q {
+                        Quick::Line(line) => each(line_no, line, &mut cal, &mut state, &mut tally),
+                        Quick::Stats(prefix, kind, gauges) => {
+                            tally.total += 1;
+                            tally.parsed += 1;
+                            state.stats(Stats {
+                                ts: cal.resolve(prefix.stamp),
+                                dp: prefix.ranks.dp,
+                                kind,
+                                gauges,
+                            })
+                        }
+                    });
+                } else {
+                    tokstat_parsers::visit_str_line(raw, &mut scratch, ansi, |line| {
+                        each(line_no, line, &mut cal, &mut state, &mut tally)
+                    });
+                }
             }
         }
         None => {
             for (i, raw) in lines(chunk.bytes).enumerate() {
                 tokstat_parsers::visit_line(raw, &mut scratch, |line| {
-                    each(chunk.first_line + i as u64 + 1, line, &mut cal)
+                    each(
+                        chunk.first_line + i as u64 + 1,
+                        line,
+                        &mut cal,
+                        &mut state,
+                        &mut tally,
+                    )
                 });
             }
         }

@@ -6,7 +6,7 @@
 //! values an analysis never reads (`extra`, cached tokens, …) are not kept here — they stay
 //! in the parsed records that `parse` and `export` write.
 
-use tokstat_parsers::record::{Body, EventKind, Step, StepKind};
+use tokstat_parsers::record::{Body, EventKind, Gauges, StepKind};
 use tokstat_parsers::stamp::Ts;
 
 /// What kind of stats line a point came from.
@@ -41,9 +41,9 @@ fn f<T: Into<f64>>(v: Option<T>) -> f64 {
 }
 
 impl Point {
-    /// The point of a step line, or `None` for kinds no analysis reads.
-    pub fn of(ts: Ts, s: &Step<'_>) -> Option<Point> {
-        let kind = match s.kind? {
+    /// The point of a stats line, or `None` for kinds no analysis reads.
+    pub fn of(ts: Ts, kind: StepKind, s: &Gauges) -> Option<Point> {
+        let kind = match kind {
             StepKind::Decode | StepKind::Stats => PointKind::Stats,
             StepKind::Prefill => PointKind::Prefill,
             StepKind::Spec => PointKind::Spec,
@@ -94,19 +94,9 @@ impl Series {
         let Some(ts) = ts else { return };
         match body {
             Body::Step(s) => {
-                let Some(p) = Point::of(ts, s) else { return };
-                // prefill batches logged in the same stamp add up (only their tokens are
-                // read): a third fewer points on busy SGLang logs
-                if let Some(last) = self.points.last_mut() {
-                    if p.kind == PointKind::Prefill
-                        && last.kind == PointKind::Prefill
-                        && last.ts == p.ts
-                    {
-                        last.new_tokens = last.new_tokens.saturating_add(p.new_tokens);
-                        return;
-                    }
+                if let Some(kind) = s.kind {
+                    self.step(ts, kind, &s.gauges());
                 }
-                self.points.push(p);
             }
             Body::Event(e) => self.events.push(EventPoint {
                 ts: ts.0,
@@ -123,6 +113,23 @@ impl Series {
             })),
             _ => {}
         }
+    }
+
+    /// Adds one stats line.
+    #[inline]
+    pub fn step(&mut self, ts: Ts, kind: StepKind, g: &Gauges) {
+        let Some(p) = Point::of(ts, kind, g) else {
+            return;
+        };
+        // prefill batches logged in the same stamp add up (only their tokens are read): a
+        // third fewer points on busy SGLang logs
+        if let Some(last) = self.points.last_mut() {
+            if p.kind == PointKind::Prefill && last.kind == PointKind::Prefill && last.ts == p.ts {
+                last.new_tokens = last.new_tokens.saturating_add(p.new_tokens);
+                return;
+            }
+        }
+        self.points.push(p);
     }
 
     /// Appends a later part of the same instance.

@@ -4,10 +4,10 @@
 //! costs one parallel pass over the bytes. Means here are means over stats lines; the
 //! time-weighted token estimates and steady-state analysis belong to the timeline stage.
 
-use crate::logs::{instance_rank, FileCtx, Visit};
+use crate::logs::{instance_rank, FileCtx, Stats, Visit, Visitor};
 use crate::series::Series;
 use std::collections::BTreeMap;
-use tokstat_parsers::record::{Body, EventKind, StepKind};
+use tokstat_parsers::record::{Body, Engine, EventKind, Gauges, StepKind};
 use tokstat_parsers::stamp::Ts;
 
 /// Running sum / count / max of one quantity.
@@ -128,9 +128,9 @@ pub struct ChunkSummary {
 }
 
 impl ChunkSummary {
-    /// Adds one visited line.
-    pub fn visit(&mut self, v: &Visit<'_, '_>) {
-        let rank = instance_rank(v.line);
+    /// The instance of a rank in this chunk.
+    #[inline]
+    fn instance(&mut self, rank: Option<u32>) -> &mut Instance {
         let idx = match self.ranks.iter().position(|(r, _)| *r == rank) {
             Some(i) => i,
             None => {
@@ -138,60 +138,93 @@ impl ChunkSummary {
                 self.ranks.len() - 1
             }
         };
-        let inst = &mut self.ranks[idx].1;
-        if let Some(ts) = v.ts {
-            inst.first = Some(inst.first.map_or(ts, |f| f.min(ts)));
-            inst.last = Some(inst.last.map_or(ts, |l| l.max(ts)));
+        &mut self.ranks[idx].1
+    }
+}
+
+impl Instance {
+    fn stamp(&mut self, ts: Option<Ts>) {
+        if let Some(ts) = ts {
+            self.first = Some(self.first.map_or(ts, |f| f.min(ts)));
+            self.last = Some(self.last.map_or(ts, |l| l.max(ts)));
         }
-        inst.series.visit(v.ts, &v.line.body);
-        match &v.line.body {
-            Body::Step(s) => {
-                inst.engine = inst.engine.or(s.engine.map(|e| e.as_str()));
-                match s.kind {
-                    Some(StepKind::Decode | StepKind::Stats) => {
-                        inst.stat_lines += 1;
-                        if let Some(g) = s.gen_tps {
-                            inst.gen_tps.add(g);
-                        }
-                        if let Some(p) = s.prompt_tps {
-                            inst.prompt_tps.add(p);
-                        }
-                        if let Some(r) = s.running {
-                            inst.running.add(r as f64);
-                        }
-                        if let Some(w) = s.waiting {
-                            inst.waiting.add(w as f64);
-                        }
-                        if let Some(k) = s.kv_usage {
-                            inst.kv_usage.add(k);
-                        }
-                        if let Some(a) = s.accept_len {
-                            inst.accept_len.add(a);
-                        }
-                        inst.preemptions += s.preemptions.unwrap_or(0);
-                    }
-                    Some(StepKind::Prefill) => {
-                        inst.prefill_lines += 1;
-                        inst.prefill_tokens += s.new_tokens.unwrap_or(0);
-                    }
-                    Some(StepKind::Spec) => {
-                        if let Some(a) = s.accept_len {
-                            inst.accept_len.add(a);
-                        }
-                    }
-                    _ => {}
+    }
+
+    /// Adds a stats line: the one path of whole steps and quickly read ones.
+    #[inline]
+    fn step(&mut self, ts: Option<Ts>, engine: Option<Engine>, kind: StepKind, g: &Gauges) {
+        self.stamp(ts);
+        if let Some(ts) = ts {
+            self.series.step(ts, kind, g);
+        }
+        self.engine = self.engine.or(engine.map(|e| e.as_str()));
+        match kind {
+            StepKind::Decode | StepKind::Stats => {
+                self.stat_lines += 1;
+                if let Some(g) = g.gen_tps {
+                    self.gen_tps.add(g);
+                }
+                if let Some(p) = g.prompt_tps {
+                    self.prompt_tps.add(p);
+                }
+                if let Some(r) = g.running {
+                    self.running.add(r as f64);
+                }
+                if let Some(w) = g.waiting {
+                    self.waiting.add(w as f64);
+                }
+                if let Some(k) = g.kv_usage {
+                    self.kv_usage.add(k);
+                }
+                if let Some(a) = g.accept_len {
+                    self.accept_len.add(a);
+                }
+                self.preemptions += g.preemptions.unwrap_or(0);
+            }
+            StepKind::Prefill => {
+                self.prefill_lines += 1;
+                self.prefill_tokens += g.new_tokens.unwrap_or(0);
+            }
+            StepKind::Spec => {
+                if let Some(a) = g.accept_len {
+                    self.accept_len.add(a);
                 }
             }
-            Body::Event(e) => match e.kind {
-                EventKind::Retraction => {
-                    inst.retraction_events += 1;
-                    inst.retracted += e.count.unwrap_or(0);
-                }
-                EventKind::Preemption => inst.preemptions += 1,
-                EventKind::Error | EventKind::Oom => inst.errors += 1,
-                EventKind::ServerReady => {}
-            },
-            _ => {}
+            StepKind::Cache => {}
         }
+    }
+}
+
+impl Visitor for ChunkSummary {
+    const QUICK: bool = true;
+
+    fn line(&mut self, v: Visit<'_, '_>) {
+        let inst = self.instance(instance_rank(v.line));
+        match &v.line.body {
+            Body::Step(s) => match s.kind {
+                Some(kind) => inst.step(v.ts, s.engine, kind, &s.gauges()),
+                None => inst.stamp(v.ts),
+            },
+            body => {
+                inst.stamp(v.ts);
+                inst.series.visit(v.ts, body);
+                if let Body::Event(e) = body {
+                    match e.kind {
+                        EventKind::Retraction => {
+                            inst.retraction_events += 1;
+                            inst.retracted += e.count.unwrap_or(0);
+                        }
+                        EventKind::Preemption => inst.preemptions += 1,
+                        EventKind::Error | EventKind::Oom => inst.errors += 1,
+                        EventKind::ServerReady => {}
+                    }
+                }
+            }
+        }
+    }
+
+    fn stats(&mut self, s: Stats<'_>) {
+        self.instance(s.dp)
+            .step(s.ts, Some(Engine::Sglang), s.kind, s.gauges);
     }
 }

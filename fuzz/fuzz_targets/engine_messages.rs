@@ -1,7 +1,8 @@
 //! The SGLang and vLLM message parsers directly (no prefix in front), with every record's
 //! lazily read parts walked: extra pairs and configuration pairs. An SGLang stats body is
 //! read twice, by the general reading and then against the layout it left cached: both
-//! must give the same record.
+//! must give the same record; and the report's quick reading of its gauges, when it answers,
+//! must give that record's kind and gauges.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 use tokstat_parsers::prefix::Level;
@@ -30,6 +31,15 @@ fuzz_target!(|data: &[u8]| {
     let general = parse(msg);
     let cached = parse(msg);
     assert_eq!(general, cached);
+    let mut g = tokstat_parsers::record::Gauges::default();
+    if let Some(kind) = tokstat_parsers::sglang::quick_gauges(msg, &mut g) {
+        let Some(Body::Step(s)) = &general else {
+            panic!("quick reading answered {kind:?} for {general:?}")
+        };
+        assert_eq!(s.kind, Some(kind));
+        // NaN is no plain number: the quick reading never gives one
+        assert_eq!(s.gauges(), g);
+    }
     walk(general);
     walk(tokstat_parsers::vllm::parse(msg, Some(Level::Error)));
 });

@@ -23,8 +23,8 @@ pub mod stamp;
 pub mod text;
 pub mod vllm;
 
-use prefix::Style;
-use record::{Body, EventKind, Line};
+use prefix::{Prefix, Style};
+use record::{Body, EventKind, Gauges, Line, StepKind};
 
 /// Parses one raw line (without its `\n`). `scratch` holds the text when the line had to be
 /// changed (ANSI codes, invalid UTF-8); the result borrows the line or `scratch`.
@@ -63,6 +63,41 @@ pub fn visit_str_line<'a, R>(
 ) -> R {
     let text = prefix::normalize_str(raw, scratch, ansi);
     line_with(text, f)
+}
+
+/// A line as [`visit_quick_str_line`] hands it over.
+pub enum Quick<'l, 'a> {
+    /// Parsed whole, as [`visit_str_line`] parses it.
+    Line(&'l Line<'a>),
+    /// An SGLang decode or prefill batch read only as far as its [`Gauges`]: the step
+    /// [`visit_str_line`] would give has this prefix, kind and gauges (and more fields).
+    Stats(&'l Prefix<'a>, StepKind, &'l Gauges),
+}
+
+/// [`visit_str_line`] for readers that aggregate: an SGLang stats line in the layout of the
+/// last one is read into its gauges without building a step (a few hundred bytes, most of
+/// them never read by a report); everything else is parsed whole.
+#[inline]
+pub fn visit_quick_str_line<'a, R>(
+    raw: &'a str,
+    scratch: &'a mut String,
+    ansi: bool,
+    f: impl FnOnce(Quick<'_, 'a>) -> R,
+) -> R {
+    let text = prefix::normalize_str(raw, scratch, ansi);
+    let (prefix, msg) = prefix::split(text);
+    if matches!(prefix.style, Style::Sglang | Style::Bare) {
+        let mut g = Gauges::default();
+        if let Some(kind) = sglang::quick_gauges(msg, &mut g) {
+            return f(Quick::Stats(&prefix, kind, &g));
+        }
+    }
+    let mut line = Line {
+        prefix,
+        body: Body::Other,
+    };
+    classify(prefix.style, prefix.level, msg, &mut line.body);
+    f(Quick::Line(&line))
 }
 
 /// The line of a normalised text.

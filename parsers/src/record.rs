@@ -139,6 +139,39 @@ pub struct Step<'a> {
     pub extra: Extra<'a>,
 }
 
+impl Step<'_> {
+    /// The values of this step that aggregates read.
+    pub fn gauges(&self) -> Gauges {
+        Gauges {
+            running: self.running,
+            waiting: self.waiting,
+            gen_tps: self.gen_tps,
+            prompt_tps: self.prompt_tps,
+            kv_usage: self.kv_usage,
+            accept_len: self.accept_len,
+            new_seq: self.new_seq,
+            new_tokens: self.new_tokens,
+            preemptions: self.preemptions,
+        }
+    }
+}
+
+/// The values of a stats line that the report's aggregates read: what [`crate::quick`] fills
+/// without building a whole [`Step`] (a few hundred bytes, most of them never read there).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Gauges {
+    pub running: Option<u64>,
+    pub waiting: Option<u64>,
+    pub gen_tps: Option<f64>,
+    pub prompt_tps: Option<f64>,
+    /// Fraction 0–1.
+    pub kv_usage: Option<f64>,
+    pub accept_len: Option<f64>,
+    pub new_seq: Option<u64>,
+    pub new_tokens: Option<u64>,
+    pub preemptions: Option<u64>,
+}
+
 /// Kinds of `events` rows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum EventKind {

@@ -2,7 +2,7 @@
 
 use crate::analysis::metrics::Scrapes;
 use crate::cli::ParseArgs;
-use crate::logs::{self, visit_chunk, Dates, FileCtx};
+use crate::logs::{self, visit_chunk, Dates, FileCtx, Visit, Visitor};
 use crate::render::records;
 use anyhow::Result;
 use std::io::Write;
@@ -45,9 +45,14 @@ pub fn run(args: &ParseArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result
         dates,
         |file, chunk| {
             let cap = chunk.bytes.len() + chunk.bytes.len() / 2;
-            visit_chunk(file, chunk, Vec::with_capacity(cap), |buf, v| {
-                records::write(buf, &v)
-            })
+            let (out, cal) = visit_chunk(file, chunk, Writer(Vec::with_capacity(cap)));
+            (
+                logs::ChunkOut {
+                    tally: out.tally,
+                    out: out.out.0,
+                },
+                cal,
+            )
         },
         |_, buf: Vec<u8>| {
             if write_err.is_none() {
@@ -75,4 +80,13 @@ pub fn run(args: &ParseArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result
             0
         },
     )
+}
+
+/// Writes each record line of a chunk as JSON.
+struct Writer(Vec<u8>);
+
+impl Visitor for Writer {
+    fn line(&mut self, v: Visit<'_, '_>) {
+        records::write(&mut self.0, &v)
+    }
 }

@@ -34,7 +34,7 @@ struct Read {
 }
 
 fn log_work(file: &FileCtx, chunk: Chunk<'_>) -> (ChunkOut<ChunkSummary>, Calendar) {
-    visit_chunk(file, chunk, ChunkSummary::default(), |s, v| s.visit(&v))
+    visit_chunk(file, chunk, ChunkSummary::default())
 }
 
 fn read(args: &InputArgs, c: &CompletionArgs) -> Result<Read> {
