@@ -154,30 +154,39 @@ pub fn visit_chunk<V: Visitor>(
     // validating the whole chunk once is much cheaper than each line; a chunk with invalid
     // bytes falls back to per-line validation (and replacement)
     match tokstat_parsers::text::utf8(chunk.bytes) {
+        Some(text) if V::QUICK => {
+            // lines read quickly are searched for colour codes one by one, and only when
+            // they might hold one: most logs have none
+            for (i, raw) in str_lines(text).enumerate() {
+                let line_no = chunk.first_line + i as u64 + 1;
+                tokstat_parsers::visit_quick_line(raw, &mut scratch, |q| match q {
+                    Quick::Line(line) => each(line_no, line, &mut cal, &mut state, &mut tally),
+                    Quick::Stats(stamp, dp, kind, gauges) => {
+                        tally.total += 1;
+                        tally.parsed += 1;
+                        state.stats(Stats {
+                            ts: cal.resolve(stamp),
+                            dp,
+                            kind,
+                            gauges,
+                        })
+                    }
+                });
+            }
+        }
         Some(text) => {
             // and one search for colour codes: most logs have none
             let ansi = tokstat_parsers::prefix::has_ansi(chunk.bytes);
             for (i, raw) in str_lines(text).enumerate() {
-                let line_no = chunk.first_line + i as u64 + 1;
-                if V::QUICK {
-                    tokstat_parsers::visit_quick_str_line(raw, &mut scratch, ansi, |q| match q {
-                        Quick::Line(line) => each(line_no, line, &mut cal, &mut state, &mut tally),
-                        Quick::Stats(prefix, kind, gauges) => {
-                            tally.total += 1;
-                            tally.parsed += 1;
-                            state.stats(Stats {
-                                ts: cal.resolve(prefix.stamp),
-                                dp: prefix.ranks.dp,
-                                kind,
-                                gauges,
-                            })
-                        }
-                    });
-                } else {
-                    tokstat_parsers::visit_str_line(raw, &mut scratch, ansi, |line| {
-                        each(line_no, line, &mut cal, &mut state, &mut tally)
-                    });
-                }
+                tokstat_parsers::visit_str_line(raw, &mut scratch, ansi, |line| {
+                    each(
+                        chunk.first_line + i as u64 + 1,
+                        line,
+                        &mut cal,
+                        &mut state,
+                        &mut tally,
+                    )
+                });
             }
         }
         None => {

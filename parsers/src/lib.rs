@@ -23,8 +23,9 @@ pub mod stamp;
 pub mod text;
 pub mod vllm;
 
-use prefix::{Prefix, Style};
+use prefix::Style;
 use record::{Body, EventKind, Gauges, Line, StepKind};
+use stamp::Stamp;
 
 /// Parses one raw line (without its `\n`). `scratch` holds the text when the line had to be
 /// changed (ANSI codes, invalid UTF-8); the result borrows the line or `scratch`.
@@ -70,8 +71,8 @@ pub enum Quick<'l, 'a> {
     /// Parsed whole, as [`visit_str_line`] parses it.
     Line(&'l Line<'a>),
     /// An SGLang decode or prefill batch read only as far as its [`Gauges`]: the step
-    /// [`visit_str_line`] would give has this prefix, kind and gauges (and more fields).
-    Stats(&'l Prefix<'a>, StepKind, &'l Gauges),
+    /// [`visit_str_line`] would give has this stamp, DP rank, kind and gauges (and more).
+    Stats(Stamp, Option<u32>, StepKind, &'l Gauges),
 }
 
 /// [`visit_str_line`] for readers that aggregate: an SGLang stats line in the layout of the
@@ -89,7 +90,7 @@ pub fn visit_quick_str_line<'a, R>(
     if matches!(prefix.style, Style::Sglang | Style::Bare) {
         let mut g = Gauges::default();
         if let Some(kind) = sglang::quick_gauges(msg, &mut g) {
-            return f(Quick::Stats(&prefix, kind, &g));
+            return f(Quick::Stats(prefix.stamp, prefix.ranks.dp, kind, &g));
         }
     }
     let mut line = Line {
@@ -98,6 +99,36 @@ pub fn visit_quick_str_line<'a, R>(
     };
     classify(prefix.style, prefix.level, msg, &mut line.body);
     f(Quick::Line(&line))
+}
+
+/// [`visit_quick_str_line`] for a line of a chunk not searched for colour codes: the lines
+/// of most SGLang logs, in the scheduler's or the HTTP server's usual prefix, are read with
+/// no search at all when they cannot hold one — a stats body read against a layout with no
+/// `[` in its keys, or a message with no `[` after the stamp's (every spelling of a colour
+/// code has one). Others are searched, then read as [`visit_quick_str_line`] reads them.
+#[inline]
+pub fn visit_quick_line<'a, R>(
+    raw: &'a str,
+    scratch: &'a mut String,
+    f: impl FnOnce(Quick<'_, 'a>) -> R,
+) -> R {
+    let text = &raw[..prefix::trim_cr(raw.as_bytes()).len()];
+    if let Some((prefix, msg)) = prefix::common_sglang(text) {
+        let mut g = Gauges::default();
+        if let Some(kind) = sglang::quick_raw_gauges(msg, &mut g) {
+            return f(Quick::Stats(prefix.stamp, prefix.ranks.dp, kind, &g));
+        }
+        // the stamp's `[` opens no colour code: it is followed by a date
+        if memchr::memchr(b'[', msg.as_bytes()).is_none() {
+            let mut line = Line {
+                prefix,
+                body: Body::Other,
+            };
+            classify(prefix.style, prefix.level, msg, &mut line.body);
+            return f(Quick::Line(&line));
+        }
+    }
+    visit_quick_str_line(raw, scratch, true, f)
 }
 
 /// The line of a normalised text.
@@ -137,5 +168,77 @@ fn classify<'a>(style: Style, level: Option<prefix::Level>, msg: &'a str, out: &
             message: msg,
             count: None,
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What the quick reading of a line gives is what the general reading gives: the same
+    /// line, or a step with the same stamp, rank, kind and gauges. Every fixture line (colour
+    /// codes in every spelling among them) and each with one byte changed, each read after
+    /// itself (its layout cached) and after other layouts.
+    #[test]
+    fn quick_lines_read_like_the_general_reading() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../fixtures/formats");
+        let mut lines: Vec<String> = vec![
+            "[2026-05-10 00:00:01] INFO:     127.0.0.1:48925 - \"POST /v1 HTTP/1.1\" 200 OK".into(),
+            "[2026-05-10 00:00:02 TP0] Decode batch, #running-req: 64, #token: 67873, token usage: 0.06, cuda graph: True, gen throughput (token/s): 790.97, #queue-req: 490\r".into(),
+            "[2026-05-10 00:00:02 TP0] Decode batch, #running-req: 64, #token: 67873, token usage: 0.06, cuda graph: True, gen throughput (token/s): 790.97, #queue-req: 490".into(),
+            "[2026-05-10 00:00:02 TP0] Decode batch, #running-req: 64, #to[1mken: 67873".into(),
+            "[2026-05-10 00:00:02 TP0] \u{1b}[32mDecode batch, #running-req: 64\u{1b}[0m".into(),
+            "[2026-05-10 00:00:03 TP1] Prefill batch, #new-seq: 3, #new-token: 3056, #cached-token: 472, token usage: 0.00, #running-req: 1, #queue-req: 496".into(),
+            "[2026-05-10 00:00:03] INFO:     Application startup complete.[0m".into(),
+            "[2026-05-10 00:00:03 DP1 TP0] Decode batch, #running-req: 64, #token: 1".into(),
+        ];
+        for sub in ["sglang", "vllm", "messy"] {
+            for e in std::fs::read_dir(format!("{dir}/{sub}")).unwrap() {
+                let text = std::fs::read(e.unwrap().path()).unwrap();
+                lines.extend(String::from_utf8_lossy(&text).lines().map(str::to_owned));
+            }
+        }
+        let (mut stats, mut checked) = (0, 0);
+        let mut check = |l: &str| {
+            checked += 1;
+            let mut scratch = String::new();
+            let general = visit_str_line(l, &mut scratch, true, |line| *line);
+            let mut scratch = String::new();
+            visit_quick_line(l, &mut scratch, |q| match q {
+                // by their text: NaN is a value of some fixtures
+                Quick::Line(line) => assert_eq!(format!("{line:?}"), format!("{general:?}")),
+                Quick::Stats(stamp, dp, kind, g) => {
+                    stats += 1;
+                    let Body::Step(s) = general.body else {
+                        panic!("{l:?}: {general:?}")
+                    };
+                    assert_eq!(
+                        format!("{:?}", (stamp, dp, Some(kind), *g)),
+                        format!(
+                            "{:?}",
+                            (general.prefix.stamp, general.prefix.ranks.dp, s.kind, s.gauges())
+                        ),
+                        "{l:?}"
+                    );
+                }
+            });
+        };
+        for l in &lines {
+            check(l);
+            check(l);
+            for at in 0..l.len() {
+                for c in ["[", " ", "0", ",", "\u{1b}", "é"] {
+                    if l.is_char_boundary(at) && l.is_char_boundary(at + 1) {
+                        let mut m = l.clone();
+                        m.replace_range(at..at + 1, c);
+                        check(&m);
+                    }
+                }
+            }
+            // after another layout
+            check("[2026-05-10 00:00:02 TP0] Decode batch, #running-req: 1");
+            check("[2026-05-10 00:00:02 TP0] Prefill batch, #new-seq: 1");
+        }
+        assert!(stats > 1000 && checked > 5 * stats, "{stats} of {checked}");
     }
 }

@@ -73,7 +73,7 @@ fn strip_ansi(line: &[u8]) -> Option<Vec<u8>> {
     Some(buf)
 }
 
-fn trim_cr(mut line: &[u8]) -> &[u8] {
+pub(crate) fn trim_cr(mut line: &[u8]) -> &[u8] {
     while let Some((b'\r', rest)) = line.split_last() {
         line = rest;
     }
@@ -456,7 +456,7 @@ pub fn split(line: &str) -> (Prefix<'_>, &str) {
 /// same for every line of a log, and the general reading's tries (wrappers, doubled
 /// prefixes, rank tags in any order) were a quarter of a log's reading time.
 #[inline]
-fn common_sglang(line: &str) -> Option<(Prefix<'_>, &str)> {
+pub(crate) fn common_sglang(line: &str) -> Option<(Prefix<'_>, &str)> {
     let b = line.as_bytes();
     if b.first() != Some(&b'[') || b.get(11) != Some(&b' ') {
         return None;

@@ -185,6 +185,18 @@ fn fields<'a>(body: &'a str, kind: StepKind, running: Option<u64>, out: &mut Bod
 /// required field). This is the report's reading of a stats line: a step is a few hundred
 /// bytes to set up, most of which no aggregate reads.
 pub fn quick_gauges(msg: &str, g: &mut Gauges) -> Option<StepKind> {
+    quick_gauges_in(msg, g, false)
+}
+
+/// [`quick_gauges`] for a message whose line was not searched for colour codes: answers
+/// only when no key of the layout holds a `[`, so that the message holds none either (every
+/// spelling of a colour code has one).
+pub(crate) fn quick_raw_gauges(msg: &str, g: &mut Gauges) -> Option<StepKind> {
+    quick_gauges_in(msg, g, true)
+}
+
+#[inline]
+fn quick_gauges_in(msg: &str, g: &mut Gauges, raw: bool) -> Option<StepKind> {
     let (kind, rest) = if let Some(r) = msg.strip_prefix("Decode batch") {
         (StepKind::Decode, r)
     } else {
@@ -196,7 +208,11 @@ pub fn quick_gauges(msg: &str, g: &mut Gauges) -> Option<StepKind> {
     };
     *g = Gauges::default();
     let slot = usize::from(kind != StepKind::Decode);
-    if !LAYOUTS.with(|l| l.borrow()[slot].read(body, g)) {
+    let read = LAYOUTS.with(|l| {
+        let l = &l.borrow()[slot];
+        (!raw || l.bracket_free) && l.read(body, g)
+    });
+    if !read {
         return None;
     }
     let complete = match kind {
@@ -224,6 +240,8 @@ struct Layout {
     /// the `": "` after it, compared in one piece.
     keys: String,
     slots: Vec<(usize, usize, Option<Field>)>,
+    /// No key holds a `[`: a body read against this layout holds none.
+    bracket_free: bool,
 }
 
 impl Layout {
@@ -242,6 +260,7 @@ impl Layout {
             l.keys.push_str(": ");
             l.slots.push((start, l.keys.len() - start, field(k)));
         }
+        l.bracket_free = !l.keys.contains('[');
         l
     }
 
