@@ -1,8 +1,11 @@
 //! Any bytes through the whole line parser (normalisation, prefixes, SGLang and vLLM
 //! messages, configuration pairs): no panic, and every record's text borrows valid UTF-8.
+//! A UTF-8 line is also read the report's quick way, twice (the second time against the
+//! layout the first left cached): it must give what the general reading gives.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 use tokstat_parsers::record::Body;
+use tokstat_parsers::Quick;
 
 fuzz_target!(|data: &[u8]| {
     let mut scratch = String::new();
@@ -11,5 +14,30 @@ fuzz_target!(|data: &[u8]| {
         for (k, v) in c.pairs() {
             assert!(k.len() + v.len() <= data.len() * 4 + 8);
         }
+    }
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    if text.contains('\n') {
+        return;
+    }
+    // by their text: NaN is a value lines may carry
+    let general = format!("{:?}", tokstat_parsers::parse_str_line(text, &mut scratch, true));
+    for _ in 0..2 {
+        let mut scratch = String::new();
+        tokstat_parsers::visit_quick_line(text, &mut scratch, |q| match q {
+            Quick::Line(l) => assert_eq!(format!("{l:?}"), general),
+            Quick::Stats(stamp, dp, kind, g) => {
+                let mut scratch = String::new();
+                let l = tokstat_parsers::parse_str_line(text, &mut scratch, true);
+                let Body::Step(s) = l.body else {
+                    panic!("quick stats for {general}")
+                };
+                assert_eq!(
+                    format!("{:?}", (stamp, dp, Some(kind), *g)),
+                    format!("{:?}", (l.prefix.stamp, l.prefix.ranks.dp, s.kind, s.gauges()))
+                );
+            }
+        });
     }
 });

@@ -216,7 +216,12 @@ mod tests {
                         format!("{:?}", (stamp, dp, Some(kind), *g)),
                         format!(
                             "{:?}",
-                            (general.prefix.stamp, general.prefix.ranks.dp, s.kind, s.gauges())
+                            (
+                                general.prefix.stamp,
+                                general.prefix.ranks.dp,
+                                s.kind,
+                                s.gauges()
+                            )
                         ),
                         "{l:?}"
                     );
