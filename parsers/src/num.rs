@@ -92,8 +92,44 @@ pub(crate) struct Plain {
 
 impl Plain {
     /// The number at `b[at..]`, ending at the first byte that cannot continue it.
-    #[inline]
+    #[inline(always)]
     pub fn at(b: &[u8], at: usize) -> Option<Plain> {
+        // the digits of most numbers of a log line (`64`, `0.06`, `2721.09`) lie in two
+        // 8-byte words, the integer part's and the fraction's: each is read whole, with no
+        // branch per digit
+        let Some((int, n)) = word_digits(b, at) else {
+            return Plain::at_bytewise(b, at);
+        };
+        if n == 0 {
+            return Plain::at_bytewise(b, at);
+        }
+        let i = at + n;
+        if b.get(i) != Some(&b'.') {
+            return Some(Plain {
+                mantissa: int,
+                scale: 0,
+                neg: false,
+                end: i,
+            });
+        }
+        let Some((frac, k)) = word_digits(b, i + 1) else {
+            return Plain::at_bytewise(b, at);
+        };
+        if k == 0 {
+            return None;
+        }
+        Some(Plain {
+            mantissa: int * POW10_U[k] + frac,
+            scale: k,
+            neg: false,
+            end: i + 1 + k,
+        })
+    }
+
+    /// [`Plain::at`] a byte at a time: numbers near the end of the text, negative ones,
+    /// and parts of eight digits or more.
+    #[inline(never)]
+    fn at_bytewise(b: &[u8], at: usize) -> Option<Plain> {
         // a run of digits from `i` into `m`; returns where it ends (wrapping: a number of
         // more than 15 digits is refused below anyway)
         let digits = |mut i: usize, m: &mut u64| {
@@ -141,6 +177,32 @@ impl Plain {
     pub fn uint(&self) -> Option<u64> {
         (!self.neg && self.scale == 0).then_some(self.mantissa)
     }
+}
+
+/// Powers of ten below 10^8, as integers.
+const POW10_U: [u64; 8] = [1, 10, 100, 1_000, 10_000, 100_000, 1_000_000, 10_000_000];
+
+/// The run of at most 7 ASCII digits at `b[at..]`, read from one 8-byte word: its value and
+/// its length. `None` when the word does not fit in `b` or is all digits.
+#[inline(always)]
+fn word_digits(b: &[u8], at: usize) -> Option<(u64, usize)> {
+    let w = u64::from_le_bytes(b.get(at..at + 8)?.try_into().ok()?);
+    // digits become 0–9; a byte is no digit when its high bit is set or adding 0x76 to its
+    // low seven bits sets it (no carry leaves a byte)
+    let x = w ^ 0x3030_3030_3030_3030;
+    let no_digit = ((x & 0x7f7f_7f7f_7f7f_7f7f).wrapping_add(0x7676_7676_7676_7676) | x)
+        & 0x8080_8080_8080_8080;
+    if no_digit == 0 {
+        return None;
+    }
+    let n = (no_digit.trailing_zeros() / 8) as usize;
+    // the n digits moved to the top bytes, zeros (leading zero digits) below, then summed
+    // pairwise: eight digits in three multiplications
+    let mut v = x.checked_shl(8 * (8 - n) as u32).unwrap_or(0);
+    v = (v.wrapping_mul(10) + (v >> 8)) & 0x00ff_00ff_00ff_00ff;
+    v = (v.wrapping_mul(100) + (v >> 16)) & 0x0000_ffff_0000_ffff;
+    v = (v.wrapping_mul(10_000) + (v >> 32)) & 0x0000_0000_ffff_ffff;
+    Some((v, n))
 }
 
 fn slow_float(s: &str) -> Option<f64> {
@@ -283,6 +345,27 @@ mod tests {
         assert_eq!((p.mantissa, p.scale, p.end), (125, 1, 7));
         for bad in ["", "-", ".5", "5.", "1234567890123456", "abc"] {
             assert_eq!(Plain::at(bad.as_bytes(), 0), None, "{bad}");
+        }
+    }
+
+    proptest::proptest! {
+        /// Read a word at a time, a number is what reading it a byte at a time gives, at
+        /// any offset and whatever follows it.
+        #[test]
+        fn plain_words_read_like_bytes(
+            parts in proptest::collection::vec(
+                proptest::sample::select(vec!["0", "1", "7", "9", ".", "-", "x", " ", ",", "/", ":"]),
+                0..24,
+            ),
+            at in 0usize..4,
+        ) {
+            let text = parts.concat();
+            let at = at.min(text.len());
+            proptest::prop_assert_eq!(
+                Plain::at(text.as_bytes(), at),
+                Plain::at_bytewise(text.as_bytes(), at),
+                "{:?} at {}", text, at
+            );
         }
     }
 

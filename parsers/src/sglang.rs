@@ -239,9 +239,76 @@ struct Layout {
     /// The text around the values: each key with the `", "` before it (but the first) and
     /// the `": "` after it, compared in one piece.
     keys: String,
-    slots: Vec<(usize, usize, Option<Field>)>,
+    slots: Vec<(Key, Option<Field>)>,
     /// No key holds a `[`: a body read against this layout holds none.
     bracket_free: bool,
+}
+
+/// A key text, with its first 16 bytes (zero-padded) and its last 16: a key of up to 32
+/// bytes (all but the MFU estimates) is compared in one or two vector compares instead of a
+/// `memcmp` call of varying length.
+#[derive(Debug, Clone)]
+struct Key {
+    head: [u8; 16],
+    tail: [u8; 16],
+    len: usize,
+    text: Box<[u8]>,
+}
+
+impl Key {
+    fn of(k: &[u8]) -> Key {
+        let mut key = Key {
+            head: [0; 16],
+            tail: [0; 16],
+            len: k.len(),
+            text: k.into(),
+        };
+        let n = k.len().min(16);
+        key.head[..n].copy_from_slice(&k[..n]);
+        if k.len() > 16 {
+            key.tail.copy_from_slice(&k[k.len() - 16..]);
+        }
+        // the text itself compares longer keys
+        key
+    }
+
+    /// Whether `b[at..]` starts with this key.
+    #[inline]
+    fn at(&self, b: &[u8], at: usize) -> bool {
+        let Some(head) = b.get(at..at + 16).filter(|_| self.len <= 32) else {
+            return b.get(at..).is_some_and(|r| r.starts_with(&self.text));
+        };
+        let eq_head = eq16(head.try_into().unwrap_or(&[0; 16]), &self.head);
+        if self.len <= 16 {
+            let need = (1u32 << self.len) - 1;
+            return eq_head & need == need;
+        }
+        match b.get(at + self.len - 16..at + self.len) {
+            Some(tail) => {
+                eq_head == 0xffff && eq16(tail.try_into().unwrap_or(&[0; 16]), &self.tail) == 0xffff
+            }
+            None => false,
+        }
+    }
+}
+
+/// Bit `k`: `a[k] == b[k]`.
+#[inline]
+fn eq16(a: &[u8; 16], b: &[u8; 16]) -> u32 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::*;
+        // SAFETY: SSE2 is part of x86_64; each load reads the 16 bytes of its array
+        unsafe {
+            let x = _mm_loadu_si128(a.as_ptr().cast());
+            let y = _mm_loadu_si128(b.as_ptr().cast());
+            _mm_movemask_epi8(_mm_cmpeq_epi8(x, y)) as u32 & 0xffff
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        (0..16).fold(0, |m, k| m | (u32::from(a[k] == b[k]) << k))
+    }
 }
 
 impl Layout {
@@ -258,7 +325,8 @@ impl Layout {
             }
             l.keys.push_str(k);
             l.keys.push_str(": ");
-            l.slots.push((start, l.keys.len() - start, field(k)));
+            l.slots
+                .push((Key::of(&l.keys.as_bytes()[start..]), field(k)));
         }
         l.bracket_free = !l.keys.contains('[');
         l
@@ -273,12 +341,13 @@ impl Layout {
         }
         let b = body.as_bytes();
         let mut pos = 0;
-        for &(ks, kl, f) in &self.slots {
+        for (key, f) in &self.slots {
             // the separator and key after a value also check where that value ended
-            if !b[pos..].starts_with(&self.keys.as_bytes()[ks..ks + kl]) {
+            if !key.at(b, pos) {
                 return false;
             }
-            let vstart = pos + kl;
+            let vstart = pos + key.len;
+            let f = *f;
             let vend = match f.and_then(|f| plain_field(s, f, b, vstart)) {
                 Some(end) => end,
                 None => {
