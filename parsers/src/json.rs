@@ -807,7 +807,7 @@ impl<'a> Scanner<'a> {
 
     /// Reads a string (the cursor on its opening quote).
     ///
-    /// Whole 64-byte blocks first ([`string_blocks`]), then the rest eight bytes at a time:
+    /// Whole 64-byte blocks first (`string_blocks`), then the rest eight bytes at a time:
     /// the three searches (quote, backslash, control character) are word-wide comparisons
     /// whose lowest flagged byte is always a true match.
     pub fn string(&mut self) -> R<Str<'a>> {

@@ -66,7 +66,7 @@ pub fn visit_str_line<'a, R>(
     line_with(text, f)
 }
 
-/// A line as [`visit_quick_str_line`] hands it over.
+/// A line as [`visit_quick_line`] hands it over.
 pub enum Quick<'l, 'a> {
     /// Parsed whole, as [`visit_str_line`] parses it.
     Line(&'l Line<'a>),
@@ -75,11 +75,10 @@ pub enum Quick<'l, 'a> {
     Stats(Stamp, Option<u32>, StepKind, &'l Gauges),
 }
 
-/// [`visit_str_line`] for readers that aggregate: an SGLang stats line in the layout of the
-/// last one is read into its gauges without building a step (a few hundred bytes, most of
-/// them never read by a report); everything else is parsed whole.
+/// [`visit_quick_line`] for a line of a chunk searched for colour codes (`ansi`: it may hold
+/// some).
 #[inline]
-pub fn visit_quick_str_line<'a, R>(
+fn visit_quick_str_line<'a, R>(
     raw: &'a str,
     scratch: &'a mut String,
     ansi: bool,
@@ -101,11 +100,14 @@ pub fn visit_quick_str_line<'a, R>(
     f(Quick::Line(&line))
 }
 
-/// [`visit_quick_str_line`] for a line of a chunk not searched for colour codes: the lines
-/// of most SGLang logs, in the scheduler's or the HTTP server's usual prefix, are read with
-/// no search at all when they cannot hold one — a stats body read against a layout with no
-/// `[` in its keys, or a message with no `[` after the stamp's (every spelling of a colour
-/// code has one). Others are searched, then read as [`visit_quick_str_line`] reads them.
+/// [`visit_str_line`] for readers that aggregate, on a line of a chunk not searched for
+/// colour codes. An SGLang stats line in the layout of the last one is read into its gauges
+/// without building a step (a few hundred bytes, most of them never read by a report);
+/// everything else is parsed whole. The lines of most SGLang logs, in the scheduler's or the
+/// HTTP server's usual prefix, are read with no search for colour codes when they cannot
+/// hold one — a stats body read against a layout with no `[` in its keys, or a message with
+/// no `[` after the stamp's (every spelling of a colour code has one). Others are searched
+/// first.
 #[inline]
 pub fn visit_quick_line<'a, R>(
     raw: &'a str,

@@ -156,7 +156,7 @@ impl Step<'_> {
     }
 }
 
-/// The values of a stats line that the report's aggregates read: what [`crate::quick`] fills
+/// The values of a stats line that the report's aggregates read: what [`crate::visit_quick_line`] fills
 /// without building a whole [`Step`] (a few hundred bytes, most of them never read there).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct Gauges {
