@@ -228,3 +228,72 @@ impl Visitor for ChunkSummary {
             .step(s.ts, Some(Engine::Sglang), s.kind, s.gauges);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::logs::{visit_chunk, ChunkOut, FileCtx};
+    use tokstat_parsers::scan::Chunk;
+    use tokstat_parsers::stamp::Calendar;
+
+    /// The summary built from whole lines only.
+    #[derive(Default)]
+    struct Whole(ChunkSummary);
+
+    impl Visitor for Whole {
+        fn line(&mut self, v: Visit<'_, '_>) {
+            self.0.line(v)
+        }
+    }
+
+    /// The report reads SGLang stats lines quickly: for every fixture log and run, the
+    /// chunk's summary and line accounting are those of whole lines.
+    #[test]
+    fn quick_lines_summarise_like_whole_ones() {
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../fixtures");
+        let mut files = Vec::new();
+        for dir in ["formats/sglang", "formats/vllm", "formats/messy", "runs"] {
+            let mut stack = vec![std::path::PathBuf::from(format!("{root}/{dir}"))];
+            while let Some(d) = stack.pop() {
+                for e in std::fs::read_dir(&d).unwrap() {
+                    let p = e.unwrap().path();
+                    if p.is_dir() {
+                        stack.push(p);
+                    } else if p.extension().is_some_and(|x| x == "log") {
+                        files.push(p);
+                    }
+                }
+            }
+        }
+        let file = FileCtx {
+            source: "x.log".into(),
+            stem: "x".into(),
+        };
+        let mut stat_lines = 0;
+        for path in &files {
+            let bytes = std::fs::read(path).unwrap();
+            let chunk = || Chunk {
+                bytes: &bytes,
+                first_line: 0,
+                calendar: Calendar::new(2026, 20_000),
+            };
+            let (ChunkOut { tally, out }, cal) =
+                visit_chunk(&file, chunk(), ChunkSummary::default());
+            let (ChunkOut { tally: t2, out: o2 }, c2) =
+                visit_chunk(&file, chunk(), Whole::default());
+            assert_eq!((tally, cal), (t2, c2), "{path:?}");
+            // by their text: points hold NaN for absent values
+            assert_eq!(
+                format!("{:?}", out.ranks),
+                format!("{:?}", o2.0.ranks),
+                "{path:?}"
+            );
+            stat_lines += out.ranks.iter().map(|r| r.1.stat_lines).sum::<u64>();
+        }
+        assert!(
+            files.len() >= 10 && stat_lines > 1000,
+            "{} files",
+            files.len()
+        );
+    }
+}
