@@ -121,7 +121,7 @@ pub fn visit_quick_line<'a, R>(
             return f(Quick::Stats(prefix.stamp, prefix.ranks.dp, kind, &g));
         }
         // the stamp's `[` opens no colour code: it is followed by a date
-        if memchr::memchr(b'[', msg.as_bytes()).is_none() {
+        if scan::find_short(b'[', msg.as_bytes()).is_none() {
             let mut line = Line {
                 prefix,
                 body: Body::Other,

@@ -51,7 +51,7 @@ impl<'a> Iterator for Lines<'a> {
         if self.rest.is_empty() {
             return None;
         }
-        match memchr::memchr(b'\n', self.rest) {
+        match newline(self.rest) {
             Some(i) => {
                 let line = &self.rest[..i];
                 self.rest = &self.rest[i + 1..];
@@ -81,7 +81,7 @@ impl<'a> Iterator for StrLines<'a> {
         if self.rest.is_empty() {
             return None;
         }
-        match memchr::memchr(b'\n', self.rest.as_bytes()) {
+        match newline(self.rest.as_bytes()) {
             Some(i) => {
                 let line = &self.rest[..i];
                 self.rest = &self.rest[i + 1..];
@@ -89,6 +89,41 @@ impl<'a> Iterator for StrLines<'a> {
             }
             None => Some(std::mem::take(&mut self.rest)),
         }
+    }
+}
+
+/// The first newline of `b` (see [`find_short`]).
+#[inline]
+fn newline(b: &[u8]) -> Option<usize> {
+    find_short(b'\n', b)
+}
+
+/// The first `c` in `b`, for searches that end within a line: log lines are a hundred-odd
+/// bytes, and 16 bytes at a time inline cost less than a `memchr` call set up for long
+/// searches (8% of a log report's time).
+#[inline]
+pub fn find_short(c: u8, b: &[u8]) -> Option<usize> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::*;
+        let mut at = 0;
+        // SAFETY: SSE2 is part of x86_64; each load reads 16 bytes inside `b`
+        unsafe {
+            let want = _mm_set1_epi8(c as i8);
+            while at + 16 <= b.len() {
+                let v = _mm_loadu_si128(b.as_ptr().add(at).cast());
+                let m = _mm_movemask_epi8(_mm_cmpeq_epi8(v, want)) as u32;
+                if m != 0 {
+                    return Some(at + m.trailing_zeros() as usize);
+                }
+                at += 16;
+            }
+        }
+        b[at..].iter().position(|&x| x == c).map(|k| at + k)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        memchr::memchr(c, b)
     }
 }
 
@@ -407,6 +442,25 @@ where
 mod tests {
     use super::*;
     use crate::stamp::days_from_civil;
+
+    proptest::proptest! {
+        /// The inline newline search finds what `memchr` finds, at any length and place.
+        #[test]
+        fn newline_finds_what_memchr_finds(
+            len in 0usize..80,
+            at in proptest::option::of(0usize..80),
+            fill in proptest::sample::select(vec![b'a', b'\r', 0u8, 0xffu8, b'\n' ^ 0x80]),
+        ) {
+            let mut b = vec![fill; len];
+            if let Some(at) = at.filter(|&a| a < len) {
+                b[at] = b'\n';
+                if at + 3 < len {
+                    b[at + 3] = b'\n';
+                }
+            }
+            proptest::prop_assert_eq!(newline(&b), memchr::memchr(b'\n', &b));
+        }
+    }
 
     /// Regression: batches are worked on from a predicted calendar while the one before
     /// drains; a chunk with two midnights (its pre-scan sees one) made every later
