@@ -132,25 +132,16 @@ pub struct ChunkOut<R> {
 pub fn visit_chunk<V: Visitor>(
     file: &FileCtx,
     chunk: Chunk<'_>,
-    mut state: V,
+    state: V,
 ) -> (ChunkOut<V>, Calendar) {
-    let mut cal = chunk.calendar;
-    let mut tally = Tally::default();
+    let mut acc = Acc {
+        file,
+        cal: chunk.calendar,
+        tally: Tally::default(),
+        state,
+    };
     let mut scratch = String::new();
-    // lines by reference: a line is a few hundred bytes, not worth a copy per call
-    let each =
-        |line_no: u64, line: &Line<'_>, cal: &mut Calendar, state: &mut V, tally: &mut Tally| {
-            let ts = cal.resolve(line.prefix.stamp);
-            tally.count(line_no, &line.body);
-            if !matches!(line.body, Body::Other | Body::Malformed(_)) {
-                state.line(Visit {
-                    file,
-                    line_no,
-                    ts,
-                    line,
-                });
-            }
-        };
+    let line_no = |i: usize| chunk.first_line + i as u64 + 1;
     // validating the whole chunk once is much cheaper than each line; a chunk with invalid
     // bytes falls back to per-line validation (and replacement)
     match tokstat_parsers::text::utf8(chunk.bytes) {
@@ -158,14 +149,14 @@ pub fn visit_chunk<V: Visitor>(
             // lines read quickly are searched for colour codes one by one, and only when
             // they might hold one: most logs have none
             for (i, raw) in str_lines(text).enumerate() {
-                let line_no = chunk.first_line + i as u64 + 1;
                 tokstat_parsers::visit_quick_line(raw, &mut scratch, |q| match q {
-                    Quick::Line(line) => each(line_no, line, &mut cal, &mut state, &mut tally),
+                    Quick::Line(line) => acc.line(line_no(i), line),
                     Quick::Stats(stamp, dp, kind, gauges) => {
-                        tally.total += 1;
-                        tally.parsed += 1;
-                        state.stats(Stats {
-                            ts: cal.resolve(stamp),
+                        acc.tally.total += 1;
+                        acc.tally.parsed += 1;
+                        let ts = acc.cal.resolve(stamp);
+                        acc.state.stats(Stats {
+                            ts,
                             dp,
                             kind,
                             gauges,
@@ -179,31 +170,47 @@ pub fn visit_chunk<V: Visitor>(
             let ansi = tokstat_parsers::prefix::has_ansi(chunk.bytes);
             for (i, raw) in str_lines(text).enumerate() {
                 tokstat_parsers::visit_str_line(raw, &mut scratch, ansi, |line| {
-                    each(
-                        chunk.first_line + i as u64 + 1,
-                        line,
-                        &mut cal,
-                        &mut state,
-                        &mut tally,
-                    )
+                    acc.line(line_no(i), line)
                 });
             }
         }
         None => {
             for (i, raw) in lines(chunk.bytes).enumerate() {
-                tokstat_parsers::visit_line(raw, &mut scratch, |line| {
-                    each(
-                        chunk.first_line + i as u64 + 1,
-                        line,
-                        &mut cal,
-                        &mut state,
-                        &mut tally,
-                    )
-                });
+                tokstat_parsers::visit_line(raw, &mut scratch, |line| acc.line(line_no(i), line));
             }
         }
     }
-    (ChunkOut { tally, out: state }, cal)
+    let out = ChunkOut {
+        tally: acc.tally,
+        out: acc.state,
+    };
+    (out, acc.cal)
+}
+
+/// What a chunk's lines add to as they are visited.
+struct Acc<'a, V> {
+    file: &'a FileCtx,
+    cal: Calendar,
+    tally: Tally,
+    state: V,
+}
+
+impl<V: Visitor> Acc<'_, V> {
+    /// A line parsed whole (lent by reference: a line is a few hundred bytes, not worth a
+    /// copy per call).
+    #[inline]
+    fn line(&mut self, line_no: u64, line: &Line<'_>) {
+        let ts = self.cal.resolve(line.prefix.stamp);
+        self.tally.count(line_no, &line.body);
+        if !matches!(line.body, Body::Other | Body::Malformed(_)) {
+            self.state.line(Visit {
+                file: self.file,
+                line_no,
+                ts,
+                line,
+            });
+        }
+    }
 }
 
 /// Options for completing stamps.
