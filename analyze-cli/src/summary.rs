@@ -203,7 +203,10 @@ impl Visitor for ChunkSummary {
         match &v.line.body {
             Body::Step(s) => match s.kind {
                 Some(kind) => inst.step(v.ts, s.engine, kind, &s.gauges()),
-                None => inst.stamp(v.ts),
+                None => {
+                    inst.stamp(v.ts);
+                    inst.engine = inst.engine.or(s.engine.map(|e| e.as_str()));
+                }
             },
             body => {
                 inst.stamp(v.ts);
