@@ -236,9 +236,8 @@ thread_local! {
 /// difference falls back to the general reading, which then records the new layout.
 #[derive(Debug, Default)]
 struct Layout {
-    /// The text around the values: each key with the `", "` before it (but the first) and
+    /// The text around each value: its key with the `", "` before it (but the first) and
     /// the `": "` after it, compared in one piece.
-    keys: String,
     slots: Vec<(Key, Option<Field>)>,
     /// No key holds a `[`: a body read against this layout holds none.
     bracket_free: bool,
@@ -246,7 +245,7 @@ struct Layout {
 
 /// A key text, with its first 16 bytes (zero-padded) and its last 16: a key of up to 32
 /// bytes (all but the MFU estimates) is compared in one or two vector compares instead of a
-/// `memcmp` call of varying length.
+/// `memcmp` call of varying length; longer ones by their text.
 #[derive(Debug, Clone)]
 struct Key {
     head: [u8; 16],
@@ -268,7 +267,6 @@ impl Key {
         if k.len() > 16 {
             key.tail.copy_from_slice(&k[k.len() - 16..]);
         }
-        // the text itself compares longer keys
         key
     }
 
@@ -319,16 +317,11 @@ impl Layout {
             if k.is_empty() || v.contains(", ") {
                 return Layout::default();
             }
-            let start = l.keys.len();
-            if start > 0 {
-                l.keys.push_str(", ");
-            }
-            l.keys.push_str(k);
-            l.keys.push_str(": ");
-            l.slots
-                .push((Key::of(&l.keys.as_bytes()[start..]), field(k)));
+            let sep = if l.slots.is_empty() { "" } else { ", " };
+            let text = format!("{sep}{k}: ");
+            l.slots.push((Key::of(text.as_bytes()), field(k)));
         }
-        l.bracket_free = !l.keys.contains('[');
+        l.bracket_free = l.slots.iter().all(|(key, _)| !key.text.contains(&b'['));
         l
     }
 
