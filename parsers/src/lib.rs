@@ -173,8 +173,43 @@ fn classify<'a>(style: Style, level: Option<prefix::Level>, msg: &'a str, out: &
     }
 }
 
+/// What the parser tests share: the fixture lines, and lines with one character changed.
+#[cfg(test)]
+pub(crate) mod testing {
+    /// Every line of the fixture logs in these folders of `fixtures/formats`.
+    pub fn fixture_lines(folders: &[&str]) -> Vec<String> {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../fixtures/formats");
+        let mut lines = Vec::new();
+        for sub in folders {
+            for e in std::fs::read_dir(format!("{dir}/{sub}")).unwrap() {
+                let text = std::fs::read(e.unwrap().path()).unwrap();
+                lines.extend(String::from_utf8_lossy(&text).lines().map(str::to_owned));
+            }
+        }
+        lines
+    }
+
+    /// `line` with the character at each place before `upto` replaced by each of `with`.
+    pub fn mutations<'a>(
+        line: &'a str,
+        upto: usize,
+        with: &'a [&'a str],
+    ) -> impl Iterator<Item = String> + 'a {
+        (0..line.len().min(upto))
+            .filter(|&at| line.is_char_boundary(at) && line.is_char_boundary(at + 1))
+            .flat_map(move |at| {
+                with.iter().map(move |c| {
+                    let mut m = line.to_owned();
+                    m.replace_range(at..at + 1, c);
+                    m
+                })
+            })
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    use super::testing::{fixture_lines, mutations};
     use super::*;
 
     /// What the quick reading of a line gives is what the general reading gives: the same
@@ -183,7 +218,6 @@ mod tests {
     /// itself (its layout cached) and after other layouts.
     #[test]
     fn quick_lines_read_like_the_general_reading() {
-        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../fixtures/formats");
         let mut lines: Vec<String> = vec![
             "[2026-05-10 00:00:01] INFO:     127.0.0.1:48925 - \"POST /v1 HTTP/1.1\" 200 OK".into(),
             "[2026-05-10 00:00:02 TP0] Decode batch, #running-req: 64, #token: 67873, token usage: 0.06, cuda graph: True, gen throughput (token/s): 790.97, #queue-req: 490\r".into(),
@@ -194,12 +228,7 @@ mod tests {
             "[2026-05-10 00:00:03] INFO:     Application startup complete.[0m".into(),
             "[2026-05-10 00:00:03 DP1 TP0] Decode batch, #running-req: 64, #token: 1".into(),
         ];
-        for sub in ["sglang", "vllm", "messy"] {
-            for e in std::fs::read_dir(format!("{dir}/{sub}")).unwrap() {
-                let text = std::fs::read(e.unwrap().path()).unwrap();
-                lines.extend(String::from_utf8_lossy(&text).lines().map(str::to_owned));
-            }
-        }
+        lines.extend(fixture_lines(&["sglang", "vllm", "messy"]));
         let (mut stats, mut checked) = (0, 0);
         let mut check = |l: &str| {
             checked += 1;
@@ -233,14 +262,8 @@ mod tests {
         for l in &lines {
             check(l);
             check(l);
-            for at in 0..l.len() {
-                for c in ["[", " ", "0", ",", "\u{1b}", "é"] {
-                    if l.is_char_boundary(at) && l.is_char_boundary(at + 1) {
-                        let mut m = l.clone();
-                        m.replace_range(at..at + 1, c);
-                        check(&m);
-                    }
-                }
+            for m in mutations(l, l.len(), &["[", " ", "0", ",", "\u{1b}", "é"]) {
+                check(&m);
             }
             // after another layout
             check("[2026-05-10 00:00:02 TP0] Decode batch, #running-req: 1");

@@ -615,18 +615,12 @@ mod tests {
     /// of their first 30 replaced by each of a set of look-alikes.
     #[test]
     fn common_prefixes_read_like_the_general_reading() {
-        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../fixtures/formats");
         let mut lines: Vec<String> = vec![
             "[2026-05-10 00:00:01] INFO:     127.0.0.1:48925 - \"POST /v1 HTTP/1.1\" 200 OK".into(),
             "[2026-05-10 23:59:60 TP7] Decode batch, #running-req: 1".into(),
             "[2026-05-10 00:00:00 TP12] Prefill batch, #new-seq: 1".into(),
         ];
-        for sub in ["sglang", "vllm", "messy"] {
-            for e in std::fs::read_dir(format!("{dir}/{sub}")).unwrap() {
-                let text = std::fs::read(e.unwrap().path()).unwrap();
-                lines.extend(String::from_utf8_lossy(&text).lines().map(str::to_owned));
-            }
-        }
+        lines.extend(crate::testing::fixture_lines(&["sglang", "vllm", "messy"]));
         let (mut answered, mut checked) = (0, 0);
         let mut check = |l: &str| {
             checked += 1;
@@ -640,16 +634,11 @@ mod tests {
         };
         for l in &lines {
             check(l);
-            for at in 0..l.len().min(30) {
-                for c in [
-                    "[", "]", " ", "0", "6", "9", "-", ":", ".", "T", "P", "x", "é",
-                ] {
-                    if l.is_char_boundary(at) && l.is_char_boundary(at + 1) {
-                        let mut m = l.clone();
-                        m.replace_range(at..at + 1, c);
-                        check(&m);
-                    }
-                }
+            let with = [
+                "[", "]", " ", "0", "6", "9", "-", ":", ".", "T", "P", "x", "é",
+            ];
+            for m in crate::testing::mutations(l, 30, &with) {
+                check(&m);
             }
         }
         assert!(

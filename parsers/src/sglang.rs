@@ -753,7 +753,6 @@ mod tests {
     /// quickly after the general reading left its layout cached (and after another layout).
     #[test]
     fn quick_reading_gives_the_gauges_of_the_general_reading() {
-        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../fixtures/formats");
         let mut msgs: Vec<String> = vec![
             "Decode batch, #running-req: 64, #token: 67873, token usage: 0.06, cuda graph: True, gen throughput (token/s): 790.97, #queue-req: 490".into(),
             "Prefill batch, #new-seq: 3, #new-token: 3056, #cached-token: 472, token usage: 0.00, #running-req: 1, #queue-req: 496".into(),
@@ -763,15 +762,10 @@ mod tests {
             "Decode batch, #token: 2, token usage: 0.5".into(),
             "Prefill batch, #cached-token: 2, token usage: 0.5".into(),
         ];
-        for sub in ["sglang", "messy"] {
-            for e in std::fs::read_dir(format!("{dir}/{sub}")).unwrap() {
-                let text = std::fs::read(e.unwrap().path()).unwrap();
-                for l in String::from_utf8_lossy(&text).lines() {
-                    let msg = crate::prefix::split(l).1;
-                    if msg.contains(" batch") {
-                        msgs.push(msg.to_owned());
-                    }
-                }
+        for l in crate::testing::fixture_lines(&["sglang", "messy"]) {
+            let msg = crate::prefix::split(&l).1;
+            if msg.contains(" batch") {
+                msgs.push(msg.to_owned());
             }
         }
         let (mut answered, mut checked) = (0, 0);
@@ -786,14 +780,9 @@ mod tests {
         };
         for m in &msgs {
             check(m);
-            for at in 0..m.len() {
-                for c in [",", " ", ".", "0", "-", ":", "e", "x", "é"] {
-                    if m.is_char_boundary(at) && m.is_char_boundary(at + 1) {
-                        let mut x = m.clone();
-                        x.replace_range(at..at + 1, c);
-                        check(&x);
-                    }
-                }
+            let with = [",", " ", ".", "0", "-", ":", "e", "x", "é"];
+            for x in crate::testing::mutations(m, m.len(), &with) {
+                check(&x);
             }
         }
         assert!(
