@@ -338,13 +338,12 @@ fn blocks_with(
             let mut us = follow & u;
             // `\uXXXX` escapes: the four hex digits of all of them in one vector test,
             // unless one may be a surrogate (first digit `d`: pairs are checked one by one),
-            // reaches past the block, or is not valid (one by one, for the exact error)
-            let one_by_one = us != 0
-                && (us >> 60 != 0 || {
-                    let (hex, d) = hex_chars(block);
-                    let need = (us << 1) | (us << 2) | (us << 3) | (us << 4);
-                    need & !hex != 0 || (us << 1) & d != 0
-                });
+            // reaches past the block, or is not valid (one by one, for the exact error).
+            // Without a branch on whether the block has any: in text with `\u` escapes in
+            // some blocks and not in others, that branch is a coin toss
+            let (hex, d) = hex_chars(block);
+            let need = (us << 1) | (us << 2) | (us << 3) | (us << 4);
+            let one_by_one = (us >> 60 != 0) | (need & !hex != 0) | ((us << 1) & d != 0);
             if !one_by_one {
                 us = 0;
             }
