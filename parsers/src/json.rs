@@ -1450,6 +1450,45 @@ mod tests {
         assert_eq!(sc.string().unwrap().char_count(), 8);
     }
 
+    /// `\u` escapes at every offset around the 64-byte blocks of the vector scan (one in a
+    /// block's last four bytes has digits in the next block, or past the last one): valid
+    /// ones, surrogate pairs, and invalid ones, which are reported at their backslash as
+    /// serde_json rejects them.
+    #[test]
+    fn escapes_across_blocks_read_like_serde() {
+        let escapes: [(&str, bool); 7] = [
+            (r"\u00e9", true),
+            (r"\ud83d\ude00", true),
+            (r"\u4e2D", true),
+            (r"\ud83d", false),
+            (r"\ude00", false),
+            (r"\u12G4", false),
+            (r"\u12", false),
+        ];
+        let mut checked = 0;
+        for k in 0..200 {
+            for (esc, ok) in escapes {
+                for tail in [0, 2, 3, 70] {
+                    let mut doc = b"\"".to_vec();
+                    doc.extend(std::iter::repeat_n(b'a', k));
+                    doc.extend_from_slice(esc.as_bytes());
+                    doc.extend(std::iter::repeat_n(b'x', tail));
+                    doc.push(b'"');
+                    let theirs = serde_json::from_slice::<String>(&doc);
+                    assert_eq!(theirs.is_ok(), ok, "{esc} {k} {tail}");
+                    let ours = Scanner::new(&doc).string();
+                    match (ours, theirs) {
+                        (Ok(s), Ok(t)) => assert_eq!(s.decode(), t, "{esc} {k} {tail}"),
+                        (Err(e), Err(_)) => assert_eq!(e.at, 1 + k, "{esc} {k} {tail}"),
+                        (o, t) => panic!("{esc} {k} {tail}: {o:?} vs {t:?}"),
+                    }
+                    checked += 1;
+                }
+            }
+        }
+        assert_eq!(checked, 200 * 7 * 4);
+    }
+
     #[test]
     fn surrogates_pair_up_like_serde() {
         // found by the string differential test: lone surrogates are errors in serde_json
