@@ -10,7 +10,7 @@
 //! extra pass only where a log is odd.
 
 use crate::prefix::stamp_of;
-use crate::source::{split_lines, Data, StreamChunks};
+use crate::source::{release, Data, Grid, StreamChunks};
 use crate::stamp::{Calendar, Stamp};
 use rayon::prelude::*;
 use std::io;
@@ -141,7 +141,15 @@ struct Pre {
     last: Stamp,
 }
 
-fn prescan(bytes: &[u8], count: bool) -> Pre {
+fn prescan(bytes: &[u8], stamps: bool, count: bool) -> Pre {
+    let lines_ = if count { count_lines(bytes) } else { 0 };
+    if !stamps {
+        return Pre {
+            lines: lines_,
+            first: Stamp::None,
+            last: Stamp::None,
+        };
+    }
     let mut scratch = String::new();
     let first = lines(bytes)
         .take(PRESCAN_LINES)
@@ -156,7 +164,7 @@ fn prescan(bytes: &[u8], count: bool) -> Pre {
         .find(Stamp::is_some)
         .unwrap_or_default();
     Pre {
-        lines: if count { count_lines(bytes) } else { 0 },
+        lines: lines_,
         first,
         last,
     }
@@ -179,49 +187,104 @@ struct Done<'a, R> {
     results: Vec<(R, Calendar)>,
 }
 
+/// The chunks of a batch: a stream's, already cut, or a run of a [`Grid`]'s cells over a
+/// file, cut by the workers.
+#[derive(Clone, Copy)]
+enum Batch<'a> {
+    Cut(&'a [&'a [u8]]),
+    Cells {
+        grid: Grid<'a>,
+        from: usize,
+        to: usize,
+    },
+}
+
+impl<'a> Batch<'a> {
+    fn len(&self) -> usize {
+        match self {
+            Batch::Cut(c) => c.len(),
+            Batch::Cells { from, to, .. } => to - from,
+        }
+    }
+
+    fn get(&self, i: usize) -> &'a [u8] {
+        match self {
+            Batch::Cut(c) => c[i],
+            Batch::Cells { grid, from, .. } => grid.cell(from + i),
+        }
+    }
+}
+
+/// Called with each chunk once it has been worked on (see [`release`]).
+type Release<'r> = Option<&'r (dyn Fn(&[u8]) + Sync)>;
+
 /// Works on a batch of chunks in parallel, from where the batch before left `at` (by its
-/// pre-scan: the real calendar is checked when the batch is drained).
-fn work_batch<'a, R, W>(chunks: &[&'a [u8]], at: &mut Cursor, mode: Mode, work: &W) -> Done<'a, R>
+/// pre-scan: the real calendar is checked when the batch is drained). Chunks no line starts
+/// in (cells inside a line longer than a cell) are left out.
+fn work_batch<'a, R, W>(
+    batch: Batch<'a>,
+    at: &mut Cursor,
+    mode: Mode,
+    work: &W,
+    done_with: Release<'_>,
+) -> Done<'a, R>
 where
     R: Send,
     W: Fn(Chunk<'_>) -> (R, Calendar) + Sync,
 {
-    // without stamps there is nothing sequential to pre-compute: chunks get relative line
-    // numbers (from 0) and the caller adds the lines of the chunks before (see `Mode::count`)
-    let pre: Vec<Pre> = if mode.stamps {
-        chunks.par_iter().map(|c| prescan(c, mode.count)).collect()
-    } else {
-        chunks
-            .iter()
-            .map(|_| Pre {
-                lines: 0,
-                first: Stamp::None,
-                last: Stamp::None,
-            })
+    // without stamps or counts there is nothing sequential to pre-compute: chunks get
+    // relative line numbers (from 0) and the caller adds the lines of the chunks before (see
+    // `Mode::count`), and each worker cuts its own chunk as it takes it
+    let pre: Vec<(&'a [u8], Pre)> = if mode.stamps || mode.count {
+        (0..batch.len())
+            .into_par_iter()
+            .map(|i| batch.get(i))
+            .filter(|c| !c.is_empty())
+            .map(|c| (c, prescan(c, mode.stamps, mode.count)))
             .collect()
+    } else {
+        Vec::new()
     };
-    let mut starts = Vec::with_capacity(chunks.len());
-    for p in &pre {
+    let mut starts = Vec::with_capacity(pre.len());
+    for (_, p) in &pre {
         starts.push((at.line, at.calendar));
         at.line += p.lines;
         at.calendar.resolve(p.first);
         at.calendar.resolve(p.last);
     }
-    let results = chunks
-        .par_iter()
-        .zip(starts.par_iter())
-        .map(|(bytes, &(first_line, calendar))| {
-            work(Chunk {
-                bytes,
-                first_line,
-                calendar,
-            })
-        })
-        .collect();
+    let run = |bytes: &'a [u8], (first_line, calendar)| {
+        let r = work(Chunk {
+            bytes,
+            first_line,
+            calendar,
+        });
+        if let Some(f) = done_with {
+            f(bytes);
+        }
+        (bytes, r)
+    };
+    let worked: Vec<(&'a [u8], (R, Calendar))> = if pre.is_empty() {
+        let start = (at.line, at.calendar);
+        (0..batch.len())
+            .into_par_iter()
+            .map(|i| batch.get(i))
+            .filter(|c| !c.is_empty())
+            .map(|c| run(c, start))
+            .collect()
+    } else {
+        pre.par_iter()
+            .zip(starts.par_iter())
+            .map(|(&(c, _), &start)| run(c, start))
+            .collect()
+    };
+    let (chunks, results): (Vec<_>, Vec<_>) = worked.into_iter().unzip();
+    if starts.is_empty() {
+        starts = vec![(at.line, at.calendar); chunks.len()];
+    }
     Done {
-        chunks: chunks.to_vec(),
+        chunks,
         starts,
-        stamps: pre.iter().map(|p| (p.first, p.last)).collect(),
+        stamps: pre.iter().map(|(_, p)| (p.first, p.last)).collect(),
         results,
     }
 }
@@ -257,12 +320,13 @@ where
 /// sink's serial work (merging a chunk's series, say) overlaps the parallel scan instead of
 /// leaving the cores idle.
 fn pipeline<'a, R, W, S>(
-    groups: impl Iterator<Item = &'a [&'a [u8]]>,
+    groups: impl Iterator<Item = Batch<'a>>,
     at: &mut Cursor,
     mode: Mode,
     work: &W,
     sink: &mut S,
     pool: Option<&rayon::ThreadPool>,
+    done_with: Release<'_>,
 ) where
     R: Send,
     W: Fn(Chunk<'_>) -> (R, Calendar) + Sync,
@@ -277,7 +341,7 @@ fn pipeline<'a, R, W, S>(
             ($($scope:tt)+) => {
                 $($scope)+(|s| {
                     let (next, at) = (&mut next, &mut *at);
-                    s.spawn(move |_| *next = Some(work_batch(group, at, mode, work)));
+                    s.spawn(move |_| *next = Some(work_batch(group, at, mode, work, done_with)));
                     if let Some(done) = pending.take() {
                         drain(done, &mut real, work, sink);
                     }
@@ -381,13 +445,18 @@ where
     // the mode, so that reading from a pipe stays within a few tens of megabytes
     let per_stream_batch = STREAM_BATCH * threads;
     let mut at = Cursor { line: 0, calendar };
-    let mut whole = |bytes: &[u8], at: &mut Cursor| {
-        let chunks = split_lines(bytes, chunk);
-        pipeline(chunks.chunks(per_batch), at, mode, &work, &mut sink, None);
+    let mut whole = |bytes: &[u8], at: &mut Cursor, done_with: Release<'_>| {
+        let grid = Grid::new(bytes, chunk);
+        let batches = (0..grid.len()).step_by(per_batch).map(|from| Batch::Cells {
+            grid,
+            from,
+            to: (from + per_batch).min(grid.len()),
+        });
+        pipeline(batches, at, mode, &work, &mut sink, None, done_with);
     };
     match data {
-        Data::Mapped(m) => whole(&m, &mut at),
-        Data::Owned(v) => whole(&v, &mut at),
+        Data::Mapped(m) => whole(&m, &mut at, Some(&|part: &[u8]| release(&m, part))),
+        Data::Owned(v) => whole(&v, &mut at, None),
         Data::Stream(reader) => {
             let (tx, rx) = std::sync::mpsc::sync_channel::<io::Result<Vec<u8>>>(per_stream_batch);
             // the reading thread (a decompressor, often the slowest stage) keeps a core of
@@ -421,15 +490,15 @@ where
                     }
                     if pending.len() == per_stream_batch {
                         let refs: Vec<&[u8]> = pending.iter().map(Vec::as_slice).collect();
-                        let group = [&refs[..]].into_iter();
-                        pipeline(group, &mut at, mode, &work, &mut sink, pool.as_ref());
+                        let group = [Batch::Cut(&refs)].into_iter();
+                        pipeline(group, &mut at, mode, &work, &mut sink, pool.as_ref(), None);
                         pending.clear();
                     }
                 }
                 // what was read before an error is still reported
                 let refs: Vec<&[u8]> = pending.iter().map(Vec::as_slice).collect();
-                let group = [&refs[..]].into_iter();
-                pipeline(group, &mut at, mode, &work, &mut sink, pool.as_ref());
+                let group = [Batch::Cut(&refs)].into_iter();
+                pipeline(group, &mut at, mode, &work, &mut sink, pool.as_ref(), None);
                 drop(rx);
                 failed.map_or(Ok(()), Err)
             })?;
