@@ -469,9 +469,11 @@ where
                         .ok()
                 })
                 .flatten();
+            // worked-on chunks go back to the reader to be read over (see `StreamChunks`)
+            let (back, spare) = std::sync::mpsc::channel::<Vec<u8>>();
             std::thread::scope(|s| -> io::Result<()> {
                 s.spawn(move || {
-                    for chunk in StreamChunks::new(reader, chunk) {
+                    for chunk in StreamChunks::new(reader, chunk).recycle(spare) {
                         let stop = chunk.is_err();
                         if tx.send(chunk).is_err() || stop {
                             break;
@@ -492,7 +494,10 @@ where
                         let refs: Vec<&[u8]> = pending.iter().map(Vec::as_slice).collect();
                         let group = [Batch::Cut(&refs)].into_iter();
                         pipeline(group, &mut at, mode, &work, &mut sink, pool.as_ref(), None);
-                        pending.clear();
+                        for c in pending.drain(..) {
+                            // the reader is gone only after an error, which ends this loop
+                            let _ = back.send(c);
+                        }
                     }
                 }
                 // what was read before an error is still reported

@@ -401,11 +401,18 @@ pub fn release(map: &memmap2::Mmap, part: &[u8]) {
 }
 
 /// Reads a stream into owned chunks of about `target` bytes ending on a newline.
+///
+/// Buffers the consumer is done with can be handed back through [`StreamChunks::recycle`]:
+/// their bytes are already initialised, so the next chunk is read over them instead of into
+/// a zeroed new buffer. The zeroing was a `memset` of the whole stream on the reading thread
+/// — the decompressor's, the slowest stage — 7% of a `.zst` report's samples.
 pub struct StreamChunks {
     reader: Box<dyn Read + Send>,
+    /// The start of a line the last chunk cut off.
     carry: Vec<u8>,
     target: usize,
     done: bool,
+    spare: Option<std::sync::mpsc::Receiver<Vec<u8>>>,
 }
 
 impl StreamChunks {
@@ -413,9 +420,16 @@ impl StreamChunks {
         StreamChunks {
             reader,
             carry: Vec::new(),
-            target,
+            target: target.max(1),
             done: false,
+            spare: None,
         }
+    }
+
+    /// Takes buffers to read into from `spare` when it has some (any length, any contents).
+    pub fn recycle(mut self, spare: std::sync::mpsc::Receiver<Vec<u8>>) -> StreamChunks {
+        self.spare = Some(spare);
+        self
     }
 }
 
@@ -426,28 +440,42 @@ impl Iterator for StreamChunks {
         if self.done {
             return None;
         }
-        let mut buf = std::mem::take(&mut self.carry);
-        buf.reserve(self.target + 64 * 1024);
+        // the whole of `buf` is initialised; `len` bytes of it are the chunk so far
+        let mut buf = self
+            .spare
+            .as_ref()
+            .and_then(|r| r.try_recv().ok())
+            .unwrap_or_default();
+        let full = self.target + 64 * 1024;
+        let mut len = self.carry.len();
+        if buf.len() < len {
+            buf.resize(len, 0);
+        }
+        buf[..len].copy_from_slice(&self.carry);
         loop {
-            let len = buf.len();
             if len >= self.target {
-                if let Some(i) = memchr::memrchr(b'\n', &buf[self.target / 2..]) {
-                    let cut = self.target / 2 + i + 1;
-                    self.carry = buf[cut..].to_vec();
+                let half = self.target / 2;
+                if let Some(i) = memchr::memrchr(b'\n', &buf[half..len]) {
+                    let cut = half + i + 1;
+                    self.carry.clear();
+                    self.carry.extend_from_slice(&buf[cut..len]);
                     buf.truncate(cut);
                     return Some(Ok(buf));
                 }
             }
-            let spare = (self.target + 64 * 1024).saturating_sub(len).max(64 * 1024);
-            buf.resize(len + spare, 0);
-            match self.reader.read(&mut buf[len..]) {
+            let want = full.saturating_sub(len).max(64 * 1024);
+            if buf.len() < len + want {
+                // zeroes only what the buffer never held
+                buf.resize(len + want, 0);
+            }
+            match self.reader.read(&mut buf[len..len + want]) {
                 Ok(0) => {
                     buf.truncate(len);
                     self.done = true;
                     return if buf.is_empty() { None } else { Some(Ok(buf)) };
                 }
-                Ok(n) => buf.truncate(len + n),
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => buf.truncate(len),
+                Ok(n) => len += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => {
                     self.done = true;
                     return Some(Err(e));
@@ -532,6 +560,44 @@ mod tests {
         assert!(map[..] == data[..]);
         drop(map);
         std::fs::remove_file(&path).unwrap();
+    }
+
+    proptest::proptest! {
+        /// A stream's chunks end on newlines and join up to the stream, whether they are
+        /// read into new buffers or into recycled ones full of other bytes.
+        #[test]
+        fn stream_chunks_join_up(
+            lines in proptest::collection::vec(0usize..300, 0..40),
+            target in 1usize..200,
+            recycled in proptest::collection::vec(0usize..2000, 0..6),
+        ) {
+            let mut data = Vec::new();
+            for (k, &len) in lines.iter().enumerate() {
+                data.extend(std::iter::repeat_n(b'a' + (k % 26) as u8, len));
+                data.push(b'\n');
+            }
+            data.pop();
+            let (tx, rx) = std::sync::mpsc::channel();
+            for &n in &recycled {
+                tx.send(vec![b'Z'; n]).unwrap();
+            }
+            let chunks = StreamChunks::new(Box::new(io::Cursor::new(data.clone())), target)
+                .recycle(rx);
+            let mut joined = Vec::new();
+            let mut count = 0;
+            for c in chunks {
+                let c = c.unwrap();
+                joined.extend_from_slice(&c);
+                count += 1;
+                if joined.len() < data.len() {
+                    proptest::prop_assert!(c.ends_with(b"\n"));
+                }
+                // handed back at once: the next chunk is read over this one's bytes
+                tx.send(c).unwrap();
+            }
+            proptest::prop_assert_eq!(&joined, &data);
+            proptest::prop_assert_eq!(count == 0, data.is_empty());
+        }
     }
 
     #[test]
