@@ -1,4 +1,7 @@
-//! The parallel chunked scan over any bytes sees every line exactly once, in order.
+//! The parallel chunked scan over any bytes sees every line exactly once, in order: the
+//! chunks join up to the input, end on newlines, and their line counts add up — in the log
+//! mode (pre-scanned stamps, absolute line numbers) and in the record mode (chunks cut by the
+//! workers themselves), at any chunk size.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 use tokstat_parsers::scan::{lines, scan, Mode};
@@ -7,16 +10,27 @@ use tokstat_parsers::stamp::Calendar;
 
 fuzz_target!(|data: &[u8]| {
     let Some((&k, rest)) = data.split_first() else { return };
+    let mode = if k & 0x80 == 0 { Mode::LOG } else { Mode::RECORDS };
+    let mode = Mode { chunk: usize::from(k & 0x7f) + 1, ..mode };
+    let mut joined = Vec::new();
     let mut got = 0u64;
-    let n = scan(Data::Owned(rest.to_vec()), Calendar::new(2026, 0), Mode { chunk: usize::from(k) + 1, ..Mode::LOG }, |c| {
+    let n = scan(Data::Owned(rest.to_vec()), Calendar::new(2026, 0), mode, |c| {
         let mut scratch = String::new();
         let mut cal = c.calendar;
         for l in lines(c.bytes) {
             let line = tokstat_parsers::parse_line(l, &mut scratch);
             cal.resolve(line.prefix.stamp);
         }
-        (lines(c.bytes).count() as u64, cal)
-    }, |n| got += n).unwrap();
-    assert_eq!(n, got);
-    assert_eq!(n, lines(rest).count() as u64);
+        ((c.bytes.to_vec(), lines(c.bytes).count() as u64), cal)
+    }, |(bytes, n)| {
+        assert!(!bytes.is_empty());
+        assert!(joined.is_empty() || joined.ends_with(b"\n"));
+        joined.extend_from_slice(&bytes);
+        got += n;
+    }).unwrap();
+    assert_eq!(joined, rest);
+    assert_eq!(got, lines(rest).count() as u64);
+    if mode.count {
+        assert_eq!(n, got);
+    }
 });
