@@ -22,6 +22,7 @@ if command -v hyperfine >/dev/null; then
     -n 'wc -l' "wc -l $f" \
     -n 'tokstat report --format json' "$t report --format json -q $f" \
     -n 'duckdb read_json + quantile_cont' "python3 bench/duckdb_completions.py $f"
+  python3 bench/pairs.py 20 "$f" 'wc -l {f}' "$t report --format json -q {f}"
   hyperfine --warmup 1 --runs 5 \
     -n 'zstd -dc > /dev/null' "zstd -dc $f.zst" \
     -n 'tokstat report (.zst)' "$t report --format json -q $f.zst"
