@@ -192,3 +192,46 @@ fn benchmark_result_files_become_requests() {
     let (code, _, err) = tokstat(&["report", "--slo", "ttft=fast", "x"]);
     assert_eq!(code, 2, "{err}");
 }
+
+/// Many small batch files are read side by side, yet the report is the one of their records
+/// in file order: the same figures as one file holding them all, and every file accounted
+/// for in the order given, logs among them (read in order, after the JSON files were read).
+#[test]
+fn a_folder_of_batches_reads_like_one_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let batch = std::fs::read_to_string(fixture("runs/completions/batch_000.jsonl")).unwrap();
+    let lines: Vec<&str> = batch.lines().collect();
+    let mut all = String::new();
+    for (k, part) in lines.chunks(7).enumerate() {
+        let text: String = part.iter().map(|l| format!("{l}\n")).collect();
+        // the log sorts between the first half and the second
+        let name = format!("{}{k:03}.jsonl", if k < 36 { 'a' } else { 'z' });
+        std::fs::write(dir.path().join(name), &text).unwrap();
+        all.push_str(&text);
+    }
+    let log = fixture("runs/demo/sglang_gpu0.log");
+    std::fs::copy(&log, dir.path().join("sglang_gpu0.log")).unwrap();
+    let other = tempfile::tempdir().unwrap();
+    let one = other.path().join("all.jsonl");
+    std::fs::write(&one, &all).unwrap();
+    let folder = dir.path().display().to_string();
+    let v = report_json(&[&folder]);
+    let w = report_json(&[&one.display().to_string(), &log]);
+    assert_eq!(v["completions"], w["completions"]);
+    assert_eq!(v["completions"]["count"], 500);
+    assert_eq!(v["instances"], w["instances"]);
+    let sources: Vec<String> = v["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            let s = f["source"].as_str().unwrap();
+            s.rsplit('/').next().unwrap().to_string()
+        })
+        .collect();
+    let mut want: Vec<String> = (0..lines.len().div_ceil(7))
+        .map(|k| format!("{}{k:03}.jsonl", if k < 36 { 'a' } else { 'z' }))
+        .collect();
+    want.insert(36, "sglang_gpu0.log".into());
+    assert_eq!(sources, want);
+}

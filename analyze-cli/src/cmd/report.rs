@@ -13,12 +13,14 @@ use crate::render::num::{duration, group, opt};
 use crate::summary::{ChunkSummary, Instance, Summary as LogSummary};
 use anyhow::Result;
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, Table};
+use rayon::prelude::*;
 use serde_json::{json, Value};
 use std::io::Write;
 use tokstat_parsers::bench::Run;
 use tokstat_parsers::completion::Paths;
 use tokstat_parsers::detect::Kind;
 use tokstat_parsers::scan::Chunk;
+use tokstat_parsers::source::Input;
 use tokstat_parsers::stamp::Calendar;
 
 /// Everything read from the inputs.
@@ -37,6 +39,23 @@ fn log_work(file: &FileCtx, chunk: Chunk<'_>) -> (ChunkOut<ChunkSummary>, Calend
     visit_chunk(file, chunk, ChunkSummary::default())
 }
 
+impl Read {
+    fn add_json(&mut self, input: &Input, part: records::Part, err: Option<Skipped>) {
+        self.skipped.extend(err);
+        self.rows.extend(part.rows);
+        self.runs.extend(part.runs);
+        self.dropped_choices += part.dropped_choices;
+        self.files.push((
+            FileCtx {
+                source: input.display(),
+                stem: input.stem(),
+            },
+            part.tally,
+            Kind::Json,
+        ));
+    }
+}
+
 fn read(args: &InputArgs, c: &CompletionArgs) -> Result<Read> {
     let inputs = logs::inputs(args)?;
     let dates = Dates::from_args(args)?;
@@ -46,7 +65,29 @@ fn read(args: &InputArgs, c: &CompletionArgs) -> Result<Read> {
     };
     let mut r = Read::default();
     let names = tokstat_parsers::source::instance_names(&inputs);
-    for (input, name) in inputs.iter().zip(names) {
+    // JSON inputs are independent of each other: they are read side by side, each also in
+    // parallel chunks. A folder of 500-record batch files is hundreds of files too small to
+    // split, which read one after the other kept a core idle (727 files of 275 KB: 1.64x the
+    // time of the same records in one file). Other inputs are opened again below, in order
+    // (logs of one instance build on each other); stdin can be read only once.
+    let json: Vec<Option<(records::Part, Option<Skipped>)>> = inputs
+        .par_iter()
+        .map(|input| {
+            if *input == Input::Stdin {
+                return None;
+            }
+            let opened = logs::open(input);
+            match (opened.kind, opened.source) {
+                (Kind::Json, Ok(src)) => Some(records::read_json(input, src, &paths)),
+                _ => None,
+            }
+        })
+        .collect();
+    for ((input, name), read) in inputs.iter().zip(names).zip(json) {
+        if let Some((part, err)) = read {
+            r.add_json(input, part, err);
+            continue;
+        }
         let opened = logs::open(input);
         let src = match opened.source {
             Ok(s) => s,
@@ -72,18 +113,7 @@ fn read(args: &InputArgs, c: &CompletionArgs) -> Result<Read> {
             }
             Kind::Json => {
                 let (part, err) = records::read_json(input, src, &paths);
-                r.skipped.extend(err);
-                r.rows.extend(part.rows);
-                r.runs.extend(part.runs);
-                r.dropped_choices += part.dropped_choices;
-                r.files.push((
-                    FileCtx {
-                        source: input.display(),
-                        stem: input.stem(),
-                    },
-                    part.tally,
-                    Kind::Json,
-                ));
+                r.add_json(input, part, err);
             }
             Kind::Prometheus => {
                 let tally = match r.scrapes.read_input(input, src) {
