@@ -10,7 +10,7 @@
 //! extra pass only where a log is odd.
 
 use crate::prefix::stamp_of;
-use crate::source::{release, Data, Grid, StreamChunks};
+use crate::source::{release, Data, Filled, Grid, StreamChunks};
 use crate::stamp::{Calendar, Stamp};
 use rayon::prelude::*;
 use std::io;
@@ -447,6 +447,21 @@ where
     let mut at = Cursor { line: 0, calendar };
     let mut whole = |bytes: &[u8], at: &mut Cursor, done_with: Release<'_>| {
         let grid = Grid::new(bytes, chunk);
+        if grid.len() == 1 {
+            // one chunk is worked on here: no batch, and no wait in which this thread (maybe
+            // a worker reading many small files side by side) would take up other work
+            let (r, calendar) = work(Chunk {
+                bytes,
+                first_line: at.line,
+                calendar: at.calendar,
+            });
+            if mode.count {
+                at.line += count_lines(bytes);
+            }
+            at.calendar = calendar;
+            sink(r);
+            return;
+        }
         let batches = (0..grid.len()).step_by(per_batch).map(|from| Batch::Cells {
             grid,
             from,
@@ -458,7 +473,7 @@ where
         Data::Mapped(m) => whole(&m, &mut at, Some(&|part: &[u8]| release(&m, part))),
         Data::Owned(v) => whole(&v, &mut at, None),
         Data::Stream(reader) => {
-            let (tx, rx) = std::sync::mpsc::sync_channel::<io::Result<Vec<u8>>>(per_stream_batch);
+            let (tx, rx) = std::sync::mpsc::sync_channel::<io::Result<Filled>>(per_stream_batch);
             // the reading thread (a decompressor, often the slowest stage) keeps a core of
             // its own: parsing on every core made it wait (1.16x `zstd -dc` instead of 1.02x)
             let pool = (threads > 1)
@@ -469,18 +484,22 @@ where
                         .ok()
                 })
                 .flatten();
-            // worked-on chunks go back to the reader to be read over (see `StreamChunks`)
+            // worked-on chunks go back to the reader to be read over (see `StreamChunks`), and
+            // what is left at the end to the next stream
             let (back, spare) = std::sync::mpsc::channel::<Vec<u8>>();
             std::thread::scope(|s| -> io::Result<()> {
-                s.spawn(move || {
-                    for chunk in StreamChunks::new(reader, chunk).recycle(spare) {
+                let reading = s.spawn(move || {
+                    let mut chunks = StreamChunks::new(reader, chunk).recycle(spare);
+                    for chunk in &mut chunks {
                         let stop = chunk.is_err();
                         if tx.send(chunk).is_err() || stop {
                             break;
                         }
                     }
+                    chunks.into_spare()
                 });
-                let mut pending: Vec<Vec<u8>> = Vec::with_capacity(per_stream_batch);
+                let mut pending: Vec<Filled> = Vec::with_capacity(per_stream_batch);
+                let mut kept = Vec::new();
                 let mut failed = None;
                 for chunk in rx.iter() {
                     match chunk {
@@ -491,20 +510,26 @@ where
                         }
                     }
                     if pending.len() == per_stream_batch {
-                        let refs: Vec<&[u8]> = pending.iter().map(Vec::as_slice).collect();
+                        let refs: Vec<&[u8]> = pending.iter().map(Filled::bytes).collect();
                         let group = [Batch::Cut(&refs)].into_iter();
                         pipeline(group, &mut at, mode, &work, &mut sink, pool.as_ref(), None);
                         for c in pending.drain(..) {
-                            // the reader is gone only after an error, which ends this loop
-                            let _ = back.send(c);
+                            // a reader at its end takes no more
+                            if let Err(std::sync::mpsc::SendError(c)) = back.send(c.into_buf()) {
+                                kept.push(c);
+                            }
                         }
                     }
                 }
                 // what was read before an error is still reported
-                let refs: Vec<&[u8]> = pending.iter().map(Vec::as_slice).collect();
+                let refs: Vec<&[u8]> = pending.iter().map(Filled::bytes).collect();
                 let group = [Batch::Cut(&refs)].into_iter();
                 pipeline(group, &mut at, mode, &work, &mut sink, pool.as_ref(), None);
                 drop(rx);
+                drop(back);
+                kept.extend(reading.join().unwrap_or_default());
+                kept.extend(pending.into_iter().map(Filled::into_buf));
+                crate::source::keep_spare(kept, per_stream_batch + 2);
                 failed.map_or(Ok(()), Err)
             })?;
         }

@@ -19,8 +19,8 @@ use std::io::Write;
 use tokstat_parsers::bench::Run;
 use tokstat_parsers::completion::Paths;
 use tokstat_parsers::detect::Kind;
-use tokstat_parsers::scan::Chunk;
-use tokstat_parsers::source::Input;
+use tokstat_parsers::scan::{self, Chunk};
+use tokstat_parsers::source::{Data, Input};
 use tokstat_parsers::stamp::Calendar;
 
 /// Everything read from the inputs.
@@ -65,11 +65,12 @@ fn read(args: &InputArgs, c: &CompletionArgs) -> Result<Read> {
     };
     let mut r = Read::default();
     let names = tokstat_parsers::source::instance_names(&inputs);
-    // JSON inputs are independent of each other: they are read side by side, each also in
-    // parallel chunks. A folder of 500-record batch files is hundreds of files too small to
-    // split, which read one after the other kept a core idle (727 files of 275 KB: 1.64x the
-    // time of the same records in one file). Other inputs are opened again below, in order
-    // (logs of one instance build on each other); stdin can be read only once.
+    // A folder of 500-record batch files is hundreds of JSONL files too small to split into
+    // chunks: read one after the other they kept a core idle (727 files of 275 KB: 1.64x the
+    // time of the same records in one file). Such files (plain, and no bigger than a chunk,
+    // so that a worker reads each whole and never waits on other work) are read side by
+    // side first; the rest is opened again below and read in order, each in parallel chunks
+    // (logs of one instance build on each other; stdin can be read only once).
     let json: Vec<Option<(records::Part, Option<Skipped>)>> = inputs
         .par_iter()
         .map(|input| {
@@ -77,10 +78,13 @@ fn read(args: &InputArgs, c: &CompletionArgs) -> Result<Read> {
                 return None;
             }
             let opened = logs::open(input);
-            match (opened.kind, opened.source) {
-                (Kind::Json, Ok(src)) => Some(records::read_json(input, src, &paths)),
-                _ => None,
-            }
+            let src = opened.source.ok()?;
+            let small = match &src.data {
+                Data::Mapped(m) => m.len() <= scan::CHUNK,
+                Data::Owned(v) => v.len() <= scan::CHUNK,
+                Data::Stream(_) => false,
+            };
+            (opened.kind == Kind::Json && small).then(|| records::read_json(input, src, &paths))
         })
         .collect();
     for ((input, name), read) in inputs.iter().zip(names).zip(json) {
