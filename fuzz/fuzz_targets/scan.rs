@@ -1,7 +1,8 @@
 //! The parallel chunked scan over any bytes sees every line exactly once, in order: the
 //! chunks join up to the input, end on newlines, and their line counts add up — in the log
 //! mode (pre-scanned stamps, absolute line numbers) and in the record mode (chunks cut by the
-//! workers themselves), at any chunk size.
+//! workers themselves), from memory or from a stream (chunks read into recycled buffers), at
+//! any chunk size.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 use tokstat_parsers::scan::{lines, scan, Mode};
@@ -11,10 +12,15 @@ use tokstat_parsers::stamp::Calendar;
 fuzz_target!(|data: &[u8]| {
     let Some((&k, rest)) = data.split_first() else { return };
     let mode = if k & 0x80 == 0 { Mode::LOG } else { Mode::RECORDS };
-    let mode = Mode { chunk: usize::from(k & 0x7f) + 1, ..mode };
+    let mode = Mode { chunk: usize::from(k & 0x3f) + 1, ..mode };
+    let input = if k & 0x40 == 0 {
+        Data::Owned(rest.to_vec())
+    } else {
+        Data::Stream(Box::new(std::io::Cursor::new(rest.to_vec())))
+    };
     let mut joined = Vec::new();
     let mut got = 0u64;
-    let n = scan(Data::Owned(rest.to_vec()), Calendar::new(2026, 0), mode, |c| {
+    let n = scan(input, Calendar::new(2026, 0), mode, |c| {
         let mut scratch = String::new();
         let mut cal = c.calendar;
         for l in lines(c.bytes) {
