@@ -142,10 +142,10 @@ struct Pre {
 }
 
 fn prescan(bytes: &[u8], stamps: bool, count: bool) -> Pre {
-    let lines_ = if count { count_lines(bytes) } else { 0 };
+    let n = if count { count_lines(bytes) } else { 0 };
     if !stamps {
         return Pre {
-            lines: lines_,
+            lines: n,
             first: Stamp::None,
             last: Stamp::None,
         };
@@ -164,7 +164,7 @@ fn prescan(bytes: &[u8], stamps: bool, count: bool) -> Pre {
         .find(Stamp::is_some)
         .unwrap_or_default();
     Pre {
-        lines: lines_,
+        lines: n,
         first,
         last,
     }
@@ -235,11 +235,14 @@ where
     // without stamps or counts there is nothing sequential to pre-compute: chunks get
     // relative line numbers (from 0) and the caller adds the lines of the chunks before (see
     // `Mode::count`), and each worker cuts its own chunk as it takes it
-    let pre: Vec<(&'a [u8], Pre)> = if mode.stamps || mode.count {
+    let chunks = || {
         (0..batch.len())
             .into_par_iter()
             .map(|i| batch.get(i))
             .filter(|c| !c.is_empty())
+    };
+    let pre: Vec<(&'a [u8], Pre)> = if mode.stamps || mode.count {
+        chunks()
             .map(|c| (c, prescan(c, mode.stamps, mode.count)))
             .collect()
     } else {
@@ -265,12 +268,7 @@ where
     };
     let worked: Vec<(&'a [u8], (R, Calendar))> = if pre.is_empty() {
         let start = (at.line, at.calendar);
-        (0..batch.len())
-            .into_par_iter()
-            .map(|i| batch.get(i))
-            .filter(|c| !c.is_empty())
-            .map(|c| run(c, start))
-            .collect()
+        chunks().map(|c| run(c, start)).collect()
     } else {
         pre.par_iter()
             .zip(starts.par_iter())
