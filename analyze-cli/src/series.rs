@@ -142,7 +142,10 @@ impl Series {
     /// Puts everything in time order (files of one instance may be given in any order);
     /// stable, so lines sharing a stamp keep their file order.
     pub fn sort(&mut self) {
-        if !self.points.is_sorted_by_key(|p| p.ts) {
+        use rayon::prelude::*;
+        // the check alone reads every point (20 ms for 3.8 M): on all cores
+        let sorted = self.points.par_windows(2).all(|w| w[0].ts <= w[1].ts);
+        if !sorted {
             self.points.sort_by_key(|p| p.ts);
         }
         if !self.events.is_sorted_by_key(|p| p.ts) {
