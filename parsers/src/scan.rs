@@ -527,7 +527,7 @@ where
                 drop(back);
                 kept.extend(reading.join().unwrap_or_default());
                 kept.extend(pending.into_iter().map(Filled::into_buf));
-                crate::source::keep_spare(kept, per_stream_batch + 2);
+                crate::source::keep_spare(kept, per_stream_batch + 2, 2 * chunk + (64 << 10));
                 failed.map_or(Ok(()), Err)
             })?;
         }

@@ -406,10 +406,11 @@ pub fn release(map: &memmap2::Mmap, part: &[u8]) {
 /// of 2.7 k for 100 files of 275 KB).
 static SPARE: std::sync::Mutex<Vec<Vec<u8>>> = std::sync::Mutex::new(Vec::new());
 
-/// Keeps `bufs` for later streams, up to `most` in all.
-pub fn keep_spare(bufs: Vec<Vec<u8>>, most: usize) {
+/// Keeps `bufs` for later streams, up to `most` in all, and none longer than `longest` (a
+/// buffer grown around one very long line is not worth keeping).
+pub fn keep_spare(bufs: Vec<Vec<u8>>, most: usize, longest: usize) {
     if let Ok(mut spare) = SPARE.lock() {
-        spare.extend(bufs);
+        spare.extend(bufs.into_iter().filter(|b| b.len() <= longest));
         spare.truncate(most);
     }
 }
@@ -418,8 +419,9 @@ pub fn keep_spare(bufs: Vec<Vec<u8>>, most: usize) {
 ///
 /// Buffers the consumer is done with can be handed back through [`StreamChunks::recycle`]
 /// (or [`keep_spare`] for later streams): their bytes are already initialised, so the next
-/// chunk is read over them instead of into a zeroed new buffer. The zeroing was a `memset` of the whole stream on the reading thread
-/// — the decompressor's, the slowest stage — 7% of a `.zst` report's samples.
+/// chunk is read over them instead of into a zeroed new buffer. The zeroing was a `memset`
+/// of the whole stream on the reading thread — the decompressor's, the slowest stage — 7%
+/// of a `.zst` report's samples.
 pub struct StreamChunks {
     reader: Box<dyn Read + Send>,
     /// The start of a line the last chunk cut off.
