@@ -233,18 +233,7 @@ impl Source {
             source,
         };
         match input {
-            Input::Stdin => {
-                let mut r = BufReader::with_capacity(1 << 20, io::stdin());
-                let head = r.fill_buf().map_err(read_err)?;
-                let compression = Compression::sniff(head);
-                let data = Data::Stream(decoder(compression, Box::new(r)).map_err(read_err)?);
-                Ok(Source {
-                    input: input.clone(),
-                    compression,
-                    modified: None,
-                    data,
-                })
-            }
+            Input::Stdin => stream(input, io::stdin(), None).map_err(read_err),
             Input::Path(path) => {
                 let file = File::open(path).map_err(|source| SourceError::Open {
                     path: name.clone(),
@@ -252,13 +241,17 @@ impl Source {
                 })?;
                 let meta = file.metadata().map_err(read_err)?;
                 let modified = meta.modified().ok();
+                if !meta.is_file() {
+                    // a named pipe (`<(zcat …)`) or a device: read once, as it comes
+                    return stream(input, file, modified).map_err(read_err);
+                }
                 let mut head = [0u8; 4];
                 let n = read_head(&file, &mut head).map_err(read_err)?;
                 let compression = Compression::sniff(&head[..n]);
                 let data = if compression != Compression::None {
                     let r = BufReader::with_capacity(1 << 20, file);
                     Data::Stream(decoder(compression, Box::new(r)).map_err(read_err)?)
-                } else if meta.is_file() && meta.len() > 0 {
+                } else if meta.len() > 0 {
                     // SAFETY: the map is read-only and lives as long as the records that borrow
                     // it. A file truncated by another process while mapped can raise SIGBUS;
                     // that is the accepted trade of every mmap-based reader (ripgrep, hl).
@@ -278,6 +271,23 @@ impl Source {
             }
         }
     }
+}
+
+/// A source read once from where it stands (stdin, a pipe): compression is sniffed from
+/// the bytes buffered first, which stay in the buffer for the scan.
+fn stream(
+    input: &Input,
+    r: impl Read + Send + 'static,
+    modified: Option<SystemTime>,
+) -> io::Result<Source> {
+    let mut r = BufReader::with_capacity(1 << 20, r);
+    let compression = Compression::sniff(r.fill_buf()?);
+    Ok(Source {
+        input: input.clone(),
+        compression,
+        modified,
+        data: Data::Stream(decoder(compression, Box::new(r))?),
+    })
 }
 
 impl Source {

@@ -235,3 +235,34 @@ fn a_folder_of_batches_reads_like_one_file() {
     want.insert(36, "sglang_gpu0.log".into());
     assert_eq!(sources, want);
 }
+
+/// Regression: a named pipe given as a path (`<(zcat …)`, a FIFO) was refused ("Illegal
+/// seek": its first bytes were read with `pread`), and, once readable, it must not be opened
+/// twice (the side-by-side reading of small JSON files looks at regular files only).
+#[cfg(unix)]
+#[test]
+fn a_named_pipe_is_read_once_and_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("records.jsonl");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let text = std::fs::read(fixture("runs/completions/batch_000.jsonl")).unwrap();
+    let writer = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::write(fifo, text).unwrap())
+    };
+    // a pipe opened twice would leave the second open waiting for a writer: fail, not hang
+    let (tx, rx) = std::sync::mpsc::channel();
+    let path = fifo.display().to_string();
+    std::thread::spawn(move || tx.send(report_json(&[&path])));
+    let v = rx
+        .recv_timeout(std::time::Duration::from_secs(60))
+        .expect("the report on a named pipe did not end");
+    assert_eq!(v["lines"]["total"], 500);
+    assert_eq!(v["completions"]["count"], 500);
+    // joined only once the pipe was read: a writer nobody reads from would wait forever
+    writer.join().unwrap();
+}

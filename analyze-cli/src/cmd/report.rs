@@ -69,22 +69,25 @@ fn read(args: &InputArgs, c: &CompletionArgs) -> Result<Read> {
     // chunks: read one after the other they kept a core idle (727 files of 275 KB: 1.64x the
     // time of the same records in one file). Such files (plain, and no bigger than a chunk,
     // so that a worker reads each whole and never waits on other work) are read side by
-    // side first; the rest is opened again below and read in order, each in parallel chunks
-    // (logs of one instance build on each other; stdin can be read only once).
+    // side first; the rest is read below, in order, each in parallel chunks (logs of one
+    // instance build on each other). Only regular files are looked at here: the others are
+    // opened once, below (a pipe's first bytes, read here, would be lost).
+    let small = |input: &Input| match input {
+        Input::Path(p) => {
+            std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.len() <= scan::CHUNK as u64)
+        }
+        Input::Stdin => false,
+    };
     let json: Vec<Option<(records::Part, Option<Skipped>)>> = inputs
         .par_iter()
         .map(|input| {
-            if *input == Input::Stdin {
+            if !small(input) {
                 return None;
             }
             let opened = logs::open(input);
             let src = opened.source.ok()?;
-            let small = match &src.data {
-                Data::Mapped(m) => m.len() <= scan::CHUNK,
-                Data::Owned(v) => v.len() <= scan::CHUNK,
-                Data::Stream(_) => false,
-            };
-            (opened.kind == Kind::Json && small).then(|| records::read_json(input, src, &paths))
+            let plain = matches!(src.data, Data::Mapped(_) | Data::Owned(_));
+            (opened.kind == Kind::Json && plain).then(|| records::read_json(input, src, &paths))
         })
         .collect();
     for ((input, name), read) in inputs.iter().zip(names).zip(json) {
