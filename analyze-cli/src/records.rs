@@ -11,6 +11,7 @@ use tokstat_parsers::json::Scanner;
 use tokstat_parsers::scan::{self, lines, Chunk};
 use tokstat_parsers::source::{Data, Input, Source};
 use tokstat_parsers::stamp::Calendar;
+use tokstat_parsers::text::{without_bom, BOM};
 
 /// A count that is usually present, in 4 bytes (`u32::MAX` = absent). Token counts and
 /// character counts of one output fit easily; a row stays 32 bytes, so a million
@@ -167,6 +168,10 @@ fn record_at<'a>(
     unterminated: bool,
     paths: &Paths,
 ) -> usize {
+    // a byte order mark can only begin a file, but no record begins with one either
+    if let Some(r) = rest.strip_prefix(BOM) {
+        return BOM.len() + record_at(part, rec, r, line_no, unterminated, paths);
+    }
     let first = rest
         .iter()
         .position(|c| !matches!(c, b' ' | b'\t' | b'\r' | b'\x0c'));
@@ -223,7 +228,7 @@ fn chunk_rows(chunk: Chunk<'_>, paths: &Paths) -> Part {
 /// Whether the input is one JSON document spread over lines (a pretty-printed response, a
 /// bench result) rather than one record per line.
 fn is_document(head: &[u8]) -> bool {
-    let first = head
+    let first = without_bom(head)
         .split(|&c| c == b'\n')
         .map(<[u8]>::trim_ascii)
         .find(|l| !l.is_empty());
@@ -241,7 +246,7 @@ fn is_document(head: &[u8]) -> bool {
 pub fn read_json(input: &Input, mut src: Source, paths: &Paths) -> (Part, Option<Skipped>) {
     let name = input.display();
     let head = src.head().unwrap_or_default();
-    let first = head
+    let first = without_bom(&head)
         .split(|&c| c == b'\n')
         .map(<[u8]>::trim_ascii)
         .find(|l| !l.is_empty())
@@ -300,11 +305,11 @@ fn read_bench(name: &str, src: Source) -> (Part, Option<Skipped>) {
     };
     let mut part = Part::default();
     let total_lines = scan::count_lines(&bytes);
-    let whole = bytes.trim_ascii();
+    let whole = without_bom(bytes.trim_ascii()).trim_ascii();
     let docs: Vec<(u64, &[u8])> = if is_document(whole) {
         vec![(1, whole)]
     } else {
-        lines(&bytes)
+        lines(without_bom(&bytes))
             .enumerate()
             .map(|(i, l)| (i as u64 + 1, l.trim_ascii()))
             .filter(|(_, l)| !l.is_empty())
@@ -355,7 +360,7 @@ fn read_document(name: &str, src: Source, paths: &Paths) -> (Part, Option<Skippe
     };
     let mut part = Part::default();
     let lines_in_file = scan::count_lines(&bytes);
-    let text = bytes.trim_ascii();
+    let text = without_bom(bytes.trim_ascii()).trim_ascii();
     let mut rec = Record {
         rows: Vec::new(),
         dropped_choices: 0,

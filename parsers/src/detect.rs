@@ -26,7 +26,7 @@ impl Kind {
 
 /// Classifies an input from its first bytes (a few KB are enough).
 pub fn sniff(head: &[u8]) -> Kind {
-    let head = head.strip_prefix(b"\xef\xbb\xbf").unwrap_or(head);
+    let head = crate::text::without_bom(head);
     for raw in head.split(|&c| c == b'\n').take(32) {
         let line = raw.trim_ascii();
         if line.is_empty() {

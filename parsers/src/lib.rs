@@ -271,4 +271,27 @@ mod tests {
         }
         assert!(stats > 1000 && checked > 5 * stats, "{stats} of {checked}");
     }
+
+    /// Regression: a log's first line behind a byte order mark lost its vLLM prefix (it read
+    /// as an unrelated line). Every fixture line reads the same with one, quickly or not.
+    #[test]
+    fn a_byte_order_mark_changes_no_line() {
+        let mut parsed = 0;
+        for l in fixture_lines(&["sglang", "vllm", "messy"]) {
+            let marked = format!("\u{feff}{l}");
+            let mut scratch = String::new();
+            let plain = visit_str_line(&l, &mut scratch, true, |line| format!("{line:?}"));
+            let mut scratch = String::new();
+            let with = visit_str_line(&marked, &mut scratch, true, |line| format!("{line:?}"));
+            assert_eq!(with, plain, "{l:?}");
+            let mut scratch = String::new();
+            let quick = visit_quick_line(&marked, &mut scratch, |q| match q {
+                Quick::Line(line) => format!("{line:?}"),
+                Quick::Stats(..) => plain.clone(),
+            });
+            assert_eq!(quick, plain, "{l:?}");
+            parsed += usize::from(!plain.contains("body: Other"));
+        }
+        assert!(parsed > 100, "{parsed}");
+    }
 }

@@ -514,7 +514,8 @@ pub(crate) fn common_sglang(line: &str) -> Option<(Prefix<'_>, &str)> {
 /// it (not when already searching: that made a line of many `[1` exponential).
 fn split_from(line: &str, search: bool) -> (Prefix<'_>, &str) {
     let mut p = Prefix::default();
-    let mut rest = line;
+    // a file's first line may begin with a byte order mark
+    let mut rest = line.strip_prefix('\u{feff}').unwrap_or(line);
     let mut wrapper_stamp = Stamp::None;
     // wrappers start with a digit (docker stamp) or a service name; engine prefixes with
     // `[` or `(` — most lines skip this loop at their first byte

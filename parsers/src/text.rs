@@ -5,6 +5,15 @@
 //! validates with SIMD at several GB/s either way, so a chunk is checked once, at near memory
 //! speed, and lines are only checked one by one when the chunk holds invalid bytes.
 
+/// The UTF-8 byte order mark that Windows tools (and Python's `utf-8-sig`) write at the
+/// start of a text file.
+pub const BOM: &[u8] = b"\xef\xbb\xbf";
+
+/// `b` without a leading byte order mark.
+pub fn without_bom(b: &[u8]) -> &[u8] {
+    b.strip_prefix(BOM).unwrap_or(b)
+}
+
 /// The chunk as text, if it is valid UTF-8.
 #[inline]
 pub fn utf8(bytes: &[u8]) -> Option<&str> {

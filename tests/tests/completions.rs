@@ -266,3 +266,31 @@ fn a_named_pipe_is_read_once_and_whole() {
     // joined only once the pipe was read: a writer nobody reads from would wait forever
     writer.join().unwrap();
 }
+
+/// Regression: a file starting with a UTF-8 byte order mark (Windows tools, Python's
+/// `utf-8-sig`) was sniffed as JSON but read as one broken document: every line malformed.
+/// Every completion and benchmark fixture reads the same with one.
+#[test]
+fn a_byte_order_mark_changes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = fixture("formats/completions");
+    let mut names: Vec<_> = std::fs::read_dir(&folder)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    names.push("../../runs/completions/batch_000.jsonl".into());
+    for name in names {
+        let plain = Path::new(&folder).join(&name);
+        let marked = dir.path().join("marked");
+        let mut bytes = b"\xef\xbb\xbf".to_vec();
+        bytes.extend(std::fs::read(&plain).unwrap());
+        std::fs::write(&marked, bytes).unwrap();
+        let mut a = report_json(&[&plain.display().to_string()]);
+        let mut b = report_json(&[&marked.display().to_string()]);
+        assert_eq!(b["lines"]["malformed"], a["lines"]["malformed"], "{name:?}");
+        for v in [&mut a, &mut b] {
+            v.as_object_mut().unwrap().remove("files");
+        }
+        assert_eq!(a, b, "{name:?}");
+    }
+}
