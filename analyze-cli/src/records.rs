@@ -3,6 +3,7 @@
 //! fields), malformed (invalid JSON, non-UTF-8, a truncated last line).
 
 use crate::logs::{Skipped, Tally, SAMPLES};
+use rayon::prelude::*;
 use tokstat_parsers::bench::{is_bench, read_run, Run};
 use tokstat_parsers::completion::{
     read_record_into, read_record_line, Finish, Paths, Record, Shape,
@@ -339,13 +340,23 @@ fn read_bench(name: &str, src: Source) -> (Part, Option<Skipped>) {
     (part, None)
 }
 
+/// A single JSON document: an array of records (a pretty-printed `json.dump` of a whole
+/// job can be hundreds of megabytes: read where it is mapped, its records on all cores), or
+/// one record.
 fn read_document(name: &str, src: Source, paths: &Paths) -> (Part, Option<Skipped>) {
-    let bytes = match src.data {
-        Data::Mapped(m) => m.to_vec(),
-        Data::Owned(v) => v,
+    let (mapped, mut owned);
+    let bytes: &[u8] = match src.data {
+        Data::Mapped(m) => {
+            mapped = m;
+            &mapped
+        }
+        Data::Owned(v) => {
+            owned = v;
+            &owned
+        }
         Data::Stream(mut r) => {
-            let mut v = Vec::new();
-            if let Err(e) = std::io::Read::read_to_end(&mut r, &mut v) {
+            owned = Vec::new();
+            if let Err(e) = std::io::Read::read_to_end(&mut r, &mut owned) {
                 return (
                     Part::default(),
                     Some(Skipped {
@@ -355,15 +366,22 @@ fn read_document(name: &str, src: Source, paths: &Paths) -> (Part, Option<Skippe
                     }),
                 );
             }
-            v
+            &owned
         }
     };
     let mut part = Part::default();
-    let lines_in_file = scan::count_lines(&bytes);
+    let lines_in_file = scan::count_lines(bytes);
     let text = without_bom(bytes.trim_ascii()).trim_ascii();
-    let mut rec = Record {
-        rows: Vec::new(),
-        dropped_choices: 0,
+    let read = |spans: &[(usize, usize)]| {
+        let mut part = Part::default();
+        let mut rec = Record {
+            rows: Vec::new(),
+            dropped_choices: 0,
+        };
+        for &(a, b) in spans {
+            record(&mut part, &mut rec, &text[a..b], 1, false, paths);
+        }
+        part
     };
     if text.first() == Some(&b'[') {
         let mut sc = Scanner::new(text);
@@ -377,11 +395,14 @@ fn read_document(name: &str, src: Source, paths: &Paths) -> (Part, Option<Skippe
         if ok.and_then(|_| sc.end()).is_err() {
             malformed(&mut part.tally, 1, "invalid JSON document");
         }
-        for (a, b) in spans {
-            record(&mut part, &mut rec, &text[a..b], 1, false, paths);
+        let parts: Vec<Part> = spans.par_chunks(256).map(read).collect();
+        for p in parts {
+            part.tally.merge(&p.tally);
+            part.rows.extend(p.rows);
+            part.dropped_choices += p.dropped_choices;
         }
     } else {
-        record(&mut part, &mut rec, text, 1, false, paths);
+        part = read(&[(0, text.len())]);
     }
     // the document's lines are one record: count them all as its lines
     let extra = lines_in_file.saturating_sub(part.tally.total);

@@ -294,3 +294,24 @@ fn a_byte_order_mark_changes_nothing() {
         assert_eq!(a, b, "{name:?}");
     }
 }
+
+/// A whole job saved as one pretty-printed JSON array (`json.dump(records, f, indent=2)`)
+/// reads like the same records one per line: its records are read in groups on all cores
+/// and put back in order (the drift figures would show an out-of-order merge).
+#[test]
+fn an_array_document_reads_like_jsonl() {
+    let dir = tempfile::tempdir().unwrap();
+    let jsonl = fixture("runs/completions/batch_000.jsonl");
+    let records: Vec<Value> = std::fs::read_to_string(&jsonl)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let array = dir.path().join("all.json");
+    std::fs::write(&array, serde_json::to_string_pretty(&records).unwrap()).unwrap();
+    let a = report_json(&[&jsonl]);
+    let b = report_json(&[&array.display().to_string()]);
+    assert_eq!(a["completions"], b["completions"]);
+    assert_eq!(b["completions"]["count"], 500);
+    assert_eq!(b["lines"]["malformed"], 0);
+}
