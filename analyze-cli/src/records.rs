@@ -71,6 +71,20 @@ pub struct Part {
     pub dropped_choices: u64,
     /// Benchmark runs (when the input is a benchmark result file).
     pub runs: Vec<Run>,
+    /// JSON records of no shape tokstat knows (counted as `other` lines): the user may point
+    /// at their fields with `--tokens-path` / `--finish-path`.
+    pub unknown: u64,
+}
+
+impl Part {
+    /// Adds a later part of the same input.
+    pub fn append(&mut self, p: Part) {
+        self.tally.merge(&p.tally);
+        self.rows.extend(p.rows);
+        self.dropped_choices += p.dropped_choices;
+        self.runs.extend(p.runs);
+        self.unknown += p.unknown;
+    }
 }
 
 fn malformed(t: &mut Tally, line: u64, why: &'static str) {
@@ -135,6 +149,7 @@ fn add_rows(part: &mut Part, rec: &Record<'_>) {
     });
     if empty {
         part.tally.other += 1;
+        part.unknown += 1;
         return;
     }
     part.tally.parsed += 1;
@@ -269,9 +284,7 @@ pub fn read_json(input: &Input, mut src: Source, paths: &Paths) -> (Part, Option
             for s in &mut p.tally.samples {
                 s.0 += part.tally.total;
             }
-            part.tally.merge(&p.tally);
-            part.rows.extend(p.rows);
-            part.dropped_choices += p.dropped_choices;
+            part.append(p);
         },
     );
     let err = result.err().map(|e| Skipped {
@@ -397,9 +410,7 @@ fn read_document(name: &str, src: Source, paths: &Paths) -> (Part, Option<Skippe
         }
         let parts: Vec<Part> = spans.par_chunks(256).map(read).collect();
         for p in parts {
-            part.tally.merge(&p.tally);
-            part.rows.extend(p.rows);
-            part.dropped_choices += p.dropped_choices;
+            part.append(p);
         }
     } else {
         part = read(&[(0, text.len())]);

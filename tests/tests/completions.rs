@@ -130,6 +130,23 @@ fn cap_flag_and_pointers() {
         (Some(2), Some(20.0), Some(20))
     );
     assert_eq!(v["lines"]["other"], 1);
+    assert_eq!(v["unknown_records"], 0);
+    // without the pointers the two records are of no known shape, and the report says what
+    // to do (the blank line is not one of them)
+    let plain = p.to_str().unwrap();
+    let v = tokstat(&["report", "--format", "json", plain]);
+    let v: Value = serde_json::from_str(&v.1).unwrap();
+    assert_eq!(
+        (v["lines"]["other"].as_u64(), v["unknown_records"].as_u64()),
+        (Some(3), Some(2))
+    );
+    let (code, out, _) = tokstat(&["report", plain]);
+    assert_eq!(code, 1, "nothing was parsed");
+    assert!(
+        out.contains("Note: 2 JSON record(s) have no field tokstat reads"),
+        "{out}"
+    );
+    assert!(out.contains("--tokens-path"), "{out}");
 }
 
 #[test]

@@ -31,6 +31,8 @@ struct Read {
     logs: LogSummary,
     rows: Vec<Row>,
     dropped_choices: u64,
+    /// JSON records of no known shape.
+    unknown_records: u64,
     runs: Vec<Run>,
     scrapes: Scrapes,
 }
@@ -45,6 +47,7 @@ impl Read {
         self.rows.extend(part.rows);
         self.runs.extend(part.runs);
         self.dropped_choices += part.dropped_choices;
+        self.unknown_records += part.unknown;
         self.files.push((
             FileCtx {
                 source: input.display(),
@@ -192,6 +195,9 @@ pub fn run(
             .map(|(f, t, _)| (f.clone(), t.clone()))
             .collect();
         logs::write_accounting(err, &files, &r.skipped)?;
+        if let Some(note) = unknown_note(r.unknown_records) {
+            writeln!(err, "{note}")?;
+        }
     }
     let failed = r.skipped.iter().any(|s| s.failed);
     let parsed: u64 = r.files.iter().map(|(_, t, _)| t.parsed).sum();
@@ -271,6 +277,7 @@ fn to_json(
         "skipped": r.skipped.iter().map(|s| json!({"source": s.source, "reason": s.why})).collect::<Vec<_>>(),
         "instances": r.logs.instances.iter().map(|(k, i)| instance_json(k, i, a.server)).collect::<Vec<_>>(),
         "bench_runs": runs,
+        "unknown_records": r.unknown_records,
         "completions": completions.map(|c| {
             let mut v = serde_json::to_value(c).unwrap_or(Value::Null);
             v["dropped_choices"] = json!(r.dropped_choices);
@@ -282,6 +289,19 @@ fn to_json(
         obj.insert("metrics".into(), json!(a.metrics));
     }
     Ok(v)
+}
+
+/// What to say of JSON records of no known shape: they are counted as `other` lines, and
+/// without this the user would not know why a file of them reports nothing.
+fn unknown_note(n: u64) -> Option<String> {
+    (n > 0).then(|| {
+        format!(
+            "Note: {} JSON record(s) have no field tokstat reads (token counts, finish reason, \
+             error); point at yours with JSON pointers, e.g. --tokens-path /meta/ntok \
+             --finish-path /fr",
+            group(n)
+        )
+    })
 }
 
 fn write_table(
@@ -301,6 +321,9 @@ fn write_table(
         group(t.other),
         group(t.malformed)
     )?;
+    if let Some(note) = unknown_note(r.unknown_records) {
+        writeln!(out, "{note}\n")?;
+    }
     if !r.logs.instances.is_empty() {
         write_instances(out, &r.logs, a.server)?;
         crate::render::server::write(out, a.server, a.hints)?;
