@@ -294,4 +294,43 @@ mod tests {
         }
         assert!(parsed > 100, "{parsed}");
     }
+
+    /// A service's log as `journalctl` (syslog) keeps it reads as the log itself: every
+    /// fixture line behind `Nov  3 18:13:09 host ident[pid]: ` gives the same body and
+    /// ranks, and the journal's stamp where the engine printed none.
+    #[test]
+    fn a_journal_prefix_changes_no_body() {
+        use crate::stamp::Stamp;
+        let journal = Stamp::MonthDay {
+            month: 11,
+            day: 3,
+            ms: (18 * 3600 + 13 * 60 + 9) * 1000,
+        };
+        let mut dated = 0;
+        for l in fixture_lines(&["sglang", "vllm", "messy"]) {
+            for wrapper in [
+                "Nov  3 18:13:09 gpu-node-1 python3[12345]: ",
+                "Nov  3 18:13:09 h vllm: ",
+            ] {
+                let wrapped = format!("{wrapper}{l}");
+                let mut scratch = String::new();
+                let plain = visit_str_line(&l, &mut scratch, true, |line| *line);
+                let mut scratch2 = String::new();
+                let with = visit_str_line(&wrapped, &mut scratch2, true, |line| *line);
+                assert_eq!(
+                    format!("{:?}", with.body),
+                    format!("{:?}", plain.body),
+                    "{l:?}"
+                );
+                assert_eq!(with.prefix.ranks, plain.prefix.ranks, "{l:?}");
+                if plain.prefix.stamp.is_some() {
+                    assert_eq!(with.prefix.stamp, plain.prefix.stamp, "{l:?}");
+                } else {
+                    assert_eq!(with.prefix.stamp, journal, "{l:?}");
+                    dated += 1;
+                }
+            }
+        }
+        assert!(dated > 20, "{dated}");
+    }
 }

@@ -320,6 +320,49 @@ fn compose_wrapper(i: &str) -> Res<'_, ()> {
     Ok((i, ()))
 }
 
+/// The syslog / `journalctl` wrapper of a service's log: `Nov 30 18:13:09 host ident[1234]: `
+/// (the identifier's `[pid]` optional). Its stamp has no year, as vLLM's has none; it
+/// dates the lines of engines that print no stamp (SGLang 0.1.x–0.2.x).
+fn journal_wrapper(i: &str) -> Res<'_, Stamp> {
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    let err = || nom::Err::Error(());
+    let month = MONTHS
+        .iter()
+        .position(|m| i.starts_with(m))
+        .ok_or_else(err)?;
+    // the day is padded with a space (`Nov  3`), or not
+    let rest = i[3..].strip_prefix(' ').ok_or_else(err)?;
+    let rest = rest.strip_prefix(' ').unwrap_or(rest);
+    let n = rest.bytes().take_while(u8::is_ascii_digit).count();
+    let day: u8 = rest[..n.min(2)].parse().map_err(|_| err())?;
+    if n > 2 || !(1..=31).contains(&day) {
+        return Err(err());
+    }
+    let (i, ms) = time_of_day(rest[n..].strip_prefix(' ').ok_or_else(err)?)?;
+    let (i, _) = char(' ').parse(i)?;
+    let (i, _) = take_while1(|c: char| c != ' ' && c != ':').parse(i)?;
+    let (i, _) = char(' ').parse(i)?;
+    let (i, _) = take_while1(|c: char| c != ' ' && c != ':' && c != '[').parse(i)?;
+    let i = match i.strip_prefix('[') {
+        Some(r) => {
+            let (r, _) = take_while1(|c: char| c.is_ascii_digit()).parse(r)?;
+            r.strip_prefix(']').ok_or_else(err)?
+        }
+        None => i,
+    };
+    let (i, _) = tag(": ").parse(i)?;
+    Ok((
+        i,
+        Stamp::MonthDay {
+            month: month as u8 + 1,
+            day,
+            ms,
+        },
+    ))
+}
+
 /// SGLang `[2026-05-09 22:29:22.104 DP0 TP0] `, `[22:29:22 TP0] `, `[2025-07-06 10:00:06] `.
 ///
 /// Every line of an SGLang log starts with this, so it is read byte by byte rather than
@@ -530,6 +573,9 @@ fn split_from(line: &str, search: bool) -> (Prefix<'_>, &str) {
         if let Ok((r, s)) = docker_stamp(rest) {
             wrapper_stamp = s;
             rest = r;
+        } else if let Ok((r, s)) = journal_wrapper(rest) {
+            wrapper_stamp = s;
+            rest = r;
         } else if let Ok((r, ())) = compose_wrapper(rest) {
             rest = r;
         } else {
@@ -610,6 +656,35 @@ pub fn stamp_of(raw: &[u8], scratch: &mut String) -> Stamp {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn journal_wrappers() {
+        let day = |d: u8, ms: u32| Stamp::MonthDay {
+            month: 11,
+            day: d,
+            ms,
+        };
+        let t = (18 * 3600 + 13 * 60 + 9) * 1000;
+        for (line, want) in [
+            (
+                "Nov  3 18:13:09 node-1 python3[12345]: x",
+                Some(("x", day(3, t))),
+            ),
+            ("Nov 3 18:13:09 node-1 vllm: x", Some(("x", day(3, t)))),
+            (
+                "Nov 30 18:13:09.250 h sglang[7]: x",
+                Some(("x", day(30, t + 250))),
+            ),
+            ("Nov 32 18:13:09 h a: x", None),
+            ("Nov 300 18:13:09 h a: x", None),
+            ("Nox  3 18:13:09 h a: x", None),
+            ("Nov  3 18:13:09 h a[x]: x", None),
+            ("Nov  3 18:13:09 h: x", None),
+        ] {
+            let got = journal_wrapper(line).ok();
+            assert_eq!(got, want, "{line:?}");
+        }
+    }
 
     /// The fixed-offset reading of the common SGLang prefixes gives what the general one
     /// gives, whenever it answers: on every fixture line, and on those lines with each byte
