@@ -267,10 +267,11 @@ pub fn read_json(input: &Input, mut src: Source, paths: &Paths) -> (Part, Option
         .map(<[u8]>::trim_ascii)
         .find(|l| !l.is_empty())
         .unwrap_or(b"");
-    if is_bench(if is_document(&head) { &head } else { first }) {
+    let document = is_document(&head);
+    if is_bench(if document { &head } else { first }) {
         return read_bench(&name, src);
     }
-    if is_document(&head) {
+    if document {
         return read_document(&name, src, paths);
     }
     let mut part = Part::default();

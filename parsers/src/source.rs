@@ -343,8 +343,8 @@ fn decoder(c: Compression, r: Box<dyn BufRead + Send>) -> io::Result<Box<dyn Rea
 /// chunk, one after the other, 8–19 ms before a 1.1 GB scan could start).
 #[derive(Debug, Clone, Copy)]
 pub struct Grid<'a> {
-    pub data: &'a [u8],
-    pub size: usize,
+    data: &'a [u8],
+    size: usize,
 }
 
 impl<'a> Grid<'a> {
