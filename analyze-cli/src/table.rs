@@ -4,13 +4,13 @@
 //! The frames hold what the analyses keep of each line ([`crate::series`]): the columns a
 //! query of throughput, load and pressure needs, not the rarely used ones (`tokens`,
 //! `cached_tokens`, `extra`, …) that `tokstat parse` writes. Prefill batches sharing a
-//! stamp are one row (their tokens summed). Times are naive datetimes in milliseconds, as
+//! stamp are one row (their tokens summed; their gauges are left to the decode rows). Times are naive datetimes in milliseconds, as
 //! the engines log local time without a zone.
 
 use crate::analysis::finite;
 use crate::analysis::metrics::Scrapes;
 use crate::analysis::server::Server;
-use crate::series::PointKind;
+use crate::series::{PointKind, Step};
 use crate::summary::Instance;
 use polars::prelude::*;
 use std::collections::BTreeMap;
@@ -25,15 +25,9 @@ fn opt32(v: f32) -> Option<f64> {
 
 /// One row per stats line (decode / periodic stats, prefill, speculative metrics).
 pub fn steps(instances: &BTreeMap<String, Instance>) -> PolarsResult<DataFrame> {
-    let rows = instances
-        .iter()
-        .flat_map(|(n, i)| i.series.points.iter().map(move |p| (n, i.engine, p)));
-    let kind = |e: Option<&str>, k: PointKind| match k {
-        PointKind::Stats if e == Some("vllm") => "stats",
-        PointKind::Stats => "decode",
-        PointKind::Prefill => "prefill",
-        PointKind::Spec => "spec",
-    };
+    let rows = instances.iter().flat_map(|(n, i)| {
+        i.series.steps().map(move |s| (n, i.engine, Row::of(s)))
+    });
     DataFrame::new_infer_height(vec![
         Column::new(
             "instance".into(),
@@ -45,9 +39,7 @@ pub fn steps(instances: &BTreeMap<String, Instance>) -> PolarsResult<DataFrame> 
         ),
         Column::new(
             "kind".into(),
-            rows.clone()
-                .map(|r| kind(r.1, r.2.kind))
-                .collect::<Vec<_>>(),
+            rows.clone().map(|r| r.2.kind(r.1)).collect::<Vec<_>>(),
         ),
         datetime("ts", rows.clone().map(|r| r.2.ts).collect())?,
         Column::new(
@@ -83,7 +75,7 @@ pub fn steps(instances: &BTreeMap<String, Instance>) -> PolarsResult<DataFrame> 
         Column::new(
             "new_tokens".into(),
             rows.clone()
-                .map(|r| (r.2.kind == PointKind::Prefill).then_some(u64::from(r.2.new_tokens)))
+                .map(|r| r.2.new_tokens.map(u64::from))
                 .collect::<Vec<_>>(),
         ),
         Column::new(
@@ -91,6 +83,58 @@ pub fn steps(instances: &BTreeMap<String, Instance>) -> PolarsResult<DataFrame> 
             rows.map(|r| opt32(r.2.accept_len)).collect::<Vec<_>>(),
         ),
     ])
+}
+
+/// The columns of a steps row, from a point or a prefill stamp.
+#[derive(Clone, Copy)]
+struct Row {
+    kind: Option<PointKind>,
+    ts: i64,
+    running: f32,
+    waiting: f32,
+    gen_tps: f64,
+    prompt_tps: f64,
+    kv_usage: f32,
+    accept_len: f32,
+    new_tokens: Option<u32>,
+}
+
+impl Row {
+    fn of(s: Step<'_>) -> Row {
+        match s {
+            Step::Point(p) => Row {
+                kind: Some(p.kind),
+                ts: p.ts,
+                running: p.running,
+                waiting: p.waiting,
+                gen_tps: p.gen_tps,
+                prompt_tps: p.prompt_tps,
+                kv_usage: p.kv_usage,
+                accept_len: p.accept_len,
+                new_tokens: None,
+            },
+            Step::Prefill(p) => Row {
+                kind: None,
+                ts: p.ts,
+                running: f32::NAN,
+                waiting: f32::NAN,
+                gen_tps: f64::NAN,
+                prompt_tps: f64::NAN,
+                kv_usage: f32::NAN,
+                accept_len: f32::NAN,
+                new_tokens: Some(p.new_tokens),
+            },
+        }
+    }
+
+    fn kind(&self, engine: Option<&str>) -> &'static str {
+        match self.kind {
+            Some(PointKind::Stats) if engine == Some("vllm") => "stats",
+            Some(PointKind::Stats) => "decode",
+            Some(PointKind::Spec) => "spec",
+            None => "prefill",
+        }
+    }
 }
 
 /// Retractions, preemptions, errors, out-of-memory and server starts.
@@ -265,7 +309,7 @@ pub fn json_rows(df: &DataFrame) -> PolarsResult<Vec<serde_json::Value>> {
 mod tests {
     use super::*;
     use crate::cmd::schema::TABLES;
-    use crate::series::{EventPoint, Point, Series, Setting};
+    use crate::series::{EventPoint, Point, Prefill, Series, Setting};
     use tokstat_parsers::record::EventKind;
 
     fn dtype_of(schema: &str) -> DataType {
@@ -294,22 +338,22 @@ mod tests {
 
     #[test]
     fn frames_follow_the_schema() {
-        let p = |ts, kind, gen| Point {
-            ts,
-            gen_tps: gen,
-            prompt_tps: f64::NAN,
-            running: 8.0,
-            waiting: f32::NAN,
-            kv_usage: 0.5,
-            accept_len: f32::NAN,
-            new_tokens: 300,
-            kind,
-        };
         let series = Series {
-            points: vec![
-                p(1000, PointKind::Prefill, f64::NAN),
-                p(2000, PointKind::Stats, 120.5),
-            ],
+            points: vec![Point {
+                ts: 2000,
+                gen_tps: 120.5,
+                prompt_tps: f64::NAN,
+                running: 8.0,
+                waiting: f32::NAN,
+                kv_usage: 0.5,
+                accept_len: f32::NAN,
+                kind: PointKind::Stats,
+            }],
+            prefill: vec![Prefill {
+                ts: 1000,
+                new_tokens: 300,
+                at: 0,
+            }],
             events: vec![EventPoint {
                 ts: 1500,
                 kind: EventKind::Retraction,

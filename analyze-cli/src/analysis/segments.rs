@@ -162,7 +162,6 @@ mod tests {
             waiting: 0.0,
             kv_usage: 0.1,
             accept_len: f32::NAN,
-            new_tokens: 0,
             kind: PointKind::Stats,
         }
     }

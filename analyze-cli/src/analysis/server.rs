@@ -90,7 +90,7 @@ pub fn analyze(
     instances.par_iter_mut().for_each(|(_, i)| i.series.sort());
     let named: Vec<(&str, &Series)> = instances
         .iter()
-        .filter(|(_, i)| !i.series.points.is_empty())
+        .filter(|(_, i)| !i.series.is_empty())
         .map(|(n, i)| (n.as_str(), &i.series))
         .collect();
     if named.is_empty() {
@@ -131,8 +131,8 @@ pub fn analyze(
     let run_cuts = segments::cluster(own_cuts.iter().flatten().copied().collect());
     let first = named
         .iter()
-        .filter_map(|(_, s)| s.points.first())
-        .map(|p| p.ts)
+        .filter_map(|(_, s)| s.span())
+        .map(|s| s.0)
         .min()
         .unwrap_or(0);
     let mut bounds: Vec<(i64, Reason)> = vec![(i64::MIN, Reason::Begin)];
@@ -174,11 +174,9 @@ pub fn analyze(
                 busy += iv.secs();
                 any = true;
             }
-            let pts = &s.points[s.points.partition_point(|p| p.ts < from)..];
-            let pts = &pts[..pts.partition_point(|p| p.ts < to)];
-            if let (Some(a), Some(z)) = (pts.first(), pts.last()) {
-                lo = lo.min(a.ts);
-                hi = hi.max(z.ts);
+            if let Some((a, z)) = s.span_in(from, to) {
+                lo = lo.min(a);
+                hi = hi.max(z);
                 any = true;
             }
             active += usize::from(any);

@@ -383,12 +383,12 @@ pub fn build(inputs: &[Input<'_>], bucket_ms: Option<i64>) -> Result<Timeline> {
                 .first()
                 .map(|v| v.start)
                 .into_iter()
-                .chain(i.series.points.first().map(|p| p.ts))
+                .chain(i.series.span().map(|s| s.0))
         })
         .min();
     let last = inputs
         .iter()
-        .flat_map(|i| i.series.points.last().map(|p| p.ts))
+        .flat_map(|i| i.series.span().map(|s| s.1))
         .max();
     let (Some(first), Some(last)) = (first, last) else {
         return Ok(Timeline::default());
@@ -430,7 +430,6 @@ pub fn build(inputs: &[Input<'_>], bucket_ms: Option<i64>) -> Result<Timeline> {
             for pt in &input.series.points {
                 let k = idx(pt.ts) as usize;
                 match pt.kind {
-                    PointKind::Prefill => acc.prompt[k] += f64::from(pt.new_tokens),
                     PointKind::Stats => {
                         acc.gauge(0, k, pt.running);
                         acc.gauge(1, k, pt.waiting);
@@ -439,6 +438,9 @@ pub fn build(inputs: &[Input<'_>], bucket_ms: Option<i64>) -> Result<Timeline> {
                     }
                     PointKind::Spec => acc.gauge(3, k, pt.accept_len),
                 }
+            }
+            for pre in &input.series.prefill {
+                acc.prompt[idx(pre.ts) as usize] += f64::from(pre.new_tokens);
             }
             // events outside the span of the stats lines have no bucket
             for ev in &input.series.events {
@@ -515,7 +517,6 @@ mod tests {
             waiting: 0.0,
             kv_usage: 0.5,
             accept_len: f32::NAN,
-            new_tokens: 0,
             kind: PointKind::Stats,
         }
     }
