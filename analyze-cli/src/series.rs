@@ -203,9 +203,18 @@ impl Series {
 
     /// The first and last stamp of its stats lines.
     pub fn span(&self) -> Option<(i64, i64)> {
-        let first = [self.points.first().map(|p| p.ts), self.prefill.first().map(|p| p.ts)];
-        let last = [self.points.last().map(|p| p.ts), self.prefill.last().map(|p| p.ts)];
-        Some((first.into_iter().flatten().min()?, last.into_iter().flatten().max()?))
+        let first = [
+            self.points.first().map(|p| p.ts),
+            self.prefill.first().map(|p| p.ts),
+        ];
+        let last = [
+            self.points.last().map(|p| p.ts),
+            self.prefill.last().map(|p| p.ts),
+        ];
+        Some((
+            first.into_iter().flatten().min()?,
+            last.into_iter().flatten().max()?,
+        ))
     }
 
     /// The first and last stamp of its stats lines in `[from, to)` (the series in time order).
@@ -218,7 +227,10 @@ impl Series {
         let pre = within(&self.prefill, |p| p.ts, from, to);
         let first = [pts.first().map(|p| p.ts), pre.first().map(|p| p.ts)];
         let last = [pts.last().map(|p| p.ts), pre.last().map(|p| p.ts)];
-        Some((first.into_iter().flatten().min()?, last.into_iter().flatten().max()?))
+        Some((
+            first.into_iter().flatten().min()?,
+            last.into_iter().flatten().max()?,
+        ))
     }
 
     /// Puts everything in time order (files of one instance may be given in any order);
@@ -371,7 +383,11 @@ mod tests {
         // (absent values are NaN, which equals nothing: compared as printed)
         let before = format!("{whole:?}");
         whole.sort();
-        assert_eq!(format!("{whole:?}"), before, "a series in time order is left as it is");
+        assert_eq!(
+            format!("{whole:?}"),
+            before,
+            "a series in time order is left as it is"
+        );
         shuffled.sort();
         assert_eq!(format!("{shuffled:?}"), before);
         assert_eq!(rows(&whole).len(), 15);

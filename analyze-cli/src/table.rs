@@ -25,9 +25,9 @@ fn opt32(v: f32) -> Option<f64> {
 
 /// One row per stats line (decode / periodic stats, prefill, speculative metrics).
 pub fn steps(instances: &BTreeMap<String, Instance>) -> PolarsResult<DataFrame> {
-    let rows = instances.iter().flat_map(|(n, i)| {
-        i.series.steps().map(move |s| (n, i.engine, Row::of(s)))
-    });
+    let rows = instances
+        .iter()
+        .flat_map(|(n, i)| i.series.steps().map(move |s| (n, i.engine, Row::of(s))));
     DataFrame::new_infer_height(vec![
         Column::new(
             "instance".into(),

@@ -56,7 +56,7 @@ fn width(max: u32) -> u32 {
 }
 
 /// Bins the intervals of all instances by `running`.
-pub fn curve<'a>(intervals: impl Iterator<Item = &'a Interval> + Clone) -> Vec<Bin> {
+pub fn curve(intervals: impl Iterator<Item = Interval> + Clone) -> Vec<Bin> {
     let obs = intervals.filter(|i| i.running.is_finite() && i.running >= 1.0 && i.end > i.start);
     let Some(max) = obs.clone().map(|i| i.running as u32).max() else {
         return Vec::new();
@@ -157,7 +157,7 @@ mod tests {
         let v: Vec<Interval> = (1..=160)
             .flat_map(|r| std::iter::repeat_n(iv(f64::from(r), model(f64::from(r))), 3))
             .collect();
-        let bins = curve(v.iter());
+        let bins = curve(v.iter().copied());
         assert_eq!(bins.len(), 20);
         assert_eq!((bins[0].running_lo, bins[0].running_hi), (1, 8));
         assert_eq!(bins[0].lines, 24);
@@ -168,6 +168,6 @@ mod tests {
         let lin: Vec<Interval> = (1..=64)
             .flat_map(|r| std::iter::repeat_n(iv(f64::from(r), 40.0 * f64::from(r)), 3))
             .collect();
-        assert_eq!(knee(&curve(lin.iter())), None);
+        assert_eq!(knee(&curve(lin.iter().copied())), None);
     }
 }

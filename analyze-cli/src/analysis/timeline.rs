@@ -130,7 +130,7 @@ pub fn typical_gap(ts: &[i64]) -> Option<i64> {
 /// An instance's stats lines with a rate, as the intervals are built from them: their
 /// places among the points, their stamps spread ([`spread`]), and the typical interval.
 pub struct StatLines {
-    at: Vec<usize>,
+    at: Vec<u32>,
     times: Vec<i64>,
     typical: i64,
 }
@@ -142,7 +142,7 @@ impl StatLines {
         let (mut at, mut times) = (Vec::new(), Vec::new());
         for (i, p) in points.iter().enumerate() {
             if p.kind == PointKind::Stats && p.gen_tps.is_finite() {
-                at.push(i);
+                at.push(i as u32);
                 times.push(p.ts);
             }
         }
@@ -152,49 +152,96 @@ impl StatLines {
     }
 }
 
-/// The intervals of an instance's stats lines (see the module docs). `cuts` are restart
-/// times: no interval reaches back across one.
-pub fn intervals(points: &[Point], cuts: &[i64]) -> Vec<Interval> {
-    intervals_of(points, &StatLines::of(points), cuts)
+/// The intervals of an instance's stats lines (see the module docs), read where they are
+/// used: each is its line's point, its spread stamp and a start, so only the starts are
+/// stored (8 bytes a line; whole intervals were 40, the analysis's largest allocation).
+pub struct Intervals<'a> {
+    points: &'a [Point],
+    at: Vec<u32>,
+    /// Ends (the spread stamps, in time order) and starts.
+    ends: Vec<i64>,
+    starts: Vec<i64>,
 }
 
-/// [`intervals`] from the stats lines already found; each interval depends only on its line
-/// and the one before, so they are built on all cores.
-pub fn intervals_of(points: &[Point], lines: &StatLines, cuts: &[i64]) -> Vec<Interval> {
+impl Intervals<'_> {
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    /// The `i`-th interval.
+    #[inline]
+    pub fn get(&self, i: usize) -> Interval {
+        let p = &self.points[self.at[i] as usize];
+        Interval {
+            start: self.starts[i],
+            end: self.ends[i],
+            gen_tps: p.gen_tps.max(0.0),
+            prompt_tps: if p.prompt_tps.is_finite() {
+                p.prompt_tps.max(0.0)
+            } else {
+                0.0
+            },
+            running: f64::from(p.running),
+        }
+    }
+
+    /// The intervals in time order.
+    pub fn iter(&self) -> impl Iterator<Item = Interval> + Clone + '_ {
+        (0..self.len()).map(|i| self.get(i))
+    }
+
+    /// Those ending in `[from, to)`.
+    pub fn ending_in(&self, from: i64, to: i64) -> impl Iterator<Item = Interval> + '_ {
+        let lo = self.ends.partition_point(|&e| e < from);
+        let hi = lo + self.ends[lo..].partition_point(|&e| e < to);
+        (lo..hi).map(|i| self.get(i))
+    }
+
+    /// Generated tokens of all of them.
+    pub fn tokens(&self) -> f64 {
+        self.iter().map(|iv| iv.tokens()).sum()
+    }
+}
+
+/// The intervals of an instance's stats lines (see the module docs). `cuts` are restart
+/// times: no interval reaches back across one.
+pub fn intervals<'a>(points: &'a [Point], cuts: &[i64]) -> Intervals<'a> {
+    intervals_of(points, StatLines::of(points), cuts)
+}
+
+/// [`intervals`] from the stats lines already found; each start depends only on its line
+/// and the one before, so they are found on all cores.
+pub fn intervals_of<'a>(points: &'a [Point], lines: StatLines, cuts: &[i64]) -> Intervals<'a> {
     use rayon::prelude::*;
     let (times, typical) = (&lines.times, lines.typical);
     let longest = (typical as f64 * GAP_FACTOR) as i64;
     let mut cuts = cuts.to_vec();
     cuts.sort_unstable();
-    lines
-        .at
+    let starts = times
         .par_iter()
         .enumerate()
-        .map(|(i, &at)| {
-            let p = &points[at];
-            let end = times[i];
+        .map(|(i, &end)| {
             let prev = (i > 0).then(|| times[i - 1]);
             // the last cut at or before the line
             let cut = cuts[..cuts.partition_point(|&c| c <= end)].last().copied();
-            let start = match prev {
+            match prev {
                 Some(s) if cut.is_none_or(|c| c <= s) && end - s <= longest => s,
                 // first line, first after a restart, or after a gap: the typical length,
                 // never before the restart
                 _ => (end - typical).max(cut.unwrap_or(i64::MIN)),
-            };
-            Interval {
-                start,
-                end,
-                gen_tps: p.gen_tps.max(0.0),
-                prompt_tps: if p.prompt_tps.is_finite() {
-                    p.prompt_tps.max(0.0)
-                } else {
-                    0.0
-                },
-                running: f64::from(p.running),
             }
         })
-        .collect()
+        .collect();
+    Intervals {
+        points,
+        at: lines.at,
+        ends: lines.times,
+        starts,
+    }
 }
 
 /// A bucket length for a run of `span_ms`: a round length giving at most about 120 buckets
@@ -242,11 +289,12 @@ pub struct Timeline {
     pub instances: Vec<(String, Vec<Bucket>)>,
 }
 
-/// What the timeline is built from: each instance's series and its intervals.
-pub struct Input<'a> {
+/// What the timeline is built from: each instance's series and its intervals (in time
+/// order).
+pub struct Input<'a, I> {
     pub name: &'a str,
     pub series: &'a Series,
-    pub intervals: &'a [Interval],
+    pub intervals: I,
 }
 
 /// Per-bucket sums of one instance, filled in one pass over its intervals and lines.
@@ -375,12 +423,16 @@ fn totals(instances: &[(String, Vec<Bucket>)], nb: usize) -> PolarsResult<Vec<Bu
 }
 
 /// Builds the timeline with buckets of `bucket_ms` (or [`auto_bucket`]).
-pub fn build(inputs: &[Input<'_>], bucket_ms: Option<i64>) -> Result<Timeline> {
+pub fn build<I>(inputs: &[Input<'_, I>], bucket_ms: Option<i64>) -> Result<Timeline>
+where
+    I: Iterator<Item = Interval> + Clone,
+{
     let first = inputs
         .iter()
         .flat_map(|i| {
             i.intervals
-                .first()
+                .clone()
+                .next()
                 .map(|v| v.start)
                 .into_iter()
                 .chain(i.series.span().map(|s| s.0))
@@ -412,7 +464,7 @@ pub fn build(inputs: &[Input<'_>], bucket_ms: Option<i64>) -> Result<Timeline> {
         .iter()
         .map(|input| {
             let mut acc = Acc::new(nb);
-            for iv in input.intervals {
+            for iv in input.intervals.clone() {
                 // split across buckets by overlap (intervals before the origin are clipped)
                 let mut s = iv.start.max(origin);
                 while s < iv.end {
@@ -530,6 +582,7 @@ mod tests {
             .collect();
         let iv = intervals(&pts, &[100_000]);
         let spans: Vec<(i64, i64)> = iv.iter().map(|i| (i.start, i.end)).collect();
+        assert_eq!(iv.ending_in(2000, 66_000).count(), 3);
         assert_eq!(
             spans,
             vec![
@@ -543,8 +596,7 @@ mod tests {
                 (101_000, 103_000)
             ]
         );
-        let tokens: f64 = iv.iter().map(Interval::tokens).sum();
-        assert_eq!(tokens, 100.0 * 15.0);
+        assert_eq!(iv.tokens(), 100.0 * 15.0);
     }
 
     /// Regression: a vLLM log whose month-day stamps step back every few lines (read out of
@@ -579,9 +631,10 @@ mod tests {
             series: &series,
             intervals,
         };
-        let t = build(&[input(&[])], None).unwrap();
+        let none = std::iter::empty::<Interval>();
+        let t = build(&[input(none.clone())], None).unwrap();
         assert!(t.total.len() <= 121, "{}", t.total.len());
-        let e = build(&[input(&[])], Some(1000)).unwrap_err().to_string();
+        let e = build(&[input(none)], Some(1000)).unwrap_err().to_string();
         assert!(e.contains("choose a longer bucket"), "{e}");
     }
 
@@ -591,7 +644,7 @@ mod tests {
             points: vec![stats(10_000, 100.0), stats(25_000, 40.0)],
             ..Series::default()
         };
-        let iv = vec![
+        let iv = [
             Interval {
                 start: 0,
                 end: 10_000,
@@ -611,7 +664,7 @@ mod tests {
             &[Input {
                 name: "a",
                 series: &series,
-                intervals: &iv,
+                intervals: iv.iter().copied(),
             }],
             Some(20_000),
         )
