@@ -7,7 +7,7 @@ use std::borrow::Cow;
 use std::time::SystemTime;
 use tokstat_parsers::detect;
 use tokstat_parsers::record::{Body, Engine, Gauges, Line, StepKind};
-use tokstat_parsers::scan::{self, lines, str_lines, Chunk};
+use tokstat_parsers::scan::{self, lines, str_lines, text_lines, Chunk};
 use tokstat_parsers::source::{self, Input, Source};
 use tokstat_parsers::stamp::{civil_from_days, days_from_civil, Calendar, Ts};
 use tokstat_parsers::Quick;
@@ -142,14 +142,13 @@ pub fn visit_chunk<V: Visitor>(
     };
     let mut scratch = String::new();
     let line_no = |i: usize| chunk.first_line + i as u64 + 1;
-    // validating the whole chunk once is much cheaper than each line; a chunk with invalid
-    // bytes falls back to per-line validation (and replacement)
-    match tokstat_parsers::text::utf8(chunk.bytes) {
-        Some(text) if V::QUICK => {
-            // lines read quickly are searched for colour codes one by one, and only when
-            // they might hold one: most logs have none
-            for (i, raw) in str_lines(text).enumerate() {
-                tokstat_parsers::visit_quick_line(raw, &mut scratch, |q| match q {
+    if V::QUICK {
+        // lines read quickly are checked as UTF-8 one by one as they are found (nearly all are
+        // ASCII, known from the newline search), and searched for colour codes only when
+        // they might hold one: most logs have none
+        for (i, raw) in text_lines(chunk.bytes).enumerate() {
+            match raw {
+                Ok(raw) => tokstat_parsers::visit_quick_line(raw, &mut scratch, |q| match q {
                     Quick::Line(line) => acc.line(line_no(i), line),
                     Quick::Stats(stamp, dp, kind, gauges) => {
                         acc.tally.total += 1;
@@ -162,21 +161,31 @@ pub fn visit_chunk<V: Visitor>(
                             gauges,
                         })
                     }
-                });
-            }
-        }
-        Some(text) => {
-            // and one search for colour codes: most logs have none
-            let ansi = tokstat_parsers::prefix::has_ansi(chunk.bytes);
-            for (i, raw) in str_lines(text).enumerate() {
-                tokstat_parsers::visit_str_line(raw, &mut scratch, ansi, |line| {
+                }),
+                Err(raw) => tokstat_parsers::visit_line(raw, &mut scratch, |line| {
                     acc.line(line_no(i), line)
-                });
+                }),
             }
         }
-        None => {
-            for (i, raw) in lines(chunk.bytes).enumerate() {
-                tokstat_parsers::visit_line(raw, &mut scratch, |line| acc.line(line_no(i), line));
+    } else {
+        // validating the whole chunk once is much cheaper than each line; a chunk with
+        // invalid bytes falls back to per-line validation (and replacement)
+        match tokstat_parsers::text::utf8(chunk.bytes) {
+            Some(text) => {
+                // and one search for colour codes: most logs have none
+                let ansi = tokstat_parsers::prefix::has_ansi(chunk.bytes);
+                for (i, raw) in str_lines(text).enumerate() {
+                    tokstat_parsers::visit_str_line(raw, &mut scratch, ansi, |line| {
+                        acc.line(line_no(i), line)
+                    });
+                }
+            }
+            None => {
+                for (i, raw) in lines(chunk.bytes).enumerate() {
+                    tokstat_parsers::visit_line(raw, &mut scratch, |line| {
+                        acc.line(line_no(i), line)
+                    });
+                }
             }
         }
     }

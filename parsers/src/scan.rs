@@ -92,6 +92,87 @@ impl<'a> Iterator for StrLines<'a> {
     }
 }
 
+/// Iterator over the lines of a chunk not validated beforehand: each comes as text when it
+/// is UTF-8 and as bytes when not (see [`text_lines`]).
+#[derive(Debug, Clone)]
+pub struct TextLines<'a> {
+    rest: &'a [u8],
+}
+
+/// The lines of `bytes`, without their `\n`, each checked as it is found: `Ok` holds a line
+/// that is UTF-8, `Err` one that is not. The newline search also collects the bytes' high
+/// bits, so an ASCII line (nearly every log line) is known to be text at no extra pass; the
+/// others are checked alone. Before, a whole chunk was validated first: one more pass over
+/// every byte, and a chunk with one bad byte lost the quick reading for all its lines.
+pub fn text_lines(bytes: &[u8]) -> TextLines<'_> {
+    TextLines { rest: bytes }
+}
+
+impl<'a> Iterator for TextLines<'a> {
+    type Item = Result<&'a str, &'a [u8]>;
+
+    #[inline]
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.rest.is_empty() {
+            return None;
+        }
+        let (line, ascii) = match newline_ascii(self.rest) {
+            (Some(i), ascii) => {
+                let line = &self.rest[..i];
+                self.rest = &self.rest[i + 1..];
+                (line, ascii)
+            }
+            (None, ascii) => (std::mem::take(&mut self.rest), ascii),
+        };
+        Some(if ascii {
+            // SAFETY: every byte of the line is below 0x80 (checked by `newline_ascii`), and
+            // ASCII is UTF-8
+            Ok(unsafe { std::str::from_utf8_unchecked(line) })
+        } else {
+            std::str::from_utf8(line).map_err(|_| line)
+        })
+    }
+}
+
+/// The first newline of `b` (or `None`), and whether every byte before it (or of `b`) is
+/// ASCII.
+#[inline]
+fn newline_ascii(b: &[u8]) -> (Option<usize>, bool) {
+    #[cfg(target_arch = "x86_64")]
+    let (at, mut high) = {
+        use std::arch::x86_64::*;
+        let mut at = 0;
+        let mut hi = 0u32;
+        // SAFETY: SSE2 is part of x86_64; each load reads 16 bytes inside `b`
+        unsafe {
+            let want = _mm_set1_epi8(b'\n' as i8);
+            while at + 16 <= b.len() {
+                let v = _mm_loadu_si128(b.as_ptr().add(at).cast());
+                let m = _mm_movemask_epi8(_mm_cmpeq_epi8(v, want)) as u32;
+                // the high bit of each byte
+                let h = _mm_movemask_epi8(v) as u32;
+                if m != 0 {
+                    let k = m.trailing_zeros();
+                    hi |= h & ((1u32 << k) - 1);
+                    return (Some(at + k as usize), hi == 0);
+                }
+                hi |= h;
+                at += 16;
+            }
+        }
+        (at, hi != 0)
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let (at, mut high) = (0, false);
+    for (k, &x) in b[at..].iter().enumerate() {
+        if x == b'\n' {
+            return (Some(at + k), !high);
+        }
+        high |= x >= 0x80;
+    }
+    (None, !high)
+}
+
 /// The first newline of `b` (see [`find_short`]).
 #[inline]
 fn newline(b: &[u8]) -> Option<usize> {
@@ -556,6 +637,27 @@ mod tests {
                 }
             }
             proptest::prop_assert_eq!(newline(&b), memchr::memchr(b'\n', &b));
+        }
+
+        /// Lines checked one by one as they are found are the lines of the text, each text
+        /// exactly when it is UTF-8 — whatever the bytes, and wherever a multi-byte character
+        /// or a bad byte falls against the 16-byte steps and the line ends.
+        #[test]
+        fn text_lines_are_the_lines_checked_one_by_one(
+            parts in proptest::collection::vec(
+                proptest::sample::select(vec![
+                    &b"a"[..], b"\n", b"\xc3\xa9", b"\xe4\xb8\x96", b"\xf0\x9f\x98\x80",
+                    b"\xff", b"\xc3", b"\x80", b"0123456789abcde", b"\r\n",
+                ]),
+                0..60,
+            ),
+        ) {
+            let b: Vec<u8> = parts.concat();
+            let want: Vec<Result<&str, &[u8]>> = lines(&b)
+                .map(|l| std::str::from_utf8(l).map_err(|_| l))
+                .collect();
+            let got: Vec<Result<&str, &[u8]>> = text_lines(&b).collect();
+            proptest::prop_assert_eq!(got, want);
         }
     }
 

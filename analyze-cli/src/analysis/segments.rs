@@ -7,7 +7,7 @@
 //! together, one GPU a little later than the next). Each segment lists the settings that
 //! changed at its start, compared with the segment before.
 
-use crate::analysis::timeline::typical_gap;
+use crate::analysis::timeline::{pairs, typical_gap_of};
 use crate::series::{PointKind, Series};
 use std::collections::BTreeMap;
 use tokstat_parsers::record::EventKind;
@@ -45,12 +45,14 @@ impl Reason {
 
 /// Where one instance's log is cut.
 pub fn cuts(s: &Series) -> Vec<(i64, Reason)> {
-    let stats: Vec<i64> = s
-        .points
-        .iter()
-        .filter(|p| p.kind == PointKind::Stats)
-        .map(|p| p.ts)
-        .collect();
+    // read twice rather than copied: a fresh copy of millions of stamps cost more
+    let stats = || {
+        s.points
+            .iter()
+            .filter(|p| p.kind == PointKind::Stats)
+            .map(|p| p.ts)
+    };
+    let first = stats().next();
     let mut starts: Vec<i64> = s
         .settings
         .iter()
@@ -71,15 +73,15 @@ pub fn cuts(s: &Series) -> Vec<(i64, Reason)> {
         }
         last_start = t;
         // a start after work has been logged
-        if stats.first().is_some_and(|&f| f < t) {
+        if first.is_some_and(|f| f < t) {
             out.push((t, Reason::Restart));
         }
     }
-    if let Some(typical) = typical_gap(&stats) {
+    if let Some(typical) = typical_gap_of(stats()) {
         let min_gap = (typical * GAP_FACTOR).max(GAP_MIN_MS);
-        for w in stats.windows(2) {
-            if w[1] - w[0] > min_gap && !out.iter().any(|&(c, _)| c > w[0] && c <= w[1]) {
-                out.push((w[1], Reason::Gap));
+        for (a, b) in pairs(stats()) {
+            if b - a > min_gap && !out.iter().any(|&(c, _)| c > a && c <= b) {
+                out.push((b, Reason::Gap));
             }
         }
     }

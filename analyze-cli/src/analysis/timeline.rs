@@ -97,12 +97,17 @@ pub fn spread_in_place(out: &mut [i64]) {
 /// table of counts by millisecond, the rest into a short list; the median is read off the
 /// counts. Exactly the middle order statistic, without a copy of millions of differences.
 pub fn typical_gap(ts: &[i64]) -> Option<i64> {
+    typical_gap_of(ts.iter().copied())
+}
+
+/// [`typical_gap`] of stamps read as they come (no copy of them is made).
+pub fn typical_gap_of(ts: impl Iterator<Item = i64>) -> Option<i64> {
     const SMALL: usize = 60_000;
     let mut counts = vec![0u32; SMALL];
     let mut large: Vec<i64> = Vec::new();
     let mut n = 0usize;
-    for w in ts.windows(2) {
-        let d = w[1] - w[0];
+    for (a, b) in pairs(ts) {
+        let d = b - a;
         if d <= 0 {
             continue;
         }
@@ -125,6 +130,12 @@ pub fn typical_gap(ts: &[i64]) -> Option<i64> {
     }
     large.sort_unstable();
     large.get(mid - seen).copied()
+}
+
+/// Consecutive pairs of `ts`.
+pub fn pairs(ts: impl Iterator<Item = i64>) -> impl Iterator<Item = (i64, i64)> {
+    ts.scan(None, |prev, t| Some(prev.replace(t).map(|p| (p, t))))
+        .flatten()
 }
 
 /// An instance's stats lines with a rate, as the intervals are built from them: their
