@@ -13,6 +13,7 @@
 
 use crate::analysis::quantile::quantiles;
 use crate::analysis::timeline::Interval;
+use rayon::prelude::*;
 
 /// One more request must add at least this share of the per-request rate.
 pub const KNEE_MARGINAL: f64 = 0.10;
@@ -77,33 +78,33 @@ pub fn curve(intervals: impl Iterator<Item = Interval> + Clone) -> Vec<Bin> {
         rsum[b] += i.secs() * i.running;
         total += i.secs();
     }
-    let mut out = Vec::new();
-    for b in 0..nb {
-        if tps[b].is_empty() {
-            continue;
-        }
-        // the two selections of a bin (millions of lines on a long run) side by side
-        let (t, per_req) = rayon::join(
-            || quantiles(&mut tps[b], &[0.1, 0.5, 0.9]),
-            || quantiles(&mut per[b], &[0.5])[0],
-        );
-        out.push(Bin {
-            running_lo: b as u32 * w + 1,
-            running_hi: (b as u32 + 1) * w,
-            running: if time[b] > 0.0 {
-                rsum[b] / time[b]
-            } else {
-                f64::from(b as u32 * w + 1)
-            },
-            lines: tps[b].len() as u64,
-            time_share: if total > 0.0 { time[b] / total } else { 0.0 },
-            tps_p10: t[0],
-            tps_median: t[1],
-            tps_p90: t[2],
-            tps_per_req: per_req,
-        });
-    }
-    out
+    // the selections of every bin (millions of lines on a long run) on all cores
+    tps.into_par_iter()
+        .zip(per)
+        .enumerate()
+        .filter(|(_, (t, _))| !t.is_empty())
+        .map(|(b, (mut tps, mut per))| {
+            let (t, per_req) = rayon::join(
+                || quantiles(&mut tps, &[0.1, 0.5, 0.9]),
+                || quantiles(&mut per, &[0.5])[0],
+            );
+            Bin {
+                running_lo: b as u32 * w + 1,
+                running_hi: (b as u32 + 1) * w,
+                running: if time[b] > 0.0 {
+                    rsum[b] / time[b]
+                } else {
+                    f64::from(b as u32 * w + 1)
+                },
+                lines: tps.len() as u64,
+                time_share: if total > 0.0 { time[b] / total } else { 0.0 },
+                tps_p10: t[0],
+                tps_median: t[1],
+                tps_p90: t[2],
+                tps_per_req: per_req,
+            }
+        })
+        .collect()
 }
 
 /// The knee of a curve (see the module docs), or `None` when throughput still grows at the

@@ -243,12 +243,8 @@ pub fn analyze(
         .iter()
         .filter_map(|s| s.peak_tps)
         .max_by(f64::total_cmp);
-    let instance_tokens: Vec<f64> = intervals.iter().map(Intervals::tokens).collect();
-    let gen_tokens = intervals
-        .iter()
-        .flat_map(Intervals::iter)
-        .map(|iv| iv.tokens())
-        .sum();
+    let instance_tokens: Vec<f64> = intervals.par_iter().map(Intervals::tokens).collect();
+    let gen_tokens = instance_tokens.iter().sum();
     let knee = curve::knee(&bins);
 
     let mut server = Server {
