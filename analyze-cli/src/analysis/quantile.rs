@@ -46,8 +46,19 @@ pub fn quantiles(v: &mut [f64], qs: &[f64]) -> Vec<f64> {
     let mut picked = Vec::with_capacity(ranks.len());
     let mut base = 0;
     for &r in &ranks {
-        let (_, x, _) = v[base..].select_nth_unstable_by(r - base, f64::total_cmp);
-        picked.push((r, *x));
+        let rest = &mut v[base..];
+        let x = if r == base {
+            // the next order statistic after one just picked (the ceiling of a
+            // quantile between two): the least of the rest, found by a scan, not a selection
+            let k = (0..rest.len())
+                .min_by(|&a, &b| rest[a].total_cmp(&rest[b]))
+                .unwrap_or(0);
+            rest.swap(0, k);
+            rest[0]
+        } else {
+            *rest.select_nth_unstable_by(r - base, f64::total_cmp).1
+        };
+        picked.push((r, x));
         base = r + 1;
     }
     let at = |r: usize| picked.iter().find(|p| p.0 == r).map_or(f64::NAN, |p| p.1);
@@ -88,7 +99,7 @@ mod tests {
     #[test]
     fn selection_equals_the_sorted_quantiles() {
         let mut seed = 7u64;
-        for len in [1usize, 2, 3, 10, 101, 1000] {
+        for len in [1usize, 2, 3, 10, 101, 1000, 10_007] {
             let v: Vec<f64> = (0..len)
                 .map(|_| {
                     seed = seed
@@ -99,7 +110,7 @@ mod tests {
                 .collect();
             let mut sorted = v.clone();
             sorted.sort_unstable_by(f64::total_cmp);
-            let qs = [0.1, 0.5, 0.9, 0.95, 0.99];
+            let qs = [0.0, 0.1, 0.5, 0.9, 0.95, 0.99, 1.0];
             let want: Vec<f64> = qs.iter().map(|&q| quantile(&sorted, q)).collect();
             assert_eq!(quantiles(&mut v.clone(), &qs), want, "{len}");
         }
