@@ -2,10 +2,11 @@
 //! chunks join up to the input, end on newlines, and their line counts add up — in the log
 //! mode (pre-scanned stamps, absolute line numbers) and in the record mode (chunks cut by the
 //! workers themselves), from memory or from a stream (chunks read into recycled buffers), at
-//! any chunk size.
+//! any chunk size. Each chunk's lines checked one by one as UTF-8 (`text_lines`) are its
+//! lines, each text exactly when it is UTF-8.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use tokstat_parsers::scan::{lines, scan, Mode};
+use tokstat_parsers::scan::{lines, scan, text_lines, Mode};
 use tokstat_parsers::source::Data;
 use tokstat_parsers::stamp::Calendar;
 
@@ -27,6 +28,8 @@ fuzz_target!(|data: &[u8]| {
             let line = tokstat_parsers::parse_line(l, &mut scratch);
             cal.resolve(line.prefix.stamp);
         }
+        let want = lines(c.bytes).map(|l| std::str::from_utf8(l).map_err(|_| l));
+        assert!(text_lines(c.bytes).eq(want));
         ((c.bytes.to_vec(), lines(c.bytes).count() as u64), cal)
     }, |(bytes, n)| {
         assert!(!bytes.is_empty());
