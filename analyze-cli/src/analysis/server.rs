@@ -244,7 +244,7 @@ pub fn analyze(
         .filter_map(|s| s.peak_tps)
         .max_by(f64::total_cmp);
     let instance_tokens: Vec<f64> = intervals.par_iter().map(Intervals::tokens).collect();
-    let gen_tokens = instance_tokens.iter().sum();
+    let gen_tokens = instance_tokens.iter().fold(0.0, |a, b| a + b);
     let knee = curve::knee(&bins);
 
     let mut server = Server {
@@ -297,4 +297,42 @@ fn instance_rows(s: &Server) -> Vec<InstanceRow> {
         }
     }
     rows
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::series::Prefill;
+
+    /// Regression: a log of prefill batches only (no rate logged) reported `-0.0` generated
+    /// tokens in JSON and "-0 tok/s" in the table: an empty `sum` of floats is -0.
+    #[test]
+    fn no_rates_make_zero_tokens_not_minus_zero() {
+        let mut m = BTreeMap::new();
+        let series = Series {
+            prefill: (0..5)
+                .map(|k| Prefill {
+                    ts: k * 1000,
+                    new_tokens: 100,
+                    at: 0,
+                })
+                .collect(),
+            ..Series::default()
+        };
+        m.insert(
+            "gpu0".to_string(),
+            Instance {
+                series,
+                ..Instance::default()
+            },
+        );
+        let s = analyze(&mut m, None).unwrap();
+        assert_eq!(s.instance_tokens.len(), 1);
+        assert!(s.gen_tokens == 0.0 && s.gen_tokens.is_sign_positive());
+        assert!(s.instance_tokens[0].is_sign_positive());
+        assert!(s.segments.iter().all(|g| g.gen_tps_mean.is_sign_positive()));
+        // the prompt tokens still make the timeline
+        let prompt: f64 = s.timeline.total.iter().map(|b| b.prompt_tps).sum();
+        assert!(prompt > 0.0);
+    }
 }

@@ -212,9 +212,9 @@ impl Intervals<'_> {
         (lo..hi).map(|i| self.get(i))
     }
 
-    /// Generated tokens of all of them.
+    /// Generated tokens of all of them (0, not the -0 of an empty `sum`, when none).
     pub fn tokens(&self) -> f64 {
-        self.iter().map(|iv| iv.tokens()).sum()
+        self.iter().fold(0.0, |t, iv| t + iv.tokens())
     }
 }
 
