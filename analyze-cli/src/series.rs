@@ -238,7 +238,7 @@ impl Series {
     /// too.
     pub fn sort(&mut self) {
         use rayon::prelude::*;
-        // the check alone reads every point (20 ms for 3.8 M): on all cores
+        // the check alone reads every point (10-20 ms for millions): on all cores
         let points = &self.points;
         // each prefill stamp must also lie between the points around it
         let placed = |p: &Prefill| {
