@@ -55,15 +55,6 @@ pub enum Step<'a> {
     Prefill(&'a Prefill),
 }
 
-impl Step<'_> {
-    pub fn ts(&self) -> i64 {
-        match self {
-            Step::Point(p) => p.ts,
-            Step::Prefill(p) => p.ts,
-        }
-    }
-}
-
 fn f<T: Into<f64>>(v: Option<T>) -> f64 {
     v.map_or(f64::NAN, Into::into)
 }
@@ -201,20 +192,9 @@ impl Series {
         self.points.is_empty() && self.prefill.is_empty()
     }
 
-    /// The first and last stamp of its stats lines.
+    /// The first and last stamp of its stats lines (the series in time order).
     pub fn span(&self) -> Option<(i64, i64)> {
-        let first = [
-            self.points.first().map(|p| p.ts),
-            self.prefill.first().map(|p| p.ts),
-        ];
-        let last = [
-            self.points.last().map(|p| p.ts),
-            self.prefill.last().map(|p| p.ts),
-        ];
-        Some((
-            first.into_iter().flatten().min()?,
-            last.into_iter().flatten().max()?,
-        ))
+        self.span_in(i64::MIN, i64::MAX)
     }
 
     /// The first and last stamp of its stats lines in `[from, to)` (the series in time order).
