@@ -211,11 +211,6 @@ impl Intervals<'_> {
         let hi = lo + self.ends[lo..].partition_point(|&e| e < to);
         (lo..hi).map(|i| self.get(i))
     }
-
-    /// Generated tokens of all of them (0, not the -0 of an empty `sum`, when none).
-    pub fn tokens(&self) -> f64 {
-        self.iter().fold(0.0, |t, iv| t + iv.tokens())
-    }
 }
 
 /// The intervals of an instance's stats lines (see the module docs). `cuts` are restart
@@ -298,6 +293,9 @@ pub struct Timeline {
     pub origin: i64,
     pub total: Vec<Bucket>,
     pub instances: Vec<(String, Vec<Bucket>)>,
+    /// Tokens each instance generated (its intervals' sum, in time order), summed in the
+    /// pass that splits them across buckets.
+    pub tokens: Vec<f64>,
 }
 
 /// What the timeline is built from: each instance's series and its intervals (in time
@@ -471,11 +469,13 @@ where
         );
     }
     let nb = (idx(last) + 1) as usize;
-    let instances: Vec<(String, Vec<Bucket>)> = inputs
+    let (instances, tokens): (Vec<(String, Vec<Bucket>)>, Vec<f64>) = inputs
         .iter()
         .map(|input| {
             let mut acc = Acc::new(nb);
+            let mut tokens = 0.0;
             for iv in input.intervals.clone() {
+                tokens += iv.tokens();
                 // split across buckets by overlap (intervals before the origin are clipped)
                 let mut s = iv.start.max(origin);
                 while s < iv.end {
@@ -514,15 +514,16 @@ where
                     *e += ev.count as f64;
                 }
             }
-            (input.name.to_string(), acc.rows(origin, b))
+            ((input.name.to_string(), acc.rows(origin, b)), tokens)
         })
-        .collect();
+        .unzip();
     let total = totals(&instances, nb)?;
     Ok(Timeline {
         bucket_ms: b,
         origin,
         total,
         instances,
+        tokens,
     })
 }
 
@@ -607,7 +608,7 @@ mod tests {
                 (101_000, 103_000)
             ]
         );
-        assert_eq!(iv.tokens(), 100.0 * 15.0);
+        assert_eq!(iv.iter().map(|i| i.tokens()).sum::<f64>(), 100.0 * 15.0);
     }
 
     /// Regression: a vLLM log whose month-day stamps step back every few lines (read out of
