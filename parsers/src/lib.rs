@@ -162,8 +162,15 @@ fn classify<'a>(style: Style, level: Option<prefix::Level>, msg: &'a str, out: &
             return;
         }
     }
-    // uvicorn: `INFO:     Application startup complete.`
-    if msg.starts_with("INFO:") && msg.trim_end().ends_with("Application startup complete.") {
+    // uvicorn: `INFO:     Application startup complete.`; its access lines (most lines of
+    // many logs) end in another ASCII byte, seen first
+    let last = msg.as_bytes().last().copied().unwrap_or(b'.');
+    // (`trim_end` trims `\t`..=`\r`, space, and non-ASCII spaces)
+    let may_end = matches!(last, b'.' | b'\t'..=b'\r' | b' ') || !last.is_ascii();
+    if may_end
+        && msg.starts_with("INFO:")
+        && msg.trim_end().ends_with("Application startup complete.")
+    {
         *out = Body::Event(record::Event {
             engine: None,
             kind: EventKind::ServerReady,
@@ -270,6 +277,30 @@ mod tests {
             check("[2026-05-10 00:00:02 TP0] Prefill batch, #new-seq: 1");
         }
         assert!(stats > 1000 && checked > 5 * stats, "{stats} of {checked}");
+    }
+
+    /// uvicorn's start line is an event whatever whitespace trails it (access lines, read
+    /// by their last byte first, are not).
+    #[test]
+    fn uvicorn_start_with_any_trailing_space() {
+        let kind = |l: &str| {
+            let mut scratch = String::new();
+            visit_str_line(l, &mut scratch, true, |line| match line.body {
+                Body::Event(e) => Some(e.kind),
+                _ => None,
+            })
+        };
+        let start = "[2026-05-10 00:00:03] INFO:     Application startup complete.";
+        for tail in ["", " ", "\t", "\u{b}", "\u{c}", "\r\r", "\u{85}", "\u{a0}", "\u{3000}"] {
+            assert_eq!(kind(&format!("{start}{tail}")), Some(EventKind::ServerReady), "{tail:?}");
+        }
+        for other in [
+            "[2026-05-10 00:00:03] INFO:     127.0.0.1:1 - \"GET /health HTTP/1.1\" 200 OK",
+            "[2026-05-10 00:00:03] INFO:     Application startup complete.x",
+            "[2026-05-10 00:00:03] INFO:     Application startup complete.\u{200b}",
+        ] {
+            assert_eq!(kind(other), None, "{other:?}");
+        }
     }
 
     /// Regression: a log's first line behind a byte order mark lost its vLLM prefix (it read

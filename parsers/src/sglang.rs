@@ -21,12 +21,13 @@ pub fn parse(msg: &str) -> Option<Body<'_>> {
 /// [`parse`] into `out`, where the stats lines are built in place (a step is a few hundred
 /// bytes: returning it through an `Option` copies it); false when not an SGLang message.
 pub(crate) fn parse_into<'a>(msg: &'a str, out: &mut Body<'a>) -> bool {
-    if let Some(rest) = msg.strip_prefix("Decode batch") {
-        batch(rest, StepKind::Decode, out);
-        return true;
-    }
-    if let Some(rest) = msg.strip_prefix("Prefill batch") {
-        batch(rest, StepKind::Prefill, out);
+    let batch_of = match msg.as_bytes().first() {
+        Some(b'D') => msg.strip_prefix("Decode batch").map(|r| (r, StepKind::Decode)),
+        Some(b'P') => msg.strip_prefix("Prefill batch").map(|r| (r, StepKind::Prefill)),
+        _ => None,
+    };
+    if let Some((rest, kind)) = batch_of {
+        batch(rest, kind, out);
         return true;
     }
     match other(msg) {
@@ -197,10 +198,11 @@ pub(crate) fn quick_raw_gauges(msg: &str, g: &mut Gauges) -> Option<StepKind> {
 
 #[inline]
 fn quick_gauges_in(msg: &str, g: &mut Gauges, raw: bool) -> Option<StepKind> {
-    let (kind, rest) = if let Some(r) = msg.strip_prefix("Decode batch") {
-        (StepKind::Decode, r)
-    } else {
-        (StepKind::Prefill, msg.strip_prefix("Prefill batch")?)
+    // by the first byte: most other lines (access lines) go no further
+    let (kind, rest) = match msg.as_bytes().first() {
+        Some(b'D') => (StepKind::Decode, msg.strip_prefix("Decode batch")?),
+        Some(b'P') => (StepKind::Prefill, msg.strip_prefix("Prefill batch")?),
+        _ => return None,
     };
     let body = match rest.as_bytes() {
         [b'.' | b',', b' ', ..] => rest[2..].trim_end_matches([',', ' ']),
