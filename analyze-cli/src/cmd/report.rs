@@ -159,12 +159,9 @@ pub fn run(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<i32> {
-    let t0 = std::time::Instant::now();
     let mut r = read(args, c)?;
-    eprintln!("TIME read {:?}", t0.elapsed());
     let completions = (!r.rows.is_empty()).then(|| analyze(&r.rows, c.cap));
     let server = server::analyze(&mut r.logs.instances, srv.bucket)?;
-    eprintln!("TIME analyze {:?}", t0.elapsed());
     r.scrapes.order(srv.interval);
     let metrics = metrics::analyze(&r.scrapes);
     let hints = hints::hints(&hints::Inputs {
