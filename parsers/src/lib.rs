@@ -291,8 +291,14 @@ mod tests {
             })
         };
         let start = "[2026-05-10 00:00:03] INFO:     Application startup complete.";
-        for tail in ["", " ", "\t", "\u{b}", "\u{c}", "\r\r", "\u{85}", "\u{a0}", "\u{3000}"] {
-            assert_eq!(kind(&format!("{start}{tail}")), Some(EventKind::ServerReady), "{tail:?}");
+        for tail in [
+            "", " ", "\t", "\u{b}", "\u{c}", "\r\r", "\u{85}", "\u{a0}", "\u{3000}",
+        ] {
+            assert_eq!(
+                kind(&format!("{start}{tail}")),
+                Some(EventKind::ServerReady),
+                "{tail:?}"
+            );
         }
         for other in [
             "[2026-05-10 00:00:03] INFO:     127.0.0.1:1 - \"GET /health HTTP/1.1\" 200 OK",

@@ -22,8 +22,12 @@ pub fn parse(msg: &str) -> Option<Body<'_>> {
 /// bytes: returning it through an `Option` copies it); false when not an SGLang message.
 pub(crate) fn parse_into<'a>(msg: &'a str, out: &mut Body<'a>) -> bool {
     let batch_of = match msg.as_bytes().first() {
-        Some(b'D') => msg.strip_prefix("Decode batch").map(|r| (r, StepKind::Decode)),
-        Some(b'P') => msg.strip_prefix("Prefill batch").map(|r| (r, StepKind::Prefill)),
+        Some(b'D') => msg
+            .strip_prefix("Decode batch")
+            .map(|r| (r, StepKind::Decode)),
+        Some(b'P') => msg
+            .strip_prefix("Prefill batch")
+            .map(|r| (r, StepKind::Prefill)),
         _ => None,
     };
     if let Some((rest, kind)) = batch_of {

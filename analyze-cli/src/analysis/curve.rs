@@ -57,36 +57,94 @@ fn width(max: u32) -> u32 {
 }
 
 /// Bins the intervals of all instances by `running`.
+///
+/// Two passes: the first counts the lines of each `running` value, which gives the bins and
+/// their sizes; the second writes each line's rates into its bin's part of one array, sized
+/// once (growing a vector per bin copied and faulted in twice the memory), and sums the
+/// bins' times in line order. The bins' quantiles are then selected on all cores.
 pub fn curve(intervals: impl Iterator<Item = Interval> + Clone) -> Vec<Bin> {
     let obs = intervals.filter(|i| i.running.is_finite() && i.running >= 1.0 && i.end > i.start);
-    let Some(max) = obs.clone().map(|i| i.running as u32).max() else {
+    // lines per `running` value, up to `DENSE`; the highest value
+    const DENSE: u32 = 1 << 16;
+    let mut by_running: Vec<u32> = Vec::new();
+    let mut max = 0u32;
+    for i in obs.clone() {
+        let r = i.running as u32;
+        max = max.max(r);
+        if r < DENSE {
+            let r = r as usize;
+            if r >= by_running.len() {
+                by_running.resize(r + 1, 0);
+            }
+            by_running[r] += 1;
+        }
+    }
+    if max == 0 {
         return Vec::new();
-    };
+    }
     let w = width(max);
     let nb = max.div_ceil(w) as usize;
-    let mut tps: Vec<Vec<f64>> = vec![Vec::new(); nb];
-    let mut per: Vec<Vec<f64>> = vec![Vec::new(); nb];
+    let bin = |r: u32| ((r - 1) / w) as usize;
+    // the bin of each `running` value below `DENSE`: no division per line
+    let bins_of: Vec<u32> = (0..by_running.len() as u32)
+        .map(|r| if r == 0 { 0 } else { bin(r) as u32 })
+        .collect();
+    let bin_of = |r: u32| match bins_of.get(r as usize) {
+        Some(&b) => b as usize,
+        None => bin(r),
+    };
+    let mut lines = vec![0usize; nb];
+    if max < DENSE {
+        for (r, &n) in by_running.iter().enumerate().skip(1) {
+            lines[bin_of(r as u32)] += n as usize;
+        }
+    } else {
+        for i in obs.clone() {
+            lines[bin_of(i.running as u32)] += 1;
+        }
+    }
+    let mut next: Vec<usize> = lines
+        .iter()
+        .scan(0, |at, &n| {
+            let start = *at;
+            *at += n;
+            Some(start)
+        })
+        .collect();
+    let all = lines.iter().sum();
+    let mut tps = vec![0.0; all];
+    let mut per = vec![0.0; all];
     let mut time = vec![0.0; nb];
     let mut rsum = vec![0.0; nb];
     let mut total = 0.0;
     for i in obs {
-        let r = i.running as u32;
-        let b = ((r - 1) / w) as usize;
-        tps[b].push(i.gen_tps);
-        per[b].push(i.gen_tps / i.running);
+        let b = bin_of(i.running as u32);
+        let at = next[b];
+        next[b] += 1;
+        tps[at] = i.gen_tps;
+        per[at] = i.gen_tps / i.running;
         time[b] += i.secs();
         rsum[b] += i.secs() * i.running;
         total += i.secs();
     }
+    // each bin's part of the two arrays
+    let mut parts = Vec::with_capacity(nb);
+    let (mut t_rest, mut p_rest) = (&mut tps[..], &mut per[..]);
+    for &n in &lines {
+        let (t, tr) = std::mem::take(&mut t_rest).split_at_mut(n);
+        let (p, pr) = std::mem::take(&mut p_rest).split_at_mut(n);
+        parts.push((t, p));
+        (t_rest, p_rest) = (tr, pr);
+    }
     // the selections of every bin (millions of lines on a long run) on all cores
-    tps.into_par_iter()
-        .zip(per)
+    parts
+        .into_par_iter()
         .enumerate()
         .filter(|(_, (t, _))| !t.is_empty())
-        .map(|(b, (mut tps, mut per))| {
+        .map(|(b, (tps, per))| {
             let (t, per_req) = rayon::join(
-                || quantiles(&mut tps, &[0.1, 0.5, 0.9]),
-                || quantiles(&mut per, &[0.5])[0],
+                || quantiles(tps, &[0.1, 0.5, 0.9]),
+                || quantiles(per, &[0.5])[0],
             );
             Bin {
                 running_lo: b as u32 * w + 1,
@@ -96,7 +154,7 @@ pub fn curve(intervals: impl Iterator<Item = Interval> + Clone) -> Vec<Bin> {
                 } else {
                     f64::from(b as u32 * w + 1)
                 },
-                lines: tps.len() as u64,
+                lines: lines[b] as u64,
                 time_share: if total > 0.0 { time[b] / total } else { 0.0 },
                 tps_p10: t[0],
                 tps_median: t[1],
@@ -147,6 +205,33 @@ mod tests {
             gen_tps: tps,
             prompt_tps: 0.0,
             running,
+        }
+    }
+
+    /// Lines keep their bins, counts and shares whatever the highest concurrency (beyond
+    /// the dense count of `running` values too).
+    #[test]
+    fn bins_of_sparse_and_huge_concurrencies() {
+        for top in [100.0, 100_000.0] {
+            let v = [
+                iv(1.0, 10.0),
+                iv(top, 30.0),
+                iv(1.0, 20.0),
+                iv(top, 50.0),
+                iv(2.0, 4.0),
+            ];
+            let bins = curve(v.iter().copied());
+            let last = bins.last().unwrap();
+            assert_eq!(bins.iter().map(|b| b.lines).sum::<u64>(), 5);
+            assert_eq!(
+                (last.lines, last.tps_median, last.time_share),
+                (2, 40.0, 0.4)
+            );
+            assert_eq!(
+                (bins[0].lines, bins[0].tps_p10, bins[0].tps_p90),
+                (3, 5.2, 18.0)
+            );
+            assert!(last.running_hi >= top as u32 && last.running_lo <= top as u32);
         }
     }
 

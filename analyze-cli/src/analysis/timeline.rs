@@ -431,6 +431,44 @@ fn totals(instances: &[(String, Vec<Bucket>)], nb: usize) -> PolarsResult<Vec<Bu
         .collect())
 }
 
+/// The bucket of a stamp, `(t - origin).div_euclid(b)`, for stamps that come in time order:
+/// the bucket of the last one, or the next, is checked before dividing. A 64-bit division
+/// per line was half of the timeline's time.
+struct Cursor {
+    origin: i64,
+    b: i64,
+    /// The last bucket found, and its bounds `[lo, lo + b)`.
+    k: i64,
+    lo: i64,
+}
+
+impl Cursor {
+    fn new(origin: i64, b: i64) -> Cursor {
+        Cursor {
+            origin,
+            b,
+            k: 0,
+            lo: origin,
+        }
+    }
+
+    #[inline]
+    fn of(&mut self, t: i64) -> i64 {
+        let d = t.wrapping_sub(self.lo);
+        if (0..self.b).contains(&d) {
+            return self.k;
+        }
+        if (self.b..self.b.saturating_mul(2)).contains(&d) {
+            self.k += 1;
+            self.lo += self.b;
+            return self.k;
+        }
+        self.k = (t - self.origin).div_euclid(self.b);
+        self.lo = self.origin + self.k * self.b;
+        self.k
+    }
+}
+
 /// Builds the timeline with buckets of `bucket_ms` (or [`auto_bucket`]).
 pub fn build<I>(inputs: &[Input<'_, I>], bucket_ms: Option<i64>) -> Result<Timeline>
 where
@@ -474,12 +512,14 @@ where
         .map(|input| {
             let mut acc = Acc::new(nb);
             let mut tokens = 0.0;
+            // each pass below is in time order: its bucket is found by a cursor
+            let mut at = Cursor::new(origin, b);
             for iv in input.intervals.clone() {
                 tokens += iv.tokens();
                 // split across buckets by overlap (intervals before the origin are clipped)
                 let mut s = iv.start.max(origin);
                 while s < iv.end {
-                    let k = idx(s);
+                    let k = at.of(s);
                     let e = (origin + (k + 1) * b).min(iv.end);
                     let part = (e - s) as f64 / 1000.0;
                     let k = k as usize;
@@ -490,8 +530,9 @@ where
                     s = e;
                 }
             }
+            let mut at = Cursor::new(origin, b);
             for pt in &input.series.points {
-                let k = idx(pt.ts) as usize;
+                let k = at.of(pt.ts) as usize;
                 match pt.kind {
                     PointKind::Stats => {
                         acc.gauge(0, k, pt.running);
@@ -502,8 +543,9 @@ where
                     PointKind::Spec => acc.gauge(3, k, pt.accept_len),
                 }
             }
+            let mut at = Cursor::new(origin, b);
             for pre in &input.series.prefill {
-                acc.prompt[idx(pre.ts) as usize] += f64::from(pre.new_tokens);
+                acc.prompt[at.of(pre.ts) as usize] += f64::from(pre.new_tokens);
             }
             // events outside the span of the stats lines have no bucket
             for ev in &input.series.events {
@@ -530,6 +572,37 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The cursor finds the bucket a division finds, for stamps in time order (its purpose),
+    /// out of order, before the origin, and far apart.
+    #[test]
+    fn the_cursor_finds_the_divisions_bucket() {
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for (origin, b) in [
+            (0, 1),
+            (1_000, 1_000),
+            (-5_000, 3_000),
+            (1_778_000_000_000, 60_000),
+        ] {
+            let mut cur = Cursor::new(origin, b);
+            let mut t = origin - 3 * b;
+            for k in 0..20_000 {
+                t = match k % 7 {
+                    // mostly forward by less than a bucket or two
+                    0..=4 => t + (next() % (2 * b as u64 + 1)) as i64,
+                    5 => t - (next() % (3 * b as u64 + 1)) as i64,
+                    _ => t + (next() % 1_000_000) as i64 - 500_000,
+                };
+                assert_eq!(cur.of(t), (t - origin).div_euclid(b), "{origin} {b} {t}");
+            }
+        }
+    }
 
     /// Counting gives exactly the middle order statistic a sort gives, with differences
     /// below and above the counted range, repeated and non-positive ones.
