@@ -135,32 +135,47 @@ impl<'a> Iterator for TextLines<'a> {
 }
 
 /// The first newline of `b` (or `None`), and whether every byte before it (or of `b`) is
-/// ASCII.
+/// ASCII. 32 bytes a step: the two halves' newline compares are tested with one mask, and
+/// their high bits gathered in a vector until the line's end (16-byte steps took a third
+/// more instructions on log lines of a hundred-odd bytes).
 #[inline]
 fn newline_ascii(b: &[u8]) -> (Option<usize>, bool) {
     #[cfg(target_arch = "x86_64")]
     let (at, mut high) = {
         use std::arch::x86_64::*;
         let mut at = 0;
-        let mut hi = 0u32;
         // SAFETY: SSE2 is part of x86_64; each load reads 16 bytes inside `b`
         unsafe {
             let want = _mm_set1_epi8(b'\n' as i8);
-            while at + 16 <= b.len() {
+            let mut hi = _mm_setzero_si128();
+            while at + 32 <= b.len() {
+                let v = _mm_loadu_si128(b.as_ptr().add(at).cast());
+                let w = _mm_loadu_si128(b.as_ptr().add(at + 16).cast());
+                let (mv, mw) = (_mm_cmpeq_epi8(v, want), _mm_cmpeq_epi8(w, want));
+                if _mm_movemask_epi8(_mm_or_si128(mv, mw)) != 0 {
+                    let m = _mm_movemask_epi8(mv) as u32 | (_mm_movemask_epi8(mw) as u32) << 16;
+                    let k = m.trailing_zeros();
+                    let h = _mm_movemask_epi8(v) as u32 | (_mm_movemask_epi8(w) as u32) << 16;
+                    let before = (h & ((1u32 << k) - 1)) | _mm_movemask_epi8(hi) as u32;
+                    return (Some(at + k as usize), before == 0);
+                }
+                hi = _mm_or_si128(hi, _mm_or_si128(v, w));
+                at += 32;
+            }
+            let mut h = _mm_movemask_epi8(hi) as u32;
+            if at + 16 <= b.len() {
                 let v = _mm_loadu_si128(b.as_ptr().add(at).cast());
                 let m = _mm_movemask_epi8(_mm_cmpeq_epi8(v, want)) as u32;
-                // the high bit of each byte
-                let h = _mm_movemask_epi8(v) as u32;
+                let hv = _mm_movemask_epi8(v) as u32;
                 if m != 0 {
                     let k = m.trailing_zeros();
-                    hi |= h & ((1u32 << k) - 1);
-                    return (Some(at + k as usize), hi == 0);
+                    return (Some(at + k as usize), (h | (hv & ((1u32 << k) - 1))) == 0);
                 }
-                hi |= h;
+                h |= hv;
                 at += 16;
             }
+            (at, h != 0)
         }
-        (at, hi != 0)
     };
     #[cfg(not(target_arch = "x86_64"))]
     let (at, mut high) = (0, false);
@@ -191,13 +206,31 @@ pub fn find_short(c: u8, b: &[u8]) -> Option<usize> {
         // SAFETY: SSE2 is part of x86_64; each load reads 16 bytes inside `b`
         unsafe {
             let want = _mm_set1_epi8(c as i8);
-            while at + 16 <= b.len() {
+            // 32 bytes a step, the two halves tested with one mask
+            while at + 32 <= b.len() {
+                let v = _mm_cmpeq_epi8(_mm_loadu_si128(b.as_ptr().add(at).cast()), want);
+                let w = _mm_cmpeq_epi8(_mm_loadu_si128(b.as_ptr().add(at + 16).cast()), want);
+                if _mm_movemask_epi8(_mm_or_si128(v, w)) != 0 {
+                    let m = _mm_movemask_epi8(v) as u32 | (_mm_movemask_epi8(w) as u32) << 16;
+                    return Some(at + m.trailing_zeros() as usize);
+                }
+                at += 32;
+            }
+            if at + 16 <= b.len() {
                 let v = _mm_loadu_si128(b.as_ptr().add(at).cast());
                 let m = _mm_movemask_epi8(_mm_cmpeq_epi8(v, want)) as u32;
                 if m != 0 {
                     return Some(at + m.trailing_zeros() as usize);
                 }
                 at += 16;
+            }
+            // the last bytes: the text's last 16, whose first ones were searched already
+            // (and hold no `c`)
+            if at < b.len() && b.len() >= 16 {
+                let end = b.len() - 16;
+                let v = _mm_loadu_si128(b.as_ptr().add(end).cast());
+                let m = _mm_movemask_epi8(_mm_cmpeq_epi8(v, want)) as u32;
+                return (m != 0).then(|| end + m.trailing_zeros() as usize);
             }
         }
         b[at..].iter().position(|&x| x == c).map(|k| at + k)
