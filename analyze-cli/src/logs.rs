@@ -8,6 +8,7 @@ use std::time::SystemTime;
 use tokstat_parsers::detect;
 use tokstat_parsers::record::{Body, Engine, Gauges, Line, StepKind};
 use tokstat_parsers::scan::{self, lines, str_lines, text_lines, Chunk};
+use tokstat_parsers::sglang::Keep;
 use tokstat_parsers::source::{self, Input, Source};
 use tokstat_parsers::stamp::{civil_from_days, days_from_civil, Calendar, Ts};
 use tokstat_parsers::Quick;
@@ -116,6 +117,9 @@ pub trait Visitor {
     /// Whether SGLang stats lines may come as [`Stats`] instead of whole lines: true for
     /// aggregates, which read a few values of each, false for writers of whole records.
     const QUICK: bool = false;
+    /// The gauges of a quickly read stats line the visitor reads (the others are checked,
+    /// not read).
+    const KEEP: Keep = Keep::ALL;
     /// Takes a line that is a record (not `Other`, not `Malformed`).
     fn line(&mut self, v: Visit<'_, '_>);
     /// Takes a stats line read quickly (only called when [`Visitor::QUICK`]).
@@ -148,20 +152,22 @@ pub fn visit_chunk<V: Visitor>(
         // they might hold one: most logs have none
         for (i, raw) in text_lines(chunk.bytes).enumerate() {
             match raw {
-                Ok(raw) => tokstat_parsers::visit_quick_line(raw, &mut scratch, |q| match q {
-                    Quick::Line(line) => acc.line(line_no(i), line),
-                    Quick::Stats(stamp, dp, kind, gauges) => {
-                        acc.tally.total += 1;
-                        acc.tally.parsed += 1;
-                        let ts = acc.cal.resolve(stamp);
-                        acc.state.stats(Stats {
-                            ts,
-                            dp,
-                            kind,
-                            gauges,
-                        })
-                    }
-                }),
+                Ok(raw) => {
+                    tokstat_parsers::visit_quick_line(raw, &mut scratch, V::KEEP, |q| match q {
+                        Quick::Line(line) => acc.line(line_no(i), line),
+                        Quick::Stats(stamp, dp, kind, gauges) => {
+                            acc.tally.total += 1;
+                            acc.tally.parsed += 1;
+                            let ts = acc.cal.resolve(stamp);
+                            acc.state.stats(Stats {
+                                ts,
+                                dp,
+                                kind,
+                                gauges,
+                            })
+                        }
+                    })
+                }
                 Err(raw) => tokstat_parsers::visit_line(raw, &mut scratch, |line| {
                     acc.line(line_no(i), line)
                 }),

@@ -7,7 +7,8 @@
 use crate::logs::{instance_rank, FileCtx, Stats, Visit, Visitor};
 use crate::series::Series;
 use std::collections::BTreeMap;
-use tokstat_parsers::record::{Body, Engine, EventKind, Gauges, StepKind};
+use tokstat_parsers::record::{Body, Engine, EventKind, GaugeSet, Gauges, StepKind};
+use tokstat_parsers::sglang::Keep;
 use tokstat_parsers::stamp::Ts;
 
 /// Running sum / count / max of one quantity.
@@ -197,6 +198,8 @@ impl Instance {
 
 impl Visitor for ChunkSummary {
     const QUICK: bool = true;
+    /// A prefill batch adds its new tokens only (see [`Instance::step`]).
+    const KEEP: Keep = Keep::new(GaugeSet::ALL, GaugeSet::NEW_TOKENS);
 
     fn line(&mut self, v: Visit<'_, '_>) {
         let inst = self.instance(instance_rank(v.line));

@@ -1,7 +1,8 @@
 //! Any bytes through the whole line parser (normalisation, prefixes, SGLang and vLLM
 //! messages, configuration pairs): no panic, and every record's text borrows valid UTF-8.
 //! A UTF-8 line is also read the report's quick way, twice (the second time against the
-//! layout the first left cached): it must give what the general reading gives.
+//! layout the first left cached), then keeping no gauge: it must give what the general
+//! reading gives (of the gauges it keeps).
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 use tokstat_parsers::record::Body;
@@ -23,9 +24,13 @@ fuzz_target!(|data: &[u8]| {
     }
     // by their text: NaN is a value lines may carry
     let general = format!("{:?}", tokstat_parsers::parse_str_line(text, &mut scratch, true));
-    for _ in 0..2 {
+    use tokstat_parsers::record::GaugeSet;
+    use tokstat_parsers::sglang::Keep;
+    // every gauge (twice), then none: a line not kept whole is still checked whole
+    let none = Keep::new(GaugeSet::NONE, GaugeSet::NONE);
+    for keep in [Keep::ALL, Keep::ALL, none] {
         let mut scratch = String::new();
-        tokstat_parsers::visit_quick_line(text, &mut scratch, |q| match q {
+        tokstat_parsers::visit_quick_line(text, &mut scratch, keep, |q| match q {
             Quick::Line(l) => assert_eq!(format!("{l:?}"), general),
             Quick::Stats(stamp, dp, kind, g) => {
                 let mut scratch = String::new();
@@ -33,9 +38,17 @@ fuzz_target!(|data: &[u8]| {
                 let Body::Step(s) = l.body else {
                     panic!("quick stats for {general}")
                 };
+                let want = if keep == none {
+                    tokstat_parsers::record::Gauges {
+                        preemptions: s.gauges().preemptions,
+                        ..Default::default()
+                    }
+                } else {
+                    s.gauges()
+                };
                 assert_eq!(
                     format!("{:?}", (stamp, dp, Some(kind), *g)),
-                    format!("{:?}", (l.prefix.stamp, l.prefix.ranks.dp, s.kind, s.gauges()))
+                    format!("{:?}", (l.prefix.stamp, l.prefix.ranks.dp, s.kind, want))
                 );
             }
         });

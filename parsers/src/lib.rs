@@ -71,7 +71,8 @@ pub enum Quick<'l, 'a> {
     /// Parsed whole, as [`visit_str_line`] parses it.
     Line(&'l Line<'a>),
     /// An SGLang decode or prefill batch read only as far as its [`Gauges`]: the step
-    /// [`visit_str_line`] would give has this stamp, DP rank, kind and gauges (and more).
+    /// [`visit_str_line`] would give has this stamp, DP rank, kind and gauges (and more), of
+    /// which those not kept ([`sglang::Keep`]) are left out.
     Stats(Stamp, Option<u32>, StepKind, &'l Gauges),
 }
 
@@ -82,13 +83,14 @@ fn visit_quick_str_line<'a, R>(
     raw: &'a str,
     scratch: &'a mut String,
     ansi: bool,
+    keep: sglang::Keep,
     f: impl FnOnce(Quick<'_, 'a>) -> R,
 ) -> R {
     let text = prefix::normalize_str(raw, scratch, ansi);
     let (prefix, msg) = prefix::split(text);
     if matches!(prefix.style, Style::Sglang | Style::Bare) {
         let mut g = Gauges::default();
-        if let Some(kind) = sglang::quick_gauges(msg, &mut g) {
+        if let Some(kind) = sglang::quick_gauges_kept(msg, &mut g, keep) {
             return f(Quick::Stats(prefix.stamp, prefix.ranks.dp, kind, &g));
         }
     }
@@ -107,17 +109,18 @@ fn visit_quick_str_line<'a, R>(
 /// HTTP server's usual prefix, are read with no search for colour codes when they cannot
 /// hold one — a stats body read against a layout with no `[` in its keys, or a message with
 /// no `[` after the stamp's (every spelling of a colour code has one). Others are searched
-/// first.
+/// first. Of a stats line's gauges, those of `keep` are read.
 #[inline]
 pub fn visit_quick_line<'a, R>(
     raw: &'a str,
     scratch: &'a mut String,
+    keep: sglang::Keep,
     f: impl FnOnce(Quick<'_, 'a>) -> R,
 ) -> R {
     let text = &raw[..prefix::trim_cr(raw.as_bytes()).len()];
     if let Some((prefix, msg)) = prefix::common_sglang(text) {
         let mut g = Gauges::default();
-        if let Some(kind) = sglang::quick_raw_gauges(msg, &mut g) {
+        if let Some(kind) = sglang::quick_raw_gauges(msg, &mut g, keep) {
             return f(Quick::Stats(prefix.stamp, prefix.ranks.dp, kind, &g));
         }
         // the stamp's `[` opens no colour code: it is followed by a date
@@ -130,7 +133,7 @@ pub fn visit_quick_line<'a, R>(
             return f(Quick::Line(&line));
         }
     }
-    visit_quick_str_line(raw, scratch, true, f)
+    visit_quick_str_line(raw, scratch, true, keep, f)
 }
 
 /// The line of a normalised text.
@@ -236,13 +239,34 @@ mod tests {
             "[2026-05-10 00:00:03 DP1 TP0] Decode batch, #running-req: 64, #token: 1".into(),
         ];
         lines.extend(fixture_lines(&["sglang", "vllm", "messy"]));
+        use record::GaugeSet as G;
+        // what a reading keeping `set` gives of whole gauges
+        let kept = |g: Gauges, set: G| Gauges {
+            running: g.running.filter(|_| set.has(G::RUNNING)),
+            waiting: g.waiting.filter(|_| set.has(G::WAITING)),
+            gen_tps: g.gen_tps.filter(|_| set.has(G::GEN_TPS)),
+            prompt_tps: g.prompt_tps.filter(|_| set.has(G::PROMPT_TPS)),
+            kv_usage: g.kv_usage.filter(|_| set.has(G::KV_USAGE)),
+            accept_len: g.accept_len.filter(|_| set.has(G::ACCEPT_LEN)),
+            new_seq: g.new_seq.filter(|_| set.has(G::NEW_SEQ)),
+            new_tokens: g.new_tokens.filter(|_| set.has(G::NEW_TOKENS)),
+            preemptions: g.preemptions,
+        };
+        // everything, a report's choice, nothing, and each gauge alone
+        let mut keeps = vec![
+            (G::ALL, G::ALL),
+            (G::ALL, G::NEW_TOKENS),
+            (G::NONE, G::NONE),
+        ];
+        keeps.extend((0..8).map(|k| (G(1 << k), G(1 << k))));
         let (mut stats, mut checked) = (0, 0);
-        let mut check = |l: &str| {
+        let mut check = |l: &str, (decode, prefill): (G, G)| {
             checked += 1;
             let mut scratch = String::new();
             let general = visit_str_line(l, &mut scratch, true, |line| *line);
             let mut scratch = String::new();
-            visit_quick_line(l, &mut scratch, |q| match q {
+            let keep = sglang::Keep::new(decode, prefill);
+            visit_quick_line(l, &mut scratch, keep, |q| match q {
                 // by their text: NaN is a value of some fixtures
                 Quick::Line(line) => assert_eq!(format!("{line:?}"), format!("{general:?}")),
                 Quick::Stats(stamp, dp, kind, g) => {
@@ -258,7 +282,14 @@ mod tests {
                                 general.prefix.stamp,
                                 general.prefix.ranks.dp,
                                 s.kind,
-                                s.gauges()
+                                kept(
+                                    s.gauges(),
+                                    if kind == StepKind::Decode {
+                                        decode
+                                    } else {
+                                        prefill
+                                    }
+                                )
                             )
                         ),
                         "{l:?}"
@@ -267,14 +298,24 @@ mod tests {
             });
         };
         for l in &lines {
-            check(l);
-            check(l);
-            for m in mutations(l, l.len(), &["[", " ", "0", ",", "\u{1b}", "é"]) {
-                check(&m);
+            for &keep in &keeps {
+                check(l, keep);
+                check(l, keep);
+            }
+            for m in mutations(l, l.len(), &["[", " ", "0", ",", "\u{1b}", "é", "."]) {
+                for &keep in &keeps[..3] {
+                    check(&m, keep);
+                }
             }
             // after another layout
-            check("[2026-05-10 00:00:02 TP0] Decode batch, #running-req: 1");
-            check("[2026-05-10 00:00:02 TP0] Prefill batch, #new-seq: 1");
+            check(
+                "[2026-05-10 00:00:02 TP0] Decode batch, #running-req: 1",
+                keeps[0],
+            );
+            check(
+                "[2026-05-10 00:00:02 TP0] Prefill batch, #new-seq: 1",
+                keeps[0],
+            );
         }
         assert!(stats > 1000 && checked > 5 * stats, "{stats} of {checked}");
     }
@@ -322,7 +363,7 @@ mod tests {
             let with = visit_str_line(&marked, &mut scratch, true, |line| format!("{line:?}"));
             assert_eq!(with, plain, "{l:?}");
             let mut scratch = String::new();
-            let quick = visit_quick_line(&marked, &mut scratch, |q| match q {
+            let quick = visit_quick_line(&marked, &mut scratch, sglang::Keep::ALL, |q| match q {
                 Quick::Line(line) => format!("{line:?}"),
                 Quick::Stats(..) => plain.clone(),
             });

@@ -172,6 +172,32 @@ pub struct Gauges {
     pub preemptions: Option<u64>,
 }
 
+/// A set of [`Gauges`] fields, named after them: what a quick reader keeps (see
+/// [`crate::sglang::Keep`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GaugeSet(pub u16);
+
+impl GaugeSet {
+    pub const RUNNING: GaugeSet = GaugeSet(1);
+    pub const WAITING: GaugeSet = GaugeSet(1 << 1);
+    pub const GEN_TPS: GaugeSet = GaugeSet(1 << 2);
+    pub const PROMPT_TPS: GaugeSet = GaugeSet(1 << 3);
+    pub const KV_USAGE: GaugeSet = GaugeSet(1 << 4);
+    pub const ACCEPT_LEN: GaugeSet = GaugeSet(1 << 5);
+    pub const NEW_SEQ: GaugeSet = GaugeSet(1 << 6);
+    pub const NEW_TOKENS: GaugeSet = GaugeSet(1 << 7);
+    pub const NONE: GaugeSet = GaugeSet(0);
+    pub const ALL: GaugeSet = GaugeSet(0xff);
+
+    pub const fn has(self, o: GaugeSet) -> bool {
+        self.0 & o.0 == o.0
+    }
+
+    pub const fn with(self, o: GaugeSet) -> GaugeSet {
+        GaugeSet(self.0 | o.0)
+    }
+}
+
 /// Kinds of `events` rows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum EventKind {
