@@ -20,7 +20,20 @@ pub fn parse(msg: &str) -> Option<Body<'_>> {
 
 /// [`parse`] into `out`, where the stats lines are built in place (a step is a few hundred
 /// bytes: returning it through an `Option` copies it); false when not an SGLang message.
+#[inline]
 pub(crate) fn parse_into<'a>(msg: &'a str, out: &mut Body<'a>) -> bool {
+    // the first bytes of the messages read here (the batch labels and the arms of `other`):
+    // the rest (access lines, most of a log's other lines) are told apart where they stand
+    match msg.as_bytes().first() {
+        Some(b'D' | b'P' | b'#' | b'n' | b'd' | b'K' | b'T' | b'm' | b's' | b'S' | b'L') => {
+            parse_message(msg, out)
+        }
+        _ => false,
+    }
+}
+
+/// [`parse_into`] past its first byte.
+fn parse_message<'a>(msg: &'a str, out: &mut Body<'a>) -> bool {
     let batch_of = match msg.as_bytes().first() {
         Some(b'D') => msg
             .strip_prefix("Decode batch")
@@ -778,6 +791,28 @@ fn server_args(rest: &str) -> Body<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The first bytes `parse_into` lets through cover every message it reads: on every
+    /// fixture message, it answers as the reading past the first byte does.
+    #[test]
+    fn the_first_byte_gate_lets_every_message_through() {
+        let mut firsts = std::collections::BTreeSet::new();
+        let mut lines = crate::testing::fixture_lines(&["sglang", "vllm", "messy"]);
+        // an arm no fixture log shows
+        lines.push("[2025-05-10 22:29:22] Scheduler hit an exception: Traceback …".into());
+        for l in lines {
+            let (_, msg) = crate::prefix::split(&l);
+            let (mut a, mut b) = (Body::Other, Body::Other);
+            let gated = parse_into(msg, &mut a);
+            assert_eq!(gated, parse_message(msg, &mut b), "{l:?}");
+            assert_eq!(format!("{a:?}"), format!("{b:?}"), "{l:?}");
+            if gated {
+                firsts.insert(msg.as_bytes()[0]);
+            }
+        }
+        // every byte let through is the first of some fixture message
+        assert_eq!(firsts.len(), 11, "{firsts:?}");
+    }
 
     /// Regression (found by the `engine_messages` fuzz target once it compared the two
     /// readings): the general reading also splits parts at `". "`, the cached layout only at
