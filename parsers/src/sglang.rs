@@ -263,14 +263,26 @@ impl Keep {
 #[inline]
 fn quick_gauges_in(msg: &str, g: &mut Gauges, raw: bool, keep: Keep) -> Option<StepKind> {
     // by the first byte: most other lines (access lines) go no further
-    let (kind, rest) = match msg.as_bytes().first() {
-        Some(b'D') => (StepKind::Decode, msg.strip_prefix("Decode batch")?),
-        Some(b'P') => (StepKind::Prefill, msg.strip_prefix("Prefill batch")?),
+    let b = msg.as_bytes();
+    let (kind, head, label) = match b.first() {
+        Some(b'D') => (StepKind::Decode, b"Decode b", 12),
+        Some(b'P') => (StepKind::Prefill, b"Prefill ", 13),
         _ => return None,
     };
-    let body = match rest.as_bytes() {
-        [b'.' | b',', b' ', ..] => rest[2..].trim_end_matches([',', ' ']),
-        _ => return None,
+    // the label and its `. ` or `, ` compared as two words (`memcmp` calls cost more): the
+    // first eight bytes, and the eight ending after the separator, whose `.` and `,` differ
+    // in one bit only
+    let word = |at: usize| Some(u64::from_le_bytes(b.get(at..at + 8)?.try_into().ok()?));
+    const COMMA_OR_DOT: u64 = ((b'.' ^ b',') as u64) << 48;
+    if word(0)? != u64::from_le_bytes(*head)
+        || word(label - 6)? | COMMA_OR_DOT != u64::from_le_bytes(*b" batch. ")
+    {
+        return None;
+    }
+    let rest = &msg[label + 2..];
+    let body = match rest.as_bytes().last() {
+        Some(b',' | b' ') => rest.trim_end_matches([',', ' ']),
+        _ => rest,
     };
     *g = Gauges::default();
     let slot = usize::from(kind != StepKind::Decode);
