@@ -55,6 +55,16 @@ pub enum Step<'a> {
     Prefill(&'a Prefill),
 }
 
+impl Step<'_> {
+    /// Its stamp, ms.
+    pub fn ts(&self) -> i64 {
+        match self {
+            Step::Point(p) => p.ts,
+            Step::Prefill(p) => p.ts,
+        }
+    }
+}
+
 fn f<T: Into<f64>>(v: Option<T>) -> f64 {
     v.map_or(f64::NAN, Into::into)
 }
@@ -109,6 +119,36 @@ pub struct Series {
     pub prefill: Vec<Prefill>,
     pub events: Vec<EventPoint>,
     pub settings: Vec<Setting>,
+    /// Whether the points and prefill stamps are in time order, as [`Series::step`] and
+    /// [`Series::append`] saw them come.
+    pub order: Order,
+}
+
+/// What is known of the time order of a series' rows (its points and prefill stamps in
+/// series order). Followed line by line as they are read, so that [`Series::sort`] need not
+/// read a hundred megabytes to find them in order, as they nearly always are.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Order {
+    /// Not followed (rows set field by field): [`Series::sort`] reads them to know.
+    #[default]
+    Unknown,
+    /// In time order; the last row's stamp.
+    Sorted(i64),
+    /// Some row is stamped before the one before it.
+    Unsorted,
+}
+
+impl Order {
+    /// The order after one more row stamped `ts`; `empty`: the series had no row.
+    #[inline]
+    fn then(self, ts: i64, empty: bool) -> Order {
+        match self {
+            Order::Sorted(last) if ts < last => Order::Unsorted,
+            Order::Sorted(_) => Order::Sorted(ts),
+            Order::Unknown if empty => Order::Sorted(ts),
+            o => o,
+        }
+    }
 }
 
 impl Series {
@@ -141,6 +181,10 @@ impl Series {
     /// Adds one stats line.
     #[inline]
     pub fn step(&mut self, ts: Ts, kind: StepKind, g: &Gauges) {
+        if matches!(kind, StepKind::Cache) {
+            return;
+        }
+        self.order = self.order.then(ts.0, self.is_empty());
         if kind == StepKind::Prefill {
             let tokens = g.new_tokens.unwrap_or(0).min(u64::from(u32::MAX)) as u32;
             let at = self.points.len() as u32;
@@ -164,6 +208,17 @@ impl Series {
 
     /// Appends a later part of the same instance.
     pub fn append(&mut self, o: &Series) {
+        self.order = match (self.order, o.order) {
+            _ if o.is_empty() => self.order,
+            _ if self.is_empty() => o.order,
+            // a part in order follows in order when it starts no sooner than this one ends
+            (Order::Sorted(last), Order::Sorted(end)) => match o.steps().next() {
+                Some(first) if first.ts() >= last => Order::Sorted(end),
+                _ => Order::Unsorted,
+            },
+            (Order::Unknown, _) | (_, Order::Unknown) => Order::Unknown,
+            _ => Order::Unsorted,
+        };
         let base = self.points.len() as u32;
         self.prefill.extend(o.prefill.iter().map(|p| Prefill {
             at: p.at + base,
@@ -225,11 +280,20 @@ impl Series {
             let at = p.at as usize;
             (at == 0 || points[at - 1].ts <= p.ts) && points.get(at).is_none_or(|q| p.ts <= q.ts)
         };
-        let in_order = points.par_windows(2).all(|w| w[0].ts <= w[1].ts)
-            && self.prefill.par_windows(2).all(|w| w[0].ts <= w[1].ts)
-            && self.prefill.par_iter().all(placed);
+        let in_order = match self.order {
+            Order::Sorted(_) => true,
+            Order::Unsorted => false,
+            Order::Unknown => {
+                points.par_windows(2).all(|w| w[0].ts <= w[1].ts)
+                    && self.prefill.par_windows(2).all(|w| w[0].ts <= w[1].ts)
+                    && self.prefill.par_iter().all(placed)
+            }
+        };
         if !in_order {
             self.sort_steps();
+        }
+        if let Some((_, last)) = self.span() {
+            self.order = Order::Sorted(last);
         }
         if !self.events.is_sorted_by_key(|p| p.ts) {
             self.events.sort_by_key(|p| p.ts);
@@ -336,6 +400,61 @@ mod tests {
         assert_eq!(s.span(), Some((1000, 3000)));
         assert_eq!(s.span_in(1500, 3000), Some((2000, 2000)));
         assert_eq!(s.span_in(2500, 2900), None);
+    }
+
+    /// The order followed as rows come says what reading them all says: in time order
+    /// exactly when every row is stamped no sooner than the one before, whether built line
+    /// by line or from parts appended in any order, prefill stamps among points too.
+    #[test]
+    fn the_order_followed_is_the_order_read() {
+        let in_order = |s: &Series| {
+            let ts: Vec<i64> = s.steps().map(|r| r.ts()).collect();
+            ts.windows(2).all(|w| w[0] <= w[1])
+        };
+        let mut seed = 7u64;
+        let mut next = |n: u64| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) % n
+        };
+        let mut seen = [0; 2];
+        for _ in 0..2000 {
+            let parts = 1 + next(4);
+            let mut whole = Series::default();
+            let mut t = next(5000) as i64;
+            for _ in 0..parts {
+                let mut part = Series::default();
+                for _ in 0..next(6) {
+                    // mostly forward, sometimes back
+                    t += next(1500) as i64 - if next(8) == 0 { 1600 } else { 0 };
+                    if next(2) == 0 {
+                        decode(&mut part, t, 1.0);
+                    } else {
+                        prefill(&mut part, t, 3);
+                    }
+                }
+                // (an empty part is unknown, and appends as nothing)
+                assert_eq!(part.order == Order::Unknown, part.is_empty());
+                assert_eq!(part.order != Order::Unsorted, in_order(&part));
+                whole.append(&part);
+            }
+            let sorted = whole.order != Order::Unsorted;
+            assert_eq!(sorted, in_order(&whole), "{whole:?}");
+            seen[usize::from(sorted)] += 1;
+            // rows set field by field are read to know, and sorted all the same
+            let mut set = Series {
+                points: whole.points.clone(),
+                prefill: whole.prefill.clone(),
+                ..Series::default()
+            };
+            assert_eq!(set.order, Order::Unknown);
+            set.sort();
+            whole.sort();
+            assert!(in_order(&set) && in_order(&whole));
+            assert_eq!(format!("{set:?}"), format!("{whole:?}"));
+        }
+        assert!(seen[0] > 100 && seen[1] > 100, "{seen:?}");
     }
 
     /// Parts appended in file order read as one series; parts given out of time order are

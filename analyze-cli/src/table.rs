@@ -309,7 +309,7 @@ pub fn json_rows(df: &DataFrame) -> PolarsResult<Vec<serde_json::Value>> {
 mod tests {
     use super::*;
     use crate::cmd::schema::TABLES;
-    use crate::series::{EventPoint, Point, Prefill, Series, Setting};
+    use crate::series::{EventPoint, Order, Point, Prefill, Series, Setting};
     use tokstat_parsers::record::EventKind;
 
     fn dtype_of(schema: &str) -> DataType {
@@ -364,6 +364,7 @@ mod tests {
                 key: "max_running_requests".into(),
                 value: "16".into(),
             }],
+            order: Order::Unknown,
         };
         let mut m = BTreeMap::new();
         m.insert(
