@@ -12,7 +12,7 @@
 //! take part, so a few stray lines do not make a knee.
 
 use crate::analysis::quantile::quantiles;
-use crate::analysis::timeline::Interval;
+use crate::analysis::timeline::{Interval, Intervals};
 use rayon::prelude::*;
 
 /// One more request must add at least this share of the per-request rate.
@@ -56,29 +56,103 @@ fn width(max: u32) -> u32 {
     .unwrap_or(max.div_ceil(24).max(1))
 }
 
+/// The rows the curve reads: one instance's intervals, in any order.
+pub trait Rows: Sync {
+    /// How many rows (the curve splits them into pieces by number).
+    fn count(&self) -> usize;
+    fn row(&self, i: usize) -> Interval;
+}
+
+impl Rows for Intervals<'_> {
+    fn count(&self) -> usize {
+        self.len()
+    }
+    #[inline]
+    fn row(&self, i: usize) -> Interval {
+        self.get(i)
+    }
+}
+
+impl Rows for [Interval] {
+    fn count(&self) -> usize {
+        self.len()
+    }
+    fn row(&self, i: usize) -> Interval {
+        self[i]
+    }
+}
+
+/// Rows a piece of the work holds (a few hundred kilobytes of them).
+const PIECE: usize = 1 << 15;
+/// `running` values below this are counted in a table; the others (rare) listed.
+const DENSE: u32 = 1 << 16;
+
+/// Whether an interval takes part: a known concurrency of at least one, and some length.
+#[inline]
+fn observed(i: &Interval) -> bool {
+    i.running.is_finite() && i.running >= 1.0 && i.end > i.start
+}
+
+/// The observed rows of a piece.
+fn rows<'a, R: Rows + ?Sized>(
+    (r, range): &(&'a R, std::ops::Range<usize>),
+) -> impl Iterator<Item = Interval> + 'a {
+    let r = *r;
+    range.clone().map(move |i| r.row(i)).filter(observed)
+}
+
+/// What a piece counted in the first pass: lines per `running` value below [`DENSE`], the
+/// values above it, and the highest.
+#[derive(Default)]
+struct Counts {
+    dense: Vec<u32>,
+    sparse: Vec<u32>,
+    max: u32,
+}
+
+/// What a piece summed in the second pass, per bin: milliseconds, and milliseconds times
+/// `running` (whole numbers: sums of them do not depend on the order they are added in).
+struct Sums {
+    ms: Vec<i128>,
+    running_ms: Vec<i128>,
+}
+
 /// Bins the intervals of all instances by `running`.
 ///
-/// Two passes: the first counts the lines of each `running` value, which gives the bins and
-/// their sizes; the second writes each line's rates into its bin's part of one array, sized
-/// once (growing a vector per bin copied and faulted in twice the memory), and sums the
-/// bins' times in line order. The bins' quantiles are then selected on all cores.
-pub fn curve(intervals: impl Iterator<Item = Interval> + Clone) -> Vec<Bin> {
-    let obs = intervals.filter(|i| i.running.is_finite() && i.running >= 1.0 && i.end > i.start);
-    // lines per `running` value, up to `DENSE`; the highest value
-    const DENSE: u32 = 1 << 16;
-    let mut by_running: Vec<u32> = Vec::new();
-    let mut max = 0u32;
-    for i in obs.clone() {
-        let r = i.running as u32;
-        max = max.max(r);
-        if r < DENSE {
-            let r = r as usize;
-            if r >= by_running.len() {
-                by_running.resize(r + 1, 0);
+/// Two passes over pieces of the rows on all cores: the first counts each piece's lines per
+/// `running` value, which gives the bins and where each piece's lines go in them; the
+/// second writes each line's rates into its place in one array per quantity, sized once
+/// (growing a vector per bin copied and faulted in twice the memory), and sums the bins'
+/// times. The bins' quantiles are then selected on all cores.
+pub fn curve<R: Rows + ?Sized>(sources: &[&R]) -> Vec<Bin> {
+    let pieces: Vec<(&R, std::ops::Range<usize>)> = sources
+        .iter()
+        .flat_map(|r| {
+            let n = r.count();
+            (0..n.div_ceil(PIECE)).map(move |k| (*r, k * PIECE..((k + 1) * PIECE).min(n)))
+        })
+        .collect();
+    let counts: Vec<Counts> = pieces
+        .par_iter()
+        .map(|p| {
+            let mut c = Counts::default();
+            for i in rows(p) {
+                let r = i.running as u32;
+                c.max = c.max.max(r);
+                if r < DENSE {
+                    let r = r as usize;
+                    if r >= c.dense.len() {
+                        c.dense.resize(r + 1, 0);
+                    }
+                    c.dense[r] += 1;
+                } else {
+                    c.sparse.push(r);
+                }
             }
-            by_running[r] += 1;
-        }
-    }
+            c
+        })
+        .collect();
+    let max = counts.iter().map(|c| c.max).max().unwrap_or(0);
     if max == 0 {
         return Vec::new();
     }
@@ -86,59 +160,86 @@ pub fn curve(intervals: impl Iterator<Item = Interval> + Clone) -> Vec<Bin> {
     let nb = max.div_ceil(w) as usize;
     let bin = |r: u32| ((r - 1) / w) as usize;
     // the bin of each `running` value below `DENSE`: no division per line
-    let bins_of: Vec<u32> = (0..by_running.len() as u32)
+    let longest = counts.iter().map(|c| c.dense.len()).max().unwrap_or(0);
+    let bins_of: Vec<u32> = (0..longest as u32)
         .map(|r| if r == 0 { 0 } else { bin(r) as u32 })
         .collect();
     let bin_of = |r: u32| match bins_of.get(r as usize) {
         Some(&b) => b as usize,
         None => bin(r),
     };
-    let mut lines = vec![0usize; nb];
-    if max < DENSE {
-        for (r, &n) in by_running.iter().enumerate().skip(1) {
-            lines[bin_of(r as u32)] += n as usize;
-        }
-    } else {
-        for i in obs.clone() {
-            lines[bin_of(i.running as u32)] += 1;
-        }
-    }
-    let mut next: Vec<usize> = lines
+    // lines of each piece in each bin, and of each bin
+    let per_piece: Vec<Vec<usize>> = counts
         .iter()
-        .scan(0, |at, &n| {
-            let start = *at;
-            *at += n;
-            Some(start)
+        .map(|c| {
+            let mut n = vec![0usize; nb];
+            for (r, &k) in c.dense.iter().enumerate().skip(1) {
+                n[bin_of(r as u32)] += k as usize;
+            }
+            for &r in &c.sparse {
+                n[bin_of(r)] += 1;
+            }
+            n
         })
+        .collect();
+    let lines: Vec<usize> = (0..nb)
+        .map(|b| per_piece.iter().map(|n| n[b]).sum())
         .collect();
     let all = lines.iter().sum();
     let mut tps = vec![0.0; all];
     let mut per = vec![0.0; all];
-    let mut time = vec![0.0; nb];
-    let mut rsum = vec![0.0; nb];
-    let mut total = 0.0;
-    for i in obs {
-        let b = bin_of(i.running as u32);
-        let at = next[b];
-        next[b] += 1;
-        tps[at] = i.gen_tps;
-        per[at] = i.gen_tps / i.running;
-        time[b] += i.secs();
-        rsum[b] += i.secs() * i.running;
-        total += i.secs();
+    // each piece's part of each bin's part of the two arrays (its lines in line order)
+    let mut slots: Vec<Vec<(&mut [f64], &mut [f64])>> =
+        (0..pieces.len()).map(|_| Vec::with_capacity(nb)).collect();
+    let (mut t_rest, mut p_rest) = (&mut tps[..], &mut per[..]);
+    for b in 0..nb {
+        for (k, n) in per_piece.iter().enumerate() {
+            let (t, tr) = std::mem::take(&mut t_rest).split_at_mut(n[b]);
+            let (p, pr) = std::mem::take(&mut p_rest).split_at_mut(n[b]);
+            (t_rest, p_rest) = (tr, pr);
+            slots[k].push((t, p));
+        }
     }
+    let sums: Vec<Sums> = pieces
+        .par_iter()
+        .zip(slots.into_par_iter())
+        .map(|(piece, mut slots)| {
+            let mut s = Sums {
+                ms: vec![0; nb],
+                running_ms: vec![0; nb],
+            };
+            let mut fill = vec![0usize; nb];
+            for i in rows(piece) {
+                let b = bin_of(i.running as u32);
+                let (t, p) = &mut slots[b];
+                t[fill[b]] = i.gen_tps;
+                p[fill[b]] = i.gen_tps / i.running;
+                fill[b] += 1;
+                let ms = i128::from(i.end - i.start);
+                s.ms[b] += ms;
+                // (`running` is a whole number: a count, stored as an `f32`)
+                s.running_ms[b] = s.running_ms[b].saturating_add(ms * i.running as i128);
+            }
+            s
+        })
+        .collect();
     // each bin's part of the two arrays
-    let mut parts = Vec::with_capacity(nb);
+    let mut bins = Vec::with_capacity(nb);
     let (mut t_rest, mut p_rest) = (&mut tps[..], &mut per[..]);
     for &n in &lines {
         let (t, tr) = std::mem::take(&mut t_rest).split_at_mut(n);
         let (p, pr) = std::mem::take(&mut p_rest).split_at_mut(n);
-        parts.push((t, p));
         (t_rest, p_rest) = (tr, pr);
+        bins.push((t, p));
     }
+    let sum = |f: fn(&Sums) -> &Vec<i128>, b: usize| -> i128 {
+        sums.iter().fold(0i128, |a, s| a.saturating_add(f(s)[b]))
+    };
+    let ms: Vec<i128> = (0..nb).map(|b| sum(|s| &s.ms, b)).collect();
+    let running_ms: Vec<i128> = (0..nb).map(|b| sum(|s| &s.running_ms, b)).collect();
+    let total: i128 = ms.iter().sum();
     // the selections of every bin (millions of lines on a long run) on all cores
-    parts
-        .into_par_iter()
+    bins.into_par_iter()
         .enumerate()
         .filter(|(_, (t, _))| !t.is_empty())
         .map(|(b, (tps, per))| {
@@ -149,13 +250,17 @@ pub fn curve(intervals: impl Iterator<Item = Interval> + Clone) -> Vec<Bin> {
             Bin {
                 running_lo: b as u32 * w + 1,
                 running_hi: (b as u32 + 1) * w,
-                running: if time[b] > 0.0 {
-                    rsum[b] / time[b]
+                running: if ms[b] > 0 {
+                    running_ms[b] as f64 / ms[b] as f64
                 } else {
                     f64::from(b as u32 * w + 1)
                 },
                 lines: lines[b] as u64,
-                time_share: if total > 0.0 { time[b] / total } else { 0.0 },
+                time_share: if total > 0 {
+                    ms[b] as f64 / total as f64
+                } else {
+                    0.0
+                },
                 tps_p10: t[0],
                 tps_median: t[1],
                 tps_p90: t[2],
@@ -220,7 +325,7 @@ mod tests {
                 iv(top, 50.0),
                 iv(2.0, 4.0),
             ];
-            let bins = curve(v.iter().copied());
+            let bins = curve(&[&v[..]]);
             let last = bins.last().unwrap();
             assert_eq!(bins.iter().map(|b| b.lines).sum::<u64>(), 5);
             assert_eq!(
@@ -235,6 +340,91 @@ mod tests {
         }
     }
 
+    /// Rows of several instances, many pieces each, read on all cores, give the bins a
+    /// plain reading gives: each bin's lines, sorted quantiles, time share and mean
+    /// concurrency; rows with no concurrency, or no length, take no part.
+    #[test]
+    fn pieces_read_on_all_cores_bin_like_one_pass() {
+        use crate::analysis::quantile::quantile;
+        let mut seed = 3u64;
+        let mut next = |n: u64| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) % n
+        };
+        for top in [90u64, 200_000] {
+            let sources: Vec<Vec<Interval>> = [70_000usize, 5, 41_000]
+                .iter()
+                .map(|&n| {
+                    let mut t = 0i64;
+                    (0..n)
+                        .map(|_| {
+                            let start = t;
+                            t += next(3000) as i64;
+                            let running = match next(50) {
+                                0 => f64::NAN,
+                                1 => 0.0,
+                                2 => top as f64,
+                                _ => (1 + next(90)) as f64,
+                            };
+                            Interval {
+                                start,
+                                end: t,
+                                gen_tps: next(100_000) as f64 / 7.0,
+                                prompt_tps: 0.0,
+                                running,
+                            }
+                        })
+                        .collect()
+                })
+                .collect();
+            let refs: Vec<&[Interval]> = sources.iter().map(|v| &v[..]).collect();
+            let bins = curve(&refs);
+            // the plain reading
+            let all: Vec<&Interval> = sources.iter().flatten().filter(|i| observed(i)).collect();
+            let w = width(top as u32);
+            let mut want = Vec::new();
+            let total: i64 = all.iter().map(|i| i.end - i.start).sum();
+            for b in 0..(top as u32).div_ceil(w) {
+                let (lo, hi) = (b * w + 1, (b + 1) * w);
+                let inside: Vec<&&Interval> = all
+                    .iter()
+                    .filter(|i| (lo..=hi).contains(&(i.running as u32)))
+                    .collect();
+                if inside.is_empty() {
+                    continue;
+                }
+                let mut tps: Vec<f64> = inside.iter().map(|i| i.gen_tps).collect();
+                let mut per: Vec<f64> = inside.iter().map(|i| i.gen_tps / i.running).collect();
+                tps.sort_unstable_by(f64::total_cmp);
+                per.sort_unstable_by(f64::total_cmp);
+                let ms: i64 = inside.iter().map(|i| i.end - i.start).sum();
+                let rms: i64 = inside
+                    .iter()
+                    .map(|i| (i.end - i.start) * i.running as i64)
+                    .sum();
+                want.push(Bin {
+                    running_lo: lo,
+                    running_hi: hi,
+                    running: if ms > 0 {
+                        rms as f64 / ms as f64
+                    } else {
+                        f64::from(lo)
+                    },
+                    lines: inside.len() as u64,
+                    time_share: ms as f64 / total as f64,
+                    tps_p10: quantile(&tps, 0.1),
+                    tps_median: quantile(&tps, 0.5),
+                    tps_p90: quantile(&tps, 0.9),
+                    tps_per_req: quantile(&per, 0.5),
+                });
+            }
+            assert!(all.len() > 100_000 && want.len() >= 2, "{}", want.len());
+            assert_eq!(bins, want, "{top}");
+        }
+    }
+
     #[test]
     fn bins_and_knee_of_a_saturating_server() {
         // tps = r / (b + k r) with b = 0.008, k = 0.0009: per-request gain falls under 10%
@@ -243,7 +433,7 @@ mod tests {
         let v: Vec<Interval> = (1..=160)
             .flat_map(|r| std::iter::repeat_n(iv(f64::from(r), model(f64::from(r))), 3))
             .collect();
-        let bins = curve(v.iter().copied());
+        let bins = curve(&[&v[..]]);
         assert_eq!(bins.len(), 20);
         assert_eq!((bins[0].running_lo, bins[0].running_hi), (1, 8));
         assert_eq!(bins[0].lines, 24);
@@ -254,6 +444,6 @@ mod tests {
         let lin: Vec<Interval> = (1..=64)
             .flat_map(|r| std::iter::repeat_n(iv(f64::from(r), 40.0 * f64::from(r)), 3))
             .collect();
-        assert_eq!(knee(&curve(lin.iter().copied())), None);
+        assert_eq!(knee(&curve(&[&lin[..]])), None);
     }
 }

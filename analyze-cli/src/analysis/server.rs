@@ -119,7 +119,7 @@ pub fn analyze(
     // the curve needs only the intervals: built on the other core meanwhile
     let (tl, bins) = rayon::join(
         || timeline::build(&inputs, bucket_ms),
-        || curve::curve(intervals.iter().flat_map(Intervals::iter)),
+        || curve::curve(&intervals.iter().collect::<Vec<_>>()),
     );
     let tl = tl?;
     let b = tl.bucket_ms;
