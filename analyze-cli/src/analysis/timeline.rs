@@ -34,6 +34,7 @@ use crate::analysis::finite;
 use crate::series::{Point, PointKind, Series};
 use anyhow::Result;
 use polars::prelude::*;
+use rayon::prelude::*;
 
 /// An interval longer than this many typical intervals is a gap, not work.
 pub const GAP_FACTOR: f64 = 4.0;
@@ -306,6 +307,16 @@ pub struct Input<'a, I> {
     pub intervals: I,
 }
 
+/// Adds a line's gauge `g` to bucket `k` (when known).
+#[inline]
+fn gauge(gauges: &mut [Vec<(f64, u32)>; 4], g: usize, k: usize, v: f32) {
+    if v.is_finite() {
+        let e = &mut gauges[g][k];
+        e.0 += f64::from(v);
+        e.1 += 1;
+    }
+}
+
 /// Per-bucket sums of one instance, filled in one pass over its intervals and lines.
 struct Acc {
     gen: Vec<f64>,
@@ -325,13 +336,6 @@ impl Acc {
         }
     }
 
-    fn gauge(&mut self, g: usize, k: usize, v: f32) {
-        if v.is_finite() {
-            let e = &mut self.gauges[g][k];
-            e.0 += f64::from(v);
-            e.1 += 1;
-        }
-    }
 
     fn rows(&self, origin: i64, b: i64) -> Vec<Bucket> {
         let secs = b as f64 / 1000.0;
@@ -474,7 +478,7 @@ impl Cursor {
 /// Builds the timeline with buckets of `bucket_ms` (or [`auto_bucket`]).
 pub fn build<I>(inputs: &[Input<'_, I>], bucket_ms: Option<i64>) -> Result<Timeline>
 where
-    I: Iterator<Item = Interval> + Clone,
+    I: Iterator<Item = Interval> + Clone + Send + Sync,
 {
     let first = inputs
         .iter()
@@ -509,51 +513,67 @@ where
         );
     }
     let nb = (idx(last) + 1) as usize;
+    // instances on all cores, and for each its rates and its gauges side by side (each
+    // bucket's sums still add their terms in time order)
     let (instances, tokens): (Vec<(String, Vec<Bucket>)>, Vec<f64>) = inputs
-        .iter()
+        .par_iter()
         .map(|input| {
             let mut acc = Acc::new(nb);
-            let mut tokens = 0.0;
-            // each pass below is in time order: its bucket is found by a cursor
-            let mut at = Cursor::new(origin, b);
-            for iv in input.intervals.clone() {
-                tokens += iv.tokens();
-                // split across buckets by overlap (intervals before the origin are clipped)
-                let mut s = iv.start.max(origin);
-                while s < iv.end {
-                    let k = at.of(s);
-                    let e = (origin + (k + 1) * b).min(iv.end);
-                    let part = (e - s) as f64 / 1000.0;
-                    let k = k as usize;
-                    if k < nb {
-                        acc.gen[k] += iv.gen_tps * part;
-                        acc.prompt[k] += iv.prompt_tps * part;
+            let Acc {
+                gen,
+                prompt,
+                gauges,
+                events,
+            } = &mut acc;
+            let (tokens, ()) = rayon::join(
+                || {
+                    let mut tokens = 0.0;
+                    // each pass below is in time order: its bucket is found by a cursor
+                    let mut at = Cursor::new(origin, b);
+                    for iv in input.intervals.clone() {
+                        tokens += iv.tokens();
+                        // split across buckets by overlap (intervals before the origin are
+                        // clipped)
+                        let mut s = iv.start.max(origin);
+                        while s < iv.end {
+                            let k = at.of(s);
+                            let e = (origin + (k + 1) * b).min(iv.end);
+                            let part = (e - s) as f64 / 1000.0;
+                            let k = k as usize;
+                            if k < nb {
+                                gen[k] += iv.gen_tps * part;
+                                prompt[k] += iv.prompt_tps * part;
+                            }
+                            s = e;
+                        }
                     }
-                    s = e;
-                }
-            }
-            let mut at = Cursor::new(origin, b);
-            for pt in &input.series.points {
-                let k = at.of(pt.ts) as usize;
-                match pt.kind {
-                    PointKind::Stats => {
-                        acc.gauge(0, k, pt.running);
-                        acc.gauge(1, k, pt.waiting);
-                        acc.gauge(2, k, pt.kv_usage);
-                        acc.gauge(3, k, pt.accept_len);
+                    let mut at = Cursor::new(origin, b);
+                    for pre in &input.series.prefill {
+                        prompt[at.of(pre.ts) as usize] += f64::from(pre.new_tokens);
                     }
-                    PointKind::Spec => acc.gauge(3, k, pt.accept_len),
-                }
-            }
-            let mut at = Cursor::new(origin, b);
-            for pre in &input.series.prefill {
-                acc.prompt[at.of(pre.ts) as usize] += f64::from(pre.new_tokens);
-            }
+                    tokens
+                },
+                || {
+                    let mut at = Cursor::new(origin, b);
+                    for pt in &input.series.points {
+                        let k = at.of(pt.ts) as usize;
+                        match pt.kind {
+                            PointKind::Stats => {
+                                gauge(gauges, 0, k, pt.running);
+                                gauge(gauges, 1, k, pt.waiting);
+                                gauge(gauges, 2, k, pt.kv_usage);
+                                gauge(gauges, 3, k, pt.accept_len);
+                            }
+                            PointKind::Spec => gauge(gauges, 3, k, pt.accept_len),
+                        }
+                    }
+                },
+            );
             // events outside the span of the stats lines have no bucket
             for ev in &input.series.events {
                 if let Some(e) = usize::try_from(idx(ev.ts))
                     .ok()
-                    .and_then(|k| acc.events.get_mut(k))
+                    .and_then(|k| events.get_mut(k))
                 {
                     *e += ev.count as f64;
                 }
