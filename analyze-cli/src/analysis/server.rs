@@ -116,16 +116,6 @@ pub fn analyze(
             intervals: iv.iter(),
         })
         .collect();
-    // the curve needs only the intervals: built on the other core meanwhile
-    let (tl, bins) = rayon::join(
-        || timeline::build(&inputs, bucket_ms),
-        || curve::curve(&intervals.iter().collect::<Vec<_>>()),
-    );
-    let tl = tl?;
-    let b = tl.bucket_ms;
-    let bucket_of =
-        |t: i64| ((t - tl.origin).div_euclid(b)).clamp(0, tl.total.len() as i64) as usize;
-
     // run-wide segments
     let run_cuts = segments::cluster(own_cuts.iter().flatten().copied().collect());
     let first = named
@@ -136,10 +126,6 @@ pub fn analyze(
         .unwrap_or(0);
     let mut bounds: Vec<(i64, Reason)> = vec![(i64::MIN, Reason::Begin)];
     bounds.extend(run_cuts);
-    let rates: Vec<f64> = tl.total.iter().map(|r| r.gen_tps).collect();
-    let peak_w = (steady::PEAK_WINDOW_MS / b).max(1) as usize;
-    let mut segs = Vec::new();
-    let mut prev_settings: Vec<BTreeMap<&str, &str>> = Vec::new();
     // each instance's own edges for the run's segments: its own cut where it has one in
     // the cluster, else the run's
     let edges: Vec<Vec<i64>> = own_cuts
@@ -156,22 +142,57 @@ pub fn analyze(
                 .collect()
         })
         .collect();
+    let range = |e: &[i64], k: usize| (e[k], e.get(k + 1).copied().unwrap_or(i64::MAX));
+    // the timeline, the curve, and each instance's tokens and busy time per segment all
+    // read only the intervals: side by side, on all cores
+    let ((tl, bins), parts) = rayon::join(
+        || {
+            rayon::join(
+                || timeline::build(&inputs, bucket_ms),
+                || curve::curve(&intervals.iter().collect::<Vec<_>>()),
+            )
+        },
+        || {
+            intervals
+                .par_iter()
+                .zip(&edges)
+                .map(|(ivs, e)| {
+                    (0..bounds.len())
+                        .map(|k| {
+                            let (from, to) = range(e, k);
+                            // in time order: the segment's part is found by binary search
+                            let (mut tokens, mut busy, mut any) = (0.0, 0.0, false);
+                            for iv in ivs.ending_in(from, to) {
+                                tokens += iv.tokens();
+                                busy += iv.secs();
+                                any = true;
+                            }
+                            (tokens, busy, any)
+                        })
+                        .collect::<Vec<_>>()
+                })
+                .collect::<Vec<_>>()
+        },
+    );
+    let tl = tl?;
+    let b = tl.bucket_ms;
+    let bucket_of =
+        |t: i64| ((t - tl.origin).div_euclid(b)).clamp(0, tl.total.len() as i64) as usize;
+    let rates: Vec<f64> = tl.total.iter().map(|r| r.gen_tps).collect();
+    let peak_w = (steady::PEAK_WINDOW_MS / b).max(1) as usize;
+    let mut segs = Vec::new();
+    let mut prev_settings: Vec<BTreeMap<&str, &str>> = Vec::new();
     for (k, &(_, reason)) in bounds.iter().enumerate() {
         let (mut lo, mut hi) = (i64::MAX, i64::MIN);
         let mut tokens = 0.0;
         let mut busy = 0.0;
         let mut active = 0;
         let mut settings_now: Vec<BTreeMap<&str, &str>> = Vec::new();
-        for ((ivs, (_, s)), e) in intervals.iter().zip(&named).zip(&edges) {
-            let from = e[k];
-            let to = e.get(k + 1).copied().unwrap_or(i64::MAX);
-            let mut any = false;
-            // in time order: the segment's part is found by binary search
-            for iv in ivs.ending_in(from, to) {
-                tokens += iv.tokens();
-                busy += iv.secs();
-                any = true;
-            }
+        for ((part, (_, s)), e) in parts.iter().zip(&named).zip(&edges) {
+            let (from, to) = range(e, k);
+            let (t, secs, mut any) = part[k];
+            tokens += t;
+            busy += secs;
             if let Some((a, z)) = s.span_in(from, to) {
                 lo = lo.min(a);
                 hi = hi.max(z);

@@ -142,7 +142,9 @@ pub fn pairs(ts: impl Iterator<Item = i64>) -> impl Iterator<Item = (i64, i64)> 
 /// An instance's stats lines with a rate, as the intervals are built from them: their
 /// places among the points, their stamps spread ([`spread`]), and the typical interval.
 pub struct StatLines {
-    at: Vec<u32>,
+    /// Their places among the points; `None` when they are all the points, in order (every
+    /// point a stats line with a rate, as in most logs): no list of millions of indices.
+    at: Option<Vec<u32>>,
     times: Vec<i64>,
     typical: i64,
 }
@@ -151,11 +153,16 @@ impl StatLines {
     pub fn of(points: &[Point]) -> StatLines {
         // one pass, and the stamps spread where they were gathered: in this analysis, each
         // fresh megabyte costs more in page faults than the work done in it
-        let (mut at, mut times) = (Vec::new(), Vec::new());
+        let (mut at, mut times): (Option<Vec<u32>>, Vec<i64>) = (None, Vec::new());
         for (i, p) in points.iter().enumerate() {
             if p.kind == PointKind::Stats && p.gen_tps.is_finite() {
-                at.push(i as u32);
+                if let Some(at) = &mut at {
+                    at.push(i as u32);
+                }
                 times.push(p.ts);
+            } else if at.is_none() {
+                // the first point that is not one: the places are listed from here on
+                at = Some((0..i as u32).collect());
             }
         }
         spread_in_place(&mut times);
@@ -165,14 +172,21 @@ impl StatLines {
 }
 
 /// The intervals of an instance's stats lines (see the module docs), read where they are
-/// used: each is its line's point, its spread stamp and a start, so only the starts are
-/// stored (8 bytes a line; whole intervals were 40, the analysis's largest allocation).
+/// used: each is its line's point, its spread stamp, and a start found from the stamp
+/// before it, so nothing but the stamps is stored (whole intervals were 40 bytes a line,
+/// the analysis's largest allocation; their starts alone were 8, and a fresh megabyte costs
+/// more than the arithmetic each reading repeats).
 pub struct Intervals<'a> {
     points: &'a [Point],
-    at: Vec<u32>,
-    /// Ends (the spread stamps, in time order) and starts.
+    /// The places of the lines among the points (`None`: all of them, in order).
+    at: Option<Vec<u32>>,
+    /// Ends: the spread stamps, in time order.
     ends: Vec<i64>,
-    starts: Vec<i64>,
+    /// Restart times, sorted: no interval reaches back across one.
+    cuts: Vec<i64>,
+    typical: i64,
+    /// Longer intervals are gaps: cut to the typical length.
+    longest: i64,
 }
 
 impl Intervals<'_> {
@@ -187,10 +201,12 @@ impl Intervals<'_> {
     /// The `i`-th interval.
     #[inline]
     pub fn get(&self, i: usize) -> Interval {
-        let p = &self.points[self.at[i] as usize];
+        let at = self.at.as_ref().map_or(i, |at| at[i] as usize);
+        let p = &self.points[at];
+        let end = self.ends[i];
         Interval {
-            start: self.starts[i],
-            end: self.ends[i],
+            start: self.start(i, end),
+            end,
             gen_tps: p.gen_tps.max(0.0),
             prompt_tps: if p.prompt_tps.is_finite() {
                 p.prompt_tps.max(0.0)
@@ -198,6 +214,26 @@ impl Intervals<'_> {
                 0.0
             },
             running: f64::from(p.running),
+        }
+    }
+
+    /// Where the `i`-th interval, ending at `end`, starts: where the line before ended,
+    /// unless there is none, a restart came between, or the gap is too long.
+    #[inline]
+    fn start(&self, i: usize, end: i64) -> i64 {
+        // the last cut at or before the line
+        let cut = match self.cuts.first() {
+            Some(&c) if c <= end => self.cuts[..self.cuts.partition_point(|&c| c <= end)]
+                .last()
+                .copied(),
+            _ => None,
+        };
+        let prev = i.checked_sub(1).map(|j| self.ends[j]);
+        match prev {
+            Some(s) if cut.is_none_or(|c| c <= s) && end - s <= self.longest => s,
+            // first line, first after a restart, or after a gap: the typical length, never
+            // before the restart
+            _ => (end - self.typical).max(cut.unwrap_or(i64::MIN)),
         }
     }
 
@@ -220,34 +256,18 @@ pub fn intervals<'a>(points: &'a [Point], cuts: &[i64]) -> Intervals<'a> {
     intervals_of(points, StatLines::of(points), cuts)
 }
 
-/// [`intervals`] from the stats lines already found; each start depends only on its line
-/// and the one before, so they are found on all cores.
+/// [`intervals`] from the stats lines already found.
 pub fn intervals_of<'a>(points: &'a [Point], lines: StatLines, cuts: &[i64]) -> Intervals<'a> {
-    use rayon::prelude::*;
-    let (times, typical) = (&lines.times, lines.typical);
-    let longest = (typical as f64 * GAP_FACTOR) as i64;
+    let typical = lines.typical;
     let mut cuts = cuts.to_vec();
     cuts.sort_unstable();
-    let starts = times
-        .par_iter()
-        .enumerate()
-        .map(|(i, &end)| {
-            let prev = (i > 0).then(|| times[i - 1]);
-            // the last cut at or before the line
-            let cut = cuts[..cuts.partition_point(|&c| c <= end)].last().copied();
-            match prev {
-                Some(s) if cut.is_none_or(|c| c <= s) && end - s <= longest => s,
-                // first line, first after a restart, or after a gap: the typical length,
-                // never before the restart
-                _ => (end - typical).max(cut.unwrap_or(i64::MIN)),
-            }
-        })
-        .collect();
     Intervals {
         points,
         at: lines.at,
         ends: lines.times,
-        starts,
+        cuts,
+        typical,
+        longest: (typical as f64 * GAP_FACTOR) as i64,
     }
 }
 
@@ -335,7 +355,6 @@ impl Acc {
             events: vec![0.0; nb],
         }
     }
-
 
     fn rows(&self, origin: i64, b: i64) -> Vec<Bucket> {
         let secs = b as f64 / 1000.0;
@@ -741,6 +760,47 @@ mod tests {
             ]
         );
         assert_eq!(iv.iter().map(|i| i.tokens()).sum::<f64>(), 100.0 * 15.0);
+    }
+
+    /// Points that are no stats line with a rate (speculative metrics, a line without a
+    /// rate) take no interval, first or among the others: each interval is its own line's,
+    /// and starts where the stats line before it ended (the typical length first, after a
+    /// restart, and after a gap).
+    #[test]
+    fn intervals_are_the_stats_lines_with_a_rate() {
+        for skip_first in [false, true] {
+            let mut pts = Vec::new();
+            for k in 0..40i64 {
+                let mut p = stats(k * 1000 + if k > 30 { 60_000 } else { 0 }, k as f64);
+                if (skip_first && k == 0) || k % 7 == 3 {
+                    p.kind = PointKind::Spec;
+                }
+                if k % 11 == 5 {
+                    p.gen_tps = f64::NAN;
+                }
+                pts.push(p);
+            }
+            let iv = intervals(&pts, &[20_500]);
+            let lines: Vec<&Point> = pts
+                .iter()
+                .filter(|p| p.kind == PointKind::Stats && p.gen_tps.is_finite())
+                .collect();
+            assert_eq!(iv.len(), lines.len());
+            let typical = typical_gap(&lines.iter().map(|p| p.ts).collect::<Vec<_>>()).unwrap();
+            for (i, p) in lines.iter().enumerate() {
+                let got = iv.get(i);
+                assert_eq!((got.end, got.gen_tps), (p.ts, p.gen_tps), "{i}");
+                let prev = i.checked_sub(1).map(|j| lines[j].ts);
+                let start = match prev {
+                    Some(s) if !(s < 20_500 && p.ts >= 20_500) && p.ts - s <= typical * 4 => s,
+                    _ if p.ts >= 20_500 && prev.is_some_and(|s| s < 20_500) => {
+                        (p.ts - typical).max(20_500)
+                    }
+                    _ => p.ts - typical,
+                };
+                assert_eq!(got.start, start, "{skip_first} {i}");
+            }
+        }
     }
 
     /// Regression: a vLLM log whose month-day stamps step back every few lines (read out of
