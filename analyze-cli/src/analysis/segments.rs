@@ -7,7 +7,7 @@
 //! together, one GPU a little later than the next). Each segment lists the settings that
 //! changed at its start, compared with the segment before.
 
-use crate::analysis::timeline::{pairs, typical_gap_of};
+use crate::analysis::timeline::typical_gap_and_longer;
 use crate::series::{PointKind, Series};
 use std::collections::BTreeMap;
 use tokstat_parsers::record::EventKind;
@@ -77,9 +77,11 @@ pub fn cuts(s: &Series) -> Vec<(i64, Reason)> {
             out.push((t, Reason::Restart));
         }
     }
-    if let Some(typical) = typical_gap_of(stats()) {
+    // (every gap is longer than `GAP_MIN_MS`: its candidates come from the same pass)
+    let (typical, long) = typical_gap_and_longer(stats(), GAP_MIN_MS);
+    if let Some(typical) = typical {
         let min_gap = (typical * GAP_FACTOR).max(GAP_MIN_MS);
-        for (a, b) in pairs(stats()) {
+        for (a, b) in long {
             if b - a > min_gap && !out.iter().any(|&(c, _)| c > a && c <= b) {
                 out.push((b, Reason::Gap));
             }

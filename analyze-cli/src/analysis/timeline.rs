@@ -103,9 +103,20 @@ pub fn typical_gap(ts: &[i64]) -> Option<i64> {
 
 /// [`typical_gap`] of stamps read as they come (no copy of them is made).
 pub fn typical_gap_of(ts: impl Iterator<Item = i64>) -> Option<i64> {
+    typical_gap_and_longer(ts, i64::MAX).0
+}
+
+/// [`typical_gap_of`], and in the same pass the consecutive stamps further apart than
+/// `longer` (in order): the candidates for a gap, which can then be judged against the
+/// typical interval without a second pass over millions of stamps.
+pub fn typical_gap_and_longer(
+    ts: impl Iterator<Item = i64>,
+    longer: i64,
+) -> (Option<i64>, Vec<(i64, i64)>) {
     const SMALL: usize = 60_000;
     let mut counts = vec![0u32; SMALL];
     let mut large: Vec<i64> = Vec::new();
+    let mut long = Vec::new();
     let mut n = 0usize;
     for (a, b) in pairs(ts) {
         let d = b - a;
@@ -117,7 +128,15 @@ pub fn typical_gap_of(ts: impl Iterator<Item = i64>) -> Option<i64> {
             Some(c) => *c += 1,
             None => large.push(d),
         }
+        if d > longer {
+            long.push((a, b));
+        }
     }
+    (typical_of(&counts, large, n), long)
+}
+
+/// The middle one of `n` differences: those counted by value, then those listed.
+fn typical_of(counts: &[u32], mut large: Vec<i64>, n: usize) -> Option<i64> {
     if n == 0 {
         return None;
     }
@@ -673,6 +692,17 @@ mod tests {
                 .collect();
             d.sort_unstable();
             assert_eq!(typical_gap(&ts), d.get(d.len() / 2).copied(), "{len}");
+            // and the pairs further apart than a bound, in order, from the same pass
+            for longer in [0, 999, 60_000, 200_000] {
+                let (typical, long) = typical_gap_and_longer(ts.iter().copied(), longer);
+                assert_eq!(typical, typical_gap(&ts));
+                let want: Vec<(i64, i64)> = ts
+                    .windows(2)
+                    .map(|w| (w[0], w[1]))
+                    .filter(|(a, b)| b - a > longer)
+                    .collect();
+                assert_eq!(long, want, "{len} {longer}");
+            }
         }
     }
 
