@@ -120,7 +120,8 @@ pub struct Series {
     pub events: Vec<EventPoint>,
     pub settings: Vec<Setting>,
     /// Whether the points and prefill stamps are in time order, as [`Series::step`] and
-    /// [`Series::append`] saw them come.
+    /// [`Series::append`] saw them come. Code that changes the rows otherwise sets it to
+    /// [`Order::Unknown`], so that [`Series::sort`] reads them.
     pub order: Order,
 }
 
