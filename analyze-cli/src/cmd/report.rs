@@ -38,7 +38,13 @@ struct Read {
 }
 
 fn log_work(file: &FileCtx, chunk: Chunk<'_>) -> (ChunkOut<ChunkSummary>, Calendar) {
-    visit_chunk(file, chunk, ChunkSummary::default())
+    thread_local! {
+        /// The size of the last chunk this thread read (see [`ChunkSummary::sized_like`]).
+        static LAST: std::cell::Cell<(usize, usize)> = const { std::cell::Cell::new((0, 0)) };
+    }
+    let (out, calendar) = visit_chunk(file, chunk, ChunkSummary::sized_like(LAST.get()));
+    LAST.set(out.out.size());
+    (out, calendar)
 }
 
 impl Read {
