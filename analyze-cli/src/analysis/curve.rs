@@ -217,8 +217,10 @@ pub fn curve<R: Rows + ?Sized>(sources: &[&R]) -> Vec<Bin> {
                 fill[b] += 1;
                 let ms = i128::from(i.end - i.start);
                 s.ms[b] += ms;
-                // (`running` is a whole number: a count, stored as an `f32`)
-                s.running_ms[b] = s.running_ms[b].saturating_add(ms * i.running as i128);
+                // (`running` is a whole number: a count, stored as an `f32`; a count beyond
+                // reason saturates rather than overflows)
+                s.running_ms[b] =
+                    s.running_ms[b].saturating_add(ms.saturating_mul(i.running as i128));
             }
             s
         })
@@ -249,7 +251,8 @@ pub fn curve<R: Rows + ?Sized>(sources: &[&R]) -> Vec<Bin> {
             );
             Bin {
                 running_lo: b as u32 * w + 1,
-                running_hi: (b as u32 + 1) * w,
+                // (the last bin of counts near the largest `u32` ends at it)
+                running_hi: (b as u32 + 1).saturating_mul(w),
                 running: if ms[b] > 0 {
                     running_ms[b] as f64 / ms[b] as f64
                 } else {
@@ -423,6 +426,29 @@ mod tests {
             assert!(all.len() > 100_000 && want.len() >= 2, "{}", want.len());
             assert_eq!(bins, want, "{top}");
         }
+    }
+
+    /// Regression: a concurrency beyond reason (the largest an `f32` holds) over a long
+    /// interval overflowed the bin's upper bound (and would the time-weighted sum): it makes
+    /// a bin, and saturates.
+    #[test]
+    fn absurd_concurrency_saturates() {
+        let v = [Interval {
+            start: 0,
+            end: 1 << 50,
+            gen_tps: 5.0,
+            prompt_tps: 0.0,
+            running: f64::from(f32::MAX),
+        }];
+        let bins = curve(&[&v[..]]);
+        assert_eq!(bins.len(), 1);
+        assert_eq!((bins[0].lines, bins[0].tps_median), (1, 5.0));
+        assert!(
+            bins[0].running.is_finite() && bins[0].running > 1e20,
+            "{:?}",
+            bins[0]
+        );
+        assert_eq!(bins[0].running_hi, u32::MAX);
     }
 
     #[test]
