@@ -10,7 +10,7 @@ use tokstat_parsers::record::{Body, Engine, Gauges, Line, StepKind};
 use tokstat_parsers::scan::{self, lines, str_lines, text_lines, Chunk};
 use tokstat_parsers::sglang::Keep;
 use tokstat_parsers::source::{self, Input, Source};
-use tokstat_parsers::stamp::{civil_from_days, days_from_civil, Calendar, Ts};
+use tokstat_parsers::stamp::{civil_from_days, days_from_civil, Calendar, Stamp, Ts};
 use tokstat_parsers::Quick;
 
 /// How many malformed line numbers a tally keeps to show.
@@ -155,6 +155,7 @@ pub fn visit_chunk<V: Visitor>(
                 Ok(raw) => {
                     tokstat_parsers::visit_quick_line(raw, &mut scratch, V::KEEP, |q| match q {
                         Quick::Line(line) => acc.line(line_no(i), line),
+                        Quick::Other(stamp) => acc.other(stamp),
                         Quick::Stats(stamp, dp, kind, gauges) => {
                             acc.tally.total += 1;
                             acc.tally.parsed += 1;
@@ -211,6 +212,14 @@ struct Acc<'a, V> {
 }
 
 impl<V: Visitor> Acc<'_, V> {
+    /// A line that holds no record.
+    #[inline]
+    fn other(&mut self, stamp: Stamp) {
+        self.cal.resolve(stamp);
+        self.tally.total += 1;
+        self.tally.other += 1;
+    }
+
     /// A line parsed whole (lent by reference: a line is a few hundred bytes, not worth a
     /// copy per call).
     #[inline]

@@ -74,6 +74,10 @@ pub enum Quick<'l, 'a> {
     /// [`visit_str_line`] would give has this stamp, DP rank, kind and gauges (and more), of
     /// which those not kept ([`sglang::Keep`]) are left out.
     Stats(Stamp, Option<u32>, StepKind, &'l Gauges),
+    /// A line with this stamp that holds no record: [`visit_str_line`] would give it
+    /// [`Body::Other`]. Most lines of a log are such (access lines), and are told apart
+    /// without building a line.
+    Other(Stamp),
 }
 
 /// [`visit_quick_line`] for a line of a chunk searched for colour codes (`ansi`: it may hold
@@ -125,6 +129,9 @@ pub fn visit_quick_line<'a, R>(
         }
         // the stamp's `[` opens no colour code: it is followed by a date
         if scan::find_short(b'[', msg.as_bytes()).is_none() {
+            if !sglang::may_be_message(msg) && !server_ready_candidate(msg) {
+                return f(Quick::Other(prefix.stamp));
+            }
             let mut line = Line {
                 prefix,
                 body: Body::Other,
@@ -165,15 +172,7 @@ fn classify<'a>(style: Style, level: Option<prefix::Level>, msg: &'a str, out: &
             return;
         }
     }
-    // uvicorn: `INFO:     Application startup complete.`; its access lines (most lines of
-    // many logs) end in another ASCII byte, seen first
-    let last = msg.as_bytes().last().copied().unwrap_or(b'.');
-    // (`trim_end` trims `\t`..=`\r`, space, and non-ASCII spaces)
-    let may_end = matches!(last, b'.' | b'\t'..=b'\r' | b' ') || !last.is_ascii();
-    if may_end
-        && msg.starts_with("INFO:")
-        && msg.trim_end().ends_with("Application startup complete.")
-    {
+    if server_ready_candidate(msg) && msg.trim_end().ends_with("Application startup complete.") {
         *out = Body::Event(record::Event {
             engine: None,
             kind: EventKind::ServerReady,
@@ -181,6 +180,16 @@ fn classify<'a>(style: Style, level: Option<prefix::Level>, msg: &'a str, out: &
             count: None,
         });
     }
+}
+
+/// Whether `msg` may be uvicorn's `INFO:     Application startup complete.`: its access
+/// lines (most lines of many logs) end in another ASCII byte, seen first.
+#[inline]
+fn server_ready_candidate(msg: &str) -> bool {
+    let last = msg.as_bytes().last().copied().unwrap_or(b'.');
+    // (`trim_end` trims `\t`..=`\r`, space, and non-ASCII spaces)
+    let may_end = matches!(last, b'.' | b'\t'..=b'\r' | b' ') || !last.is_ascii();
+    may_end && msg.starts_with("INFO:")
 }
 
 /// What the parser tests share: the fixture lines, and lines with one character changed.
@@ -259,7 +268,7 @@ mod tests {
             (G::NONE, G::NONE),
         ];
         keeps.extend((0..8).map(|k| (G(1 << k), G(1 << k))));
-        let (mut stats, mut checked) = (0, 0);
+        let (mut stats, mut others, mut checked) = (0, 0, 0);
         let mut check = |l: &str, (decode, prefill): (G, G)| {
             checked += 1;
             let mut scratch = String::new();
@@ -269,6 +278,11 @@ mod tests {
             visit_quick_line(l, &mut scratch, keep, |q| match q {
                 // by their text: NaN is a value of some fixtures
                 Quick::Line(line) => assert_eq!(format!("{line:?}"), format!("{general:?}")),
+                Quick::Other(stamp) => {
+                    others += 1;
+                    assert!(matches!(general.body, Body::Other), "{l:?}: {general:?}");
+                    assert_eq!(stamp, general.prefix.stamp, "{l:?}");
+                }
                 Quick::Stats(stamp, dp, kind, g) => {
                     stats += 1;
                     let Body::Step(s) = general.body else {
@@ -317,7 +331,19 @@ mod tests {
                 keeps[0],
             );
         }
+        // in the HTTP server's prefix: an access line, and records that are not stats lines
+        for l in [
+            "[2026-05-10 00:00:01] INFO:     127.0.0.1:48925 - \"POST /generate HTTP/1.1\" 200 OK",
+            "[2026-05-10 00:00:01] INFO:     Application startup complete.",
+            "[2026-05-10 00:00:01] INFO:     Application startup complete.  ",
+            "[2026-05-10 00:00:01] The server is fired up and ready to roll!",
+            "[2026-05-10 00:00:01 TP0] KV Cache is allocated. #tokens: 1048576, K size: 72.00 GB",
+            "[2026-05-10 00:00:01 TP0] Decode out of memory happened. #retracted_reqs: 1",
+        ] {
+            check(l, keeps[1]);
+        }
         assert!(stats > 1000 && checked > 5 * stats, "{stats} of {checked}");
+        assert!(others > 1000, "{others} of {checked}");
     }
 
     /// uvicorn's start line is an event whatever whitespace trails it (access lines, read
@@ -366,6 +392,8 @@ mod tests {
             let quick = visit_quick_line(&marked, &mut scratch, sglang::Keep::ALL, |q| match q {
                 Quick::Line(line) => format!("{line:?}"),
                 Quick::Stats(..) => plain.clone(),
+                Quick::Other(_) if plain.contains("body: Other") => plain.clone(),
+                Quick::Other(_) => format!("not a record: {l:?}"),
             });
             assert_eq!(quick, plain, "{l:?}");
             parsed += usize::from(!plain.contains("body: Other"));

@@ -22,14 +22,18 @@ pub fn parse(msg: &str) -> Option<Body<'_>> {
 /// bytes: returning it through an `Option` copies it); false when not an SGLang message.
 #[inline]
 pub(crate) fn parse_into<'a>(msg: &'a str, out: &mut Body<'a>) -> bool {
-    // the first bytes of the messages read here (the batch labels and the arms of `other`):
-    // the rest (access lines, most of a log's other lines) are told apart where they stand
-    match msg.as_bytes().first() {
-        Some(b'D' | b'P' | b'#' | b'n' | b'd' | b'K' | b'T' | b'm' | b's' | b'S' | b'L') => {
-            parse_message(msg, out)
-        }
-        _ => false,
-    }
+    may_be_message(msg) && parse_message(msg, out)
+}
+
+/// False when `msg` is no SGLang message [`parse`] reads, by its first byte: those of the
+/// batch labels and of the arms of `other`. The rest (access lines, most of a log's other
+/// lines) are told apart where they stand.
+#[inline]
+pub(crate) fn may_be_message(msg: &str) -> bool {
+    matches!(
+        msg.as_bytes().first(),
+        Some(b'D' | b'P' | b'#' | b'n' | b'd' | b'K' | b'T' | b'm' | b's' | b'S' | b'L')
+    )
 }
 
 /// [`parse_into`] past its first byte.
