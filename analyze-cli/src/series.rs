@@ -180,7 +180,7 @@ impl Series {
     }
 
     /// Adds one stats line.
-    #[inline]
+    #[inline(always)]
     pub fn step(&mut self, ts: Ts, kind: StepKind, g: &Gauges) {
         if matches!(kind, StepKind::Cache) {
             return;

@@ -178,7 +178,7 @@ impl Instance {
     }
 
     /// Adds a stats line: the one path of whole steps and quickly read ones.
-    #[inline]
+    #[inline(always)]
     fn step(&mut self, ts: Option<Ts>, engine: Option<Engine>, kind: StepKind, g: &Gauges) {
         self.stamp(ts);
         if let Some(ts) = ts {
