@@ -2,7 +2,7 @@
 //! messages, configuration pairs): no panic, and every record's text borrows valid UTF-8.
 //! A UTF-8 line is also read the report's quick way, twice (the second time against the
 //! layout the first left cached), then keeping no gauge: it must give what the general
-//! reading gives (of the gauges it keeps).
+//! reading gives (of the gauges it keeps, or the stamp of a line that holds no record).
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 use tokstat_parsers::record::Body;
@@ -32,6 +32,12 @@ fuzz_target!(|data: &[u8]| {
         let mut scratch = String::new();
         tokstat_parsers::visit_quick_line(text, &mut scratch, keep, |q| match q {
             Quick::Line(l) => assert_eq!(format!("{l:?}"), general),
+            Quick::Other(stamp) => {
+                let mut scratch = String::new();
+                let l = tokstat_parsers::parse_str_line(text, &mut scratch, true);
+                assert!(matches!(l.body, Body::Other), "quick other for {general}");
+                assert_eq!(stamp, l.prefix.stamp);
+            }
             Quick::Stats(stamp, dp, kind, g) => {
                 let mut scratch = String::new();
                 let l = tokstat_parsers::parse_str_line(text, &mut scratch, true);
