@@ -152,8 +152,12 @@ pub fn visit_chunk<V: Visitor>(
         // they might hold one: most logs have none
         for (i, raw) in text_lines(chunk.bytes).enumerate() {
             match raw {
-                Ok(raw) => {
-                    tokstat_parsers::visit_quick_line(raw, &mut scratch, V::KEEP, |q| match q {
+                Ok(raw) => tokstat_parsers::visit_quick_line_split(
+                    raw,
+                    &mut scratch,
+                    V::KEEP,
+                    &mut acc,
+                    |acc, q| match q {
                         Quick::Line(line) => acc.line(line_no(i), line),
                         Quick::Other(stamp) => acc.other(stamp),
                         Quick::Stats(stamp, dp, kind, gauges) => {
@@ -167,8 +171,9 @@ pub fn visit_chunk<V: Visitor>(
                                 gauges,
                             })
                         }
-                    })
-                }
+                    },
+                    |acc, stamp| acc.other(stamp),
+                ),
                 Err(raw) => tokstat_parsers::visit_line(raw, &mut scratch, |line| {
                     acc.line(line_no(i), line)
                 }),

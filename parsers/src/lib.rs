@@ -121,6 +121,28 @@ pub fn visit_quick_line<'a, R>(
     keep: sglang::Keep,
     f: impl FnOnce(Quick<'_, 'a>) -> R,
 ) -> R {
+    visit_quick_line_split(
+        raw,
+        scratch,
+        keep,
+        f,
+        |f, q| f(q),
+        |f, stamp| f(Quick::Other(stamp)),
+    )
+}
+
+/// [`visit_quick_line`] with [`Quick::Other`] handed to `other` instead of `f`, each with
+/// `ctx`: most lines of a log hold no record, and `other` (a count) is small enough to be
+/// inlined where `f` (which adds a stats line to its series) is a call.
+#[inline]
+pub fn visit_quick_line_split<'a, C, R>(
+    raw: &'a str,
+    scratch: &'a mut String,
+    keep: sglang::Keep,
+    ctx: C,
+    f: impl FnOnce(C, Quick<'_, 'a>) -> R,
+    other: impl FnOnce(C, Stamp) -> R,
+) -> R {
     let text = &raw[..prefix::trim_cr(raw.as_bytes()).len()];
     if let Some((prefix, msg)) = prefix::common_sglang(text) {
         // (by the first byte here: most lines, access lines, are no stats line, and the
@@ -128,23 +150,23 @@ pub fn visit_quick_line<'a, R>(
         if matches!(msg.as_bytes().first(), Some(b'D' | b'P')) {
             let mut g = Gauges::default();
             if let Some(kind) = sglang::quick_raw_gauges(msg, &mut g, keep) {
-                return f(Quick::Stats(prefix.stamp, prefix.ranks.dp, kind, &g));
+                return f(ctx, Quick::Stats(prefix.stamp, prefix.ranks.dp, kind, &g));
             }
         }
         // the stamp's `[` opens no colour code: it is followed by a date
         if scan::find_short(b'[', msg.as_bytes()).is_none() {
             if !sglang::may_be_message(msg) && !server_ready_candidate(msg) {
-                return f(Quick::Other(prefix.stamp));
+                return other(ctx, prefix.stamp);
             }
             let mut line = Line {
                 prefix,
                 body: Body::Other,
             };
             classify(prefix.style, prefix.level, msg, &mut line.body);
-            return f(Quick::Line(&line));
+            return f(ctx, Quick::Line(&line));
         }
     }
-    visit_quick_str_line(raw, scratch, true, keep, f)
+    visit_quick_str_line(raw, scratch, true, keep, |q| f(ctx, q))
 }
 
 /// The line of a normalised text.
