@@ -145,9 +145,8 @@ pub fn visit_quick_line_split<'a, C, R>(
 ) -> R {
     let text = &raw[..prefix::trim_cr(raw.as_bytes()).len()];
     if let Some((prefix, msg)) = prefix::common_sglang(text) {
-        // (by the first byte here: most lines, access lines, are no stats line, and the
-        // call with its gauges to set up cost a tenth of their reading)
-        if matches!(msg.as_bytes().first(), Some(b'D' | b'P')) {
+        // (the call with its gauges to set up cost a tenth of an access line's reading)
+        if sglang::may_be_batch(msg) {
             let mut g = Gauges::default();
             if let Some(kind) = sglang::quick_raw_gauges(msg, &mut g, keep) {
                 return f(ctx, Quick::Stats(prefix.stamp, prefix.ranks.dp, kind, &g));

@@ -25,6 +25,14 @@ pub(crate) fn parse_into<'a>(msg: &'a str, out: &mut Body<'a>) -> bool {
     may_be_message(msg) && parse_message(msg, out)
 }
 
+/// False when `msg` is no decode or prefill batch, by its first byte: the first test of
+/// [`quick_gauges_in`], which a caller makes before it sets up gauges (most lines, access
+/// lines, go no further).
+#[inline]
+pub(crate) fn may_be_batch(msg: &str) -> bool {
+    matches!(msg.as_bytes().first(), Some(b'D' | b'P'))
+}
+
 /// False when `msg` is no SGLang message [`parse`] reads, by its first byte: those of the
 /// batch labels and of the arms of `other`. The rest (access lines, most of a log's other
 /// lines) are told apart where they stand.

@@ -32,8 +32,8 @@ pub fn quantile(sorted: &[f64], q: f64) -> f64 {
 ///
 /// The selection compares integer keys in `f64::total_cmp`'s order, made in place and
 /// turned back into the values at the end: a key compares in one instruction, where
-/// `total_cmp` remakes both keys at every comparison. On the curve's largest bin (over a
-/// million rates) that halved the time of its quantiles, the analysis' longest task.
+/// `total_cmp` remakes both keys at every comparison: a quarter fewer instructions for the
+/// curve's quantiles (over a million rates in one bin of a long run).
 pub fn quantiles(v: &mut [f64], qs: &[f64]) -> Vec<f64> {
     if v.is_empty() {
         return vec![f64::NAN; qs.len()];
