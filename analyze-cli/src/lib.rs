@@ -14,6 +14,8 @@ pub mod render;
 pub mod series;
 pub mod summary;
 pub mod table;
+#[cfg(test)]
+mod testing;
 
 use clap::Parser;
 use std::ffi::OsString;

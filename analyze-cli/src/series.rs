@@ -412,13 +412,8 @@ mod tests {
             let ts: Vec<i64> = s.steps().map(|r| r.ts()).collect();
             ts.windows(2).all(|w| w[0] <= w[1])
         };
-        let mut seed = 7u64;
-        let mut next = |n: u64| {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (seed >> 33) % n
-        };
+        let mut rng = crate::testing::Lcg(7);
+        let mut next = |n: u64| rng.below(n);
         let mut seen = [0; 2];
         for _ in 0..2000 {
             let parts = 1 + next(4);

@@ -349,13 +349,8 @@ mod tests {
     #[test]
     fn pieces_read_on_all_cores_bin_like_one_pass() {
         use crate::analysis::quantile::quantile;
-        let mut seed = 3u64;
-        let mut next = |n: u64| {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (seed >> 33) % n
-        };
+        let mut rng = crate::testing::Lcg(3);
+        let mut next = |n: u64| rng.below(n);
         for top in [90u64, 200_000] {
             let sources: Vec<Vec<Interval>> = [70_000usize, 5, 41_000]
                 .iter()

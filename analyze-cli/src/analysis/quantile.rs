@@ -139,15 +139,10 @@ mod tests {
 
     #[test]
     fn selection_equals_the_sorted_quantiles() {
-        let mut seed = 7u64;
+        let mut rng = crate::testing::Lcg(7);
         for len in [1usize, 2, 3, 10, 101, 1000, 10_007] {
             let v: Vec<f64> = (0..len)
-                .map(|_| {
-                    seed = seed
-                        .wrapping_mul(6364136223846793005)
-                        .wrapping_add(1442695040888963407);
-                    ((seed >> 33) % 500) as f64 / 7.0 - 20.0
-                })
+                .map(|_| rng.below(500) as f64 / 7.0 - 20.0)
                 .collect();
             let mut sorted = v.clone();
             sorted.sort_unstable_by(f64::total_cmp);

@@ -668,14 +668,12 @@ mod tests {
     /// below and above the counted range, repeated and non-positive ones.
     #[test]
     fn typical_gap_is_the_median_difference() {
-        let mut seed = 11u64;
+        let mut rng = crate::testing::Lcg(11);
         for len in [0usize, 1, 2, 3, 10, 1000, 5001] {
             let mut t = 0i64;
             let ts: Vec<i64> = (0..len)
                 .map(|_| {
-                    seed = seed
-                        .wrapping_mul(6364136223846793005)
-                        .wrapping_add(1442695040888963407);
+                    let seed = rng.next_u64();
                     t += match (seed >> 40) % 4 {
                         0 => 0,
                         1 => 1000,
