@@ -3,12 +3,15 @@
 //! batches, plus its events and start-up settings.
 //!
 //! Collected per chunk on all cores (like [`crate::summary`]) and appended in file order.
-//! A point is 48 bytes and a prefill 16, so a 1 GB SGLang log's 1.8 million decode lines
-//! and 2 million prefill stamps cost about 120 MB; the values an analysis never reads
+//! A point is 32 bytes and a prefill 16, so a 1 GB SGLang log's 1.8 million decode lines
+//! and 2 million prefill stamps cost about 90 MB; the values an analysis never reads
 //! (`extra`, cached tokens, …) are not kept here — they stay in the parsed records that
 //! `parse` and `export` write. Prefill batches are kept apart because they are most of the
 //! lines of a busy SGLang log and carry one number: in 48-byte points they were half the
 //! memory, and fresh memory (a page fault per 4 KB) cost more than the reading of them.
+//! For the same reason what few points carry lives beside them: vLLM's prompt rate, and
+//! which points are speculative-decoding metrics (48-byte points made the whole report 5%
+//! slower than 32-byte ones).
 
 use tokstat_parsers::record::{Body, EventKind, Gauges, StepKind};
 use tokstat_parsers::stamp::Ts;
@@ -22,18 +25,17 @@ pub enum PointKind {
     Spec,
 }
 
-/// One stats line; absent values are NaN.
+/// One stats line; absent values are NaN. Its kind and prompt rate are the series' (see
+/// [`Series::kind`], [`Series::prompt_tps`]).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Point {
     /// Milliseconds since 1970 (naive local time).
     pub ts: i64,
     pub gen_tps: f64,
-    pub prompt_tps: f64,
     pub running: f32,
     pub waiting: f32,
     pub kv_usage: f32,
     pub accept_len: f32,
-    pub kind: PointKind,
 }
 
 /// The `Prefill batch` lines of one stamp: their new prompt tokens, and where they stand
@@ -48,10 +50,11 @@ pub struct Prefill {
     pub at: u32,
 }
 
-/// One row of a series in file (or time) order: a point or a stamp's prefill batches.
+/// One row of a series in file (or time) order: a point (and its place among the points)
+/// or a stamp's prefill batches.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Step<'a> {
-    Point(&'a Point),
+    Point(&'a Point, usize),
     Prefill(&'a Prefill),
 }
 
@@ -59,7 +62,7 @@ impl Step<'_> {
     /// Its stamp, ms.
     pub fn ts(&self) -> i64 {
         match self {
-            Step::Point(p) => p.ts,
+            Step::Point(p, _) => p.ts,
             Step::Prefill(p) => p.ts,
         }
     }
@@ -74,24 +77,24 @@ fn f32_of(v: Option<u64>) -> f32 {
 }
 
 impl Point {
-    /// The point of a stats line, or `None` for kinds no point holds (prefill batches are
-    /// [`Prefill`]s; cache lines no analysis reads).
-    pub fn of(ts: Ts, kind: StepKind, s: &Gauges) -> Option<Point> {
+    /// The point of a stats line with its kind and prompt rate, or `None` for kinds no point
+    /// holds (prefill batches are [`Prefill`]s; cache lines no analysis reads).
+    #[inline]
+    pub fn of(ts: Ts, kind: StepKind, s: &Gauges) -> Option<(Point, PointKind, f64)> {
         let kind = match kind {
             StepKind::Decode | StepKind::Stats => PointKind::Stats,
             StepKind::Spec => PointKind::Spec,
             StepKind::Prefill | StepKind::Cache => return None,
         };
-        Some(Point {
+        let p = Point {
             ts: ts.0,
             gen_tps: f(s.gen_tps),
-            prompt_tps: f(s.prompt_tps),
             running: f32_of(s.running),
             waiting: f32_of(s.waiting),
             kv_usage: f(s.kv_usage) as f32,
             accept_len: f(s.accept_len) as f32,
-            kind,
-        })
+        };
+        Some((p, kind, f(s.prompt_tps)))
     }
 }
 
@@ -116,6 +119,12 @@ pub struct Setting {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Series {
     pub points: Vec<Point>,
+    /// The prompt rate of each point (vLLM logs one, NaN where absent); empty while no point
+    /// has one, as in SGLang logs, whose prompt tokens are the prefill batches'.
+    pub prompt_tps: Vec<f64>,
+    /// The places of the speculative-decoding points among the points, ascending (all others
+    /// are [`PointKind::Stats`]).
+    pub spec: Vec<u32>,
     pub prefill: Vec<Prefill>,
     pub events: Vec<EventPoint>,
     pub settings: Vec<Setting>,
@@ -202,9 +211,42 @@ impl Series {
                 new_tokens: tokens,
                 at,
             });
-        } else if let Some(p) = Point::of(ts, kind, g) {
-            self.points.push(p);
+        } else if let Some((p, kind, prompt)) = Point::of(ts, kind, g) {
+            self.push(p, kind, prompt);
         }
+    }
+
+    /// Adds a point with what lives beside it.
+    #[inline]
+    pub fn push(&mut self, p: Point, kind: PointKind, prompt_tps: f64) {
+        let at = self.points.len();
+        if kind == PointKind::Spec {
+            self.spec.push(at as u32);
+        }
+        if !prompt_tps.is_nan() || !self.prompt_tps.is_empty() {
+            self.prompt_tps.resize(at, f64::NAN);
+            self.prompt_tps.push(prompt_tps);
+        }
+        self.points.push(p);
+    }
+
+    /// The kind of the `i`-th point.
+    pub fn kind(&self, i: usize) -> PointKind {
+        match u32::try_from(i).map(|i| self.spec.binary_search(&i)) {
+            Ok(Ok(_)) => PointKind::Spec,
+            _ => PointKind::Stats,
+        }
+    }
+
+    /// The prompt rate of the `i`-th point (NaN when absent).
+    pub fn prompt_tps(&self, i: usize) -> f64 {
+        self.prompt_tps.get(i).copied().unwrap_or(f64::NAN)
+    }
+
+    /// Whether each point in turn is a [`PointKind::Stats`] one, read along the points.
+    pub fn stats_flags(&self) -> impl Iterator<Item = bool> + '_ {
+        let mut spec = self.spec.iter().copied().peekable();
+        (0..self.points.len() as u32).map(move |i| spec.next_if_eq(&i).is_none())
     }
 
     /// Appends a later part of the same instance.
@@ -225,6 +267,16 @@ impl Series {
             at: p.at + base,
             ..*p
         }));
+        self.spec.extend(o.spec.iter().map(|i| i + base));
+        if !o.prompt_tps.is_empty() || !self.prompt_tps.is_empty() {
+            self.prompt_tps.resize(base as usize, f64::NAN);
+            match o.prompt_tps.is_empty() {
+                true => self
+                    .prompt_tps
+                    .resize(base as usize + o.points.len(), f64::NAN),
+                false => self.prompt_tps.extend_from_slice(&o.prompt_tps),
+            }
+        }
         self.points.extend_from_slice(&o.points);
         self.events.extend_from_slice(&o.events);
         self.settings.extend_from_slice(&o.settings);
@@ -238,7 +290,7 @@ impl Series {
             let next_point = points.peek().map(|(i, _)| *i as u32);
             match pre.peek() {
                 Some(p) if next_point.is_none_or(|i| p.at <= i) => pre.next().map(Step::Prefill),
-                _ => points.next().map(|(_, p)| Step::Point(p)),
+                _ => points.next().map(|(i, p)| Step::Point(p, i)),
             }
         })
     }
@@ -310,7 +362,7 @@ impl Series {
             .steps()
             .scan((0u32, 0u32), |(np, nf), s| {
                 Some(match s {
-                    Step::Point(p) => {
+                    Step::Point(p, _) => {
                         *np += 1;
                         (p.ts, false, *np - 1)
                     }
@@ -322,22 +374,26 @@ impl Series {
             })
             .collect();
         rows.sort_by_key(|r| r.0);
-        let (mut points, mut prefill) = (
-            Vec::with_capacity(self.points.len()),
-            Vec::with_capacity(self.prefill.len()),
-        );
+        let mut sorted = Series {
+            points: Vec::with_capacity(self.points.len()),
+            prefill: Vec::with_capacity(self.prefill.len()),
+            ..Series::default()
+        };
         for (_, is_prefill, i) in rows {
+            let i = i as usize;
             if is_prefill {
-                prefill.push(Prefill {
-                    at: points.len() as u32,
-                    ..self.prefill[i as usize]
+                sorted.prefill.push(Prefill {
+                    at: sorted.points.len() as u32,
+                    ..self.prefill[i]
                 });
             } else {
-                points.push(self.points[i as usize]);
+                sorted.push(self.points[i], self.kind(i), self.prompt_tps(i));
             }
         }
-        self.points = points;
-        self.prefill = prefill;
+        self.points = sorted.points;
+        self.prefill = sorted.prefill;
+        self.spec = sorted.spec;
+        self.prompt_tps = sorted.prompt_tps;
     }
 }
 
@@ -367,10 +423,71 @@ mod tests {
     fn rows(s: &Series) -> Vec<(i64, f64)> {
         s.steps()
             .map(|r| match r {
-                Step::Point(p) => (p.ts, p.gen_tps),
+                Step::Point(p, _) => (p.ts, p.gen_tps),
                 Step::Prefill(p) => (p.ts, -f64::from(p.new_tokens)),
             })
             .collect()
+    }
+
+    /// What lives beside the points (their kind, vLLM's prompt rate) follows them through
+    /// appends in any order and the sort: each point keeps its own, and a series with no
+    /// prompt rate keeps no list of them.
+    #[test]
+    fn kinds_and_prompt_rates_follow_their_points() {
+        let part = |base: i64, prompt: bool| {
+            let mut s = Series::default();
+            for k in 0..4 {
+                let p = Point {
+                    ts: base + k * 100,
+                    gen_tps: (base + k) as f64,
+                    running: 1.0,
+                    waiting: 0.0,
+                    kv_usage: 0.0,
+                    accept_len: f32::NAN,
+                };
+                let kind = if k == 2 {
+                    PointKind::Spec
+                } else {
+                    PointKind::Stats
+                };
+                let rate = if prompt && k != 1 {
+                    (base + k) as f64 * 2.0
+                } else {
+                    f64::NAN
+                };
+                s.push(p, kind, rate);
+            }
+            s
+        };
+        let with_prompt = [0, 3000];
+        let mut s = Series::default();
+        for b in [2000, 0, 1000, 3000] {
+            s.append(&part(b, with_prompt.contains(&b)));
+        }
+        s.sort();
+        assert_eq!(s.points.len(), 16);
+        assert_eq!(s.prompt_tps.len(), 16);
+        for (i, (p, stats)) in s.points.iter().zip(s.stats_flags()).enumerate() {
+            let (base, k) = (p.ts / 1000 * 1000, p.ts % 1000 / 100);
+            assert_eq!((base, k), (i as i64 / 4 * 1000, i as i64 % 4));
+            assert_eq!(p.gen_tps, (base + k) as f64);
+            let kind = if k == 2 {
+                PointKind::Spec
+            } else {
+                PointKind::Stats
+            };
+            assert_eq!((s.kind(i), stats), (kind, kind == PointKind::Stats), "{i}");
+            let rate = s.prompt_tps(i);
+            if with_prompt.contains(&base) && k != 1 {
+                assert_eq!(rate, (base + k) as f64 * 2.0, "{i}");
+            } else {
+                assert!(rate.is_nan(), "{i}");
+            }
+        }
+        let mut none = part(0, false);
+        none.append(&part(1000, false));
+        assert!(none.prompt_tps.is_empty());
+        assert_eq!(none.spec, vec![2, 6]);
     }
 
     /// Prefill batches of one stamp add up only when no point came between them; the rows

@@ -25,9 +25,11 @@ fn opt32(v: f32) -> Option<f64> {
 
 /// One row per stats line (decode / periodic stats, prefill, speculative metrics).
 pub fn steps(instances: &BTreeMap<String, Instance>) -> PolarsResult<DataFrame> {
-    let rows = instances
-        .iter()
-        .flat_map(|(n, i)| i.series.steps().map(move |s| (n, i.engine, Row::of(s))));
+    let rows = instances.iter().flat_map(|(n, i)| {
+        i.series
+            .steps()
+            .map(move |s| (n, i.engine, Row::of(&i.series, s)))
+    });
     DataFrame::new_infer_height(vec![
         Column::new(
             "instance".into(),
@@ -100,15 +102,15 @@ struct Row {
 }
 
 impl Row {
-    fn of(s: Step<'_>) -> Row {
+    fn of(series: &crate::series::Series, s: Step<'_>) -> Row {
         match s {
-            Step::Point(p) => Row {
-                kind: Some(p.kind),
+            Step::Point(p, i) => Row {
+                kind: Some(series.kind(i)),
                 ts: p.ts,
                 running: p.running,
                 waiting: p.waiting,
                 gen_tps: p.gen_tps,
-                prompt_tps: p.prompt_tps,
+                prompt_tps: series.prompt_tps(i),
                 kv_usage: p.kv_usage,
                 accept_len: p.accept_len,
                 new_tokens: None,
@@ -342,12 +344,10 @@ mod tests {
             points: vec![Point {
                 ts: 2000,
                 gen_tps: 120.5,
-                prompt_tps: f64::NAN,
                 running: 8.0,
                 waiting: f32::NAN,
                 kv_usage: 0.5,
                 accept_len: f32::NAN,
-                kind: PointKind::Stats,
             }],
             prefill: vec![Prefill {
                 ts: 1000,
@@ -365,6 +365,7 @@ mod tests {
                 value: "16".into(),
             }],
             order: Order::Unknown,
+            ..Series::default()
         };
         let mut m = BTreeMap::new();
         m.insert(

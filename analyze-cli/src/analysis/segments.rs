@@ -8,7 +8,7 @@
 //! changed at its start, compared with the segment before.
 
 use crate::analysis::timeline::typical_gap_and_longer;
-use crate::series::{PointKind, Series};
+use crate::series::Series;
 use std::collections::BTreeMap;
 use tokstat_parsers::record::EventKind;
 
@@ -49,8 +49,9 @@ pub fn cuts(s: &Series) -> Vec<(i64, Reason)> {
     let stats = || {
         s.points
             .iter()
-            .filter(|p| p.kind == PointKind::Stats)
-            .map(|p| p.ts)
+            .zip(s.stats_flags())
+            .filter(|(_, stats)| *stats)
+            .map(|(p, _)| p.ts)
     };
     let first = stats().next();
     let mut starts: Vec<i64> = s
@@ -161,12 +162,10 @@ mod tests {
         Point {
             ts,
             gen_tps: 100.0,
-            prompt_tps: f64::NAN,
             running: 1.0,
             waiting: 0.0,
             kv_usage: 0.1,
             accept_len: f32::NAN,
-            kind: PointKind::Stats,
         }
     }
     fn set(ts: i64, k: &str, v: &str) -> Setting {

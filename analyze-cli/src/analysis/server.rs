@@ -100,10 +100,9 @@ pub fn analyze(
         .par_iter()
         .map(|(_, s)| {
             // an instance's cuts and its stats lines are found side by side
-            let (cuts, lines) =
-                rayon::join(|| segments::cuts(s), || timeline::StatLines::of(&s.points));
+            let (cuts, lines) = rayon::join(|| segments::cuts(s), || timeline::StatLines::of(s));
             let restarts: Vec<i64> = cuts.iter().map(|x| x.0).collect();
-            let iv = timeline::intervals_of(&s.points, lines, &restarts);
+            let iv = timeline::intervals_of(s, lines, &restarts);
             (cuts, iv)
         })
         .unzip();

@@ -31,7 +31,7 @@
 //! run's total (rates and loads add up; `kv_usage` and `accept_len` are averaged).
 
 use crate::analysis::finite;
-use crate::series::{Point, PointKind, Series};
+use crate::series::{Point, Series};
 use anyhow::Result;
 use polars::prelude::*;
 use rayon::prelude::*;
@@ -169,12 +169,12 @@ pub struct StatLines {
 }
 
 impl StatLines {
-    pub fn of(points: &[Point]) -> StatLines {
+    pub fn of(s: &Series) -> StatLines {
         // one pass, and the stamps spread where they were gathered: in this analysis, each
         // fresh megabyte costs more in page faults than the work done in it
         let (mut at, mut times): (Option<Vec<u32>>, Vec<i64>) = (None, Vec::new());
-        for (i, p) in points.iter().enumerate() {
-            if p.kind == PointKind::Stats && p.gen_tps.is_finite() {
+        for (i, (p, stats)) in s.points.iter().zip(s.stats_flags()).enumerate() {
+            if stats && p.gen_tps.is_finite() {
                 if let Some(at) = &mut at {
                     at.push(i as u32);
                 }
@@ -197,6 +197,8 @@ impl StatLines {
 /// more than the arithmetic each reading repeats).
 pub struct Intervals<'a> {
     points: &'a [Point],
+    /// Their prompt rates (empty: none).
+    prompt: &'a [f64],
     /// The places of the lines among the points (`None`: all of them, in order).
     at: Option<Vec<u32>>,
     /// Ends: the spread stamps, in time order.
@@ -223,12 +225,13 @@ impl Intervals<'_> {
         let at = self.at.as_ref().map_or(i, |at| at[i] as usize);
         let p = &self.points[at];
         let end = self.ends[i];
+        let prompt = self.prompt.get(at).copied().unwrap_or(f64::NAN);
         Interval {
             start: self.start(i, end),
             end,
             gen_tps: p.gen_tps.max(0.0),
-            prompt_tps: if p.prompt_tps.is_finite() {
-                p.prompt_tps.max(0.0)
+            prompt_tps: if prompt.is_finite() {
+                prompt.max(0.0)
             } else {
                 0.0
             },
@@ -271,17 +274,18 @@ impl Intervals<'_> {
 
 /// The intervals of an instance's stats lines (see the module docs). `cuts` are restart
 /// times: no interval reaches back across one.
-pub fn intervals<'a>(points: &'a [Point], cuts: &[i64]) -> Intervals<'a> {
-    intervals_of(points, StatLines::of(points), cuts)
+pub fn intervals<'a>(s: &'a Series, cuts: &[i64]) -> Intervals<'a> {
+    intervals_of(s, StatLines::of(s), cuts)
 }
 
 /// [`intervals`] from the stats lines already found.
-pub fn intervals_of<'a>(points: &'a [Point], lines: StatLines, cuts: &[i64]) -> Intervals<'a> {
+pub fn intervals_of<'a>(s: &'a Series, lines: StatLines, cuts: &[i64]) -> Intervals<'a> {
     let typical = lines.typical;
     let mut cuts = cuts.to_vec();
     cuts.sort_unstable();
     Intervals {
-        points,
+        points: &s.points,
+        prompt: &s.prompt_tps,
         at: lines.at,
         ends: lines.times,
         cuts,
@@ -593,17 +597,15 @@ where
                 },
                 || {
                     let mut at = Cursor::new(origin, b);
-                    for pt in &input.series.points {
+                    let series = input.series;
+                    for (pt, stats) in series.points.iter().zip(series.stats_flags()) {
                         let k = at.of(pt.ts) as usize;
-                        match pt.kind {
-                            PointKind::Stats => {
-                                gauge(gauges, 0, k, pt.running);
-                                gauge(gauges, 1, k, pt.waiting);
-                                gauge(gauges, 2, k, pt.kv_usage);
-                                gauge(gauges, 3, k, pt.accept_len);
-                            }
-                            PointKind::Spec => gauge(gauges, 3, k, pt.accept_len),
+                        if stats {
+                            gauge(gauges, 0, k, pt.running);
+                            gauge(gauges, 1, k, pt.waiting);
+                            gauge(gauges, 2, k, pt.kv_usage);
                         }
+                        gauge(gauges, 3, k, pt.accept_len);
                     }
                 },
             );
@@ -632,6 +634,7 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::series::PointKind;
 
     /// The cursor finds the bucket a division finds, for stamps in time order (its purpose),
     /// out of order, before the origin, and far apart.
@@ -755,22 +758,30 @@ mod tests {
         Point {
             ts,
             gen_tps: rate,
-            prompt_tps: f64::NAN,
             running: 10.0,
             waiting: 0.0,
             kv_usage: 0.5,
             accept_len: f32::NAN,
-            kind: PointKind::Stats,
+        }
+    }
+
+    /// A series of stats points.
+    fn series(points: Vec<Point>) -> Series {
+        Series {
+            points,
+            ..Series::default()
         }
     }
 
     #[test]
     fn gaps_and_restarts_are_cut_to_the_typical_interval() {
         // lines every 2 s at 100 tok/s; a 60 s silence; a restart at 100 s
-        let pts: Vec<Point> = [0, 2000, 4000, 6000, 66_000, 68_000, 101_000, 103_000]
-            .iter()
-            .map(|&t| stats(t, 100.0))
-            .collect();
+        let pts = series(
+            [0, 2000, 4000, 6000, 66_000, 68_000, 101_000, 103_000]
+                .iter()
+                .map(|&t| stats(t, 100.0))
+                .collect(),
+        );
         let iv = intervals(&pts, &[100_000]);
         let spans: Vec<(i64, i64)> = iv.iter().map(|i| (i.start, i.end)).collect();
         assert_eq!(iv.ending_in(2000, 66_000).count(), 3);
@@ -797,21 +808,28 @@ mod tests {
     #[test]
     fn intervals_are_the_stats_lines_with_a_rate() {
         for skip_first in [false, true] {
-            let mut pts = Vec::new();
+            let mut pts = Series::default();
+            let mut kinds = Vec::new();
             for k in 0..40i64 {
                 let mut p = stats(k * 1000 + if k > 30 { 60_000 } else { 0 }, k as f64);
-                if (skip_first && k == 0) || k % 7 == 3 {
-                    p.kind = PointKind::Spec;
-                }
+                let kind = if (skip_first && k == 0) || k % 7 == 3 {
+                    PointKind::Spec
+                } else {
+                    PointKind::Stats
+                };
                 if k % 11 == 5 {
                     p.gen_tps = f64::NAN;
                 }
-                pts.push(p);
+                pts.push(p, kind, f64::NAN);
+                kinds.push(kind);
             }
             let iv = intervals(&pts, &[20_500]);
             let lines: Vec<&Point> = pts
+                .points
                 .iter()
-                .filter(|p| p.kind == PointKind::Stats && p.gen_tps.is_finite())
+                .zip(&kinds)
+                .filter(|(p, k)| **k == PointKind::Stats && p.gen_tps.is_finite())
+                .map(|(p, _)| p)
                 .collect();
             assert_eq!(iv.len(), lines.len());
             let typical = typical_gap(&lines.iter().map(|p| p.ts).collect::<Vec<_>>()).unwrap();
