@@ -217,8 +217,18 @@ impl Series {
     }
 
     /// Adds a point with what lives beside it.
-    #[inline]
+    #[inline(always)]
     pub fn push(&mut self, p: Point, kind: PointKind, prompt_tps: f64) {
+        // (most points have nothing beside them: the rest is a call)
+        if kind == PointKind::Spec || !prompt_tps.is_nan() || !self.prompt_tps.is_empty() {
+            self.beside(kind, prompt_tps);
+        }
+        self.points.push(p);
+    }
+
+    /// Notes the kind and prompt rate of the point about to be pushed.
+    #[inline(never)]
+    fn beside(&mut self, kind: PointKind, prompt_tps: f64) {
         let at = self.points.len();
         if kind == PointKind::Spec {
             self.spec.push(at as u32);
@@ -227,7 +237,6 @@ impl Series {
             self.prompt_tps.resize(at, f64::NAN);
             self.prompt_tps.push(prompt_tps);
         }
-        self.points.push(p);
     }
 
     /// The kind of the `i`-th point.

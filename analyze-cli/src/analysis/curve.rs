@@ -218,9 +218,10 @@ pub fn curve<R: Rows + ?Sized>(sources: &[&R]) -> Vec<Bin> {
                 let ms = i128::from(i.end - i.start);
                 s.ms[b] += ms;
                 // (`running` is a whole number: a count, stored as an `f32`; a count beyond
-                // reason saturates rather than overflows)
+                // reason saturates rather than overflows. Through `u64`: a float to `i128`
+                // is a library call)
                 s.running_ms[b] =
-                    s.running_ms[b].saturating_add(ms.saturating_mul(i.running as i128));
+                    s.running_ms[b].saturating_add(ms.saturating_mul(i.running as u64 as i128));
             }
             s
         })
