@@ -218,10 +218,14 @@ pub fn curve<R: Rows + ?Sized>(sources: &[&R]) -> Vec<Bin> {
                 let ms = i128::from(i.end - i.start);
                 s.ms[b] += ms;
                 // (`running` is a whole number: a count, stored as an `f32`; a count beyond
-                // reason saturates rather than overflows. Through `u64`: a float to `i128`
-                // is a library call)
-                s.running_ms[b] =
-                    s.running_ms[b].saturating_add(ms.saturating_mul(i.running as u64 as i128));
+                // reason saturates rather than overflows. Through `i64` where it fits: a
+                // float to `i128` is a library call)
+                let r = if i.running < 9.0e18 {
+                    i.running as i64 as i128
+                } else {
+                    i.running as i128
+                };
+                s.running_ms[b] = s.running_ms[b].saturating_add(ms.saturating_mul(r));
             }
             s
         })
