@@ -279,11 +279,11 @@ impl Series {
         self.spec.extend(o.spec.iter().map(|i| i + base));
         if !o.prompt_tps.is_empty() || !self.prompt_tps.is_empty() {
             self.prompt_tps.resize(base as usize, f64::NAN);
-            match o.prompt_tps.is_empty() {
-                true => self
-                    .prompt_tps
-                    .resize(base as usize + o.points.len(), f64::NAN),
-                false => self.prompt_tps.extend_from_slice(&o.prompt_tps),
+            if o.prompt_tps.is_empty() {
+                let end = base as usize + o.points.len();
+                self.prompt_tps.resize(end, f64::NAN);
+            } else {
+                self.prompt_tps.extend_from_slice(&o.prompt_tps);
             }
         }
         self.points.extend_from_slice(&o.points);
