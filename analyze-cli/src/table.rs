@@ -404,4 +404,37 @@ mod tests {
         documented("timeline", &t);
         assert_eq!(t.height(), server.timeline.total.len());
     }
+
+    /// A vLLM instance's rows keep what lives beside its points: each row's kind (periodic
+    /// stats or speculative metrics) and prompt rate, NaN (null) where a line had none.
+    #[test]
+    fn vllm_rows_keep_kinds_and_prompt_rates() {
+        let point = |ts: i64, accept_len: f32| Point {
+            ts,
+            gen_tps: if accept_len.is_nan() { 50.0 } else { f64::NAN },
+            running: f32::NAN,
+            waiting: f32::NAN,
+            kv_usage: f32::NAN,
+            accept_len,
+        };
+        let mut series = Series::default();
+        series.push(point(1000, f32::NAN), PointKind::Stats, f64::NAN);
+        series.push(point(2000, 2.5), PointKind::Spec, f64::NAN);
+        series.push(point(3000, f32::NAN), PointKind::Stats, 812.5);
+        let mut m = BTreeMap::new();
+        m.insert(
+            "engine0".to_string(),
+            Instance {
+                engine: Some("vllm"),
+                series,
+                ..Instance::default()
+            },
+        );
+        let rows = json_rows(&steps(&m).unwrap()).unwrap();
+        let kinds: Vec<&str> = rows.iter().map(|r| r["kind"].as_str().unwrap()).collect();
+        assert_eq!(kinds, ["stats", "spec", "stats"]);
+        assert_eq!(rows[0]["prompt_tps"], serde_json::Value::Null);
+        assert_eq!(rows[1]["accept_len"], 2.5);
+        assert_eq!(rows[2]["prompt_tps"], 812.5);
+    }
 }
