@@ -1,0 +1,64 @@
+//! Snapshots of every rendering of the demo and of each simulated run in `fixtures/runs/`:
+//! the terminal table, markdown and the JSON report. A change to any figure or to the layout
+//! shows up as a reviewed snapshot diff (`cargo insta review`, or `INSTA_UPDATE=always`).
+//!
+//! Paths are written relative to the fixtures folder, so the snapshots do not depend on
+//! where the sources are checked out.
+
+use std::path::{Path, PathBuf};
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures")
+}
+
+/// Runs tokstat with `args`; returns its exit code and stdout with the fixtures folder
+/// written as `<fixtures>`.
+fn tokstat(args: &[&str]) -> (i32, String) {
+    let mut out = Vec::new();
+    let mut err = Vec::new();
+    let argv = std::iter::once("tokstat").chain(args.iter().copied());
+    let code = tokstat::run(argv, &mut out, &mut err);
+    let text = String::from_utf8(out).unwrap();
+    let root = fixtures().display().to_string();
+    (code, text.replace(&root, "<fixtures>"))
+}
+
+/// The scenario runs, each read as `report` reads a folder (vLLM stamps dated 2026).
+const RUNS: [&str; 6] = [
+    "demo",
+    "completions",
+    "fleet",
+    "sglang-mrr",
+    "vllm-c128",
+    "vllm-c200",
+];
+
+fn snapshot_run(run: &str, format: &str) {
+    let dir = fixtures().join("runs").join(run).display().to_string();
+    let (code, out) = tokstat(&["report", "--year", "2026", "--format", format, &dir]);
+    assert_eq!(code, 0, "{run}: {out}");
+    insta::assert_snapshot!(format!("{run}.{format}"), out);
+}
+
+#[test]
+fn runs_as_tables() {
+    for run in RUNS {
+        snapshot_run(run, "table");
+    }
+}
+
+#[test]
+fn runs_as_json() {
+    for run in RUNS {
+        snapshot_run(run, "json");
+    }
+}
+
+#[test]
+fn demo() {
+    for format in ["table", "json"] {
+        let (code, out) = tokstat(&["demo", "--format", format]);
+        assert_eq!(code, 0, "{out}");
+        insta::assert_snapshot!(format!("demo-command.{format}"), out);
+    }
+}
