@@ -47,9 +47,23 @@ pub struct ParseArgs {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
 pub enum Format {
+    /// Aligned tables and charts for a terminal.
     #[default]
     Table,
+    /// The report as one JSON document (keys in the README), for scripts.
     Json,
+    /// GitHub-flavoured markdown, to paste into an issue or a pull request.
+    Markdown,
+}
+
+impl From<Format> for crate::render::Format {
+    fn from(f: Format) -> Self {
+        match f {
+            Format::Table => crate::render::Format::Table,
+            Format::Json => crate::render::Format::Json,
+            Format::Markdown => crate::render::Format::Markdown,
+        }
+    }
 }
 
 #[derive(Debug, Args)]

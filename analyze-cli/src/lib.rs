@@ -1,19 +1,19 @@
 //! `tokstat`: answers about LLM inference runs from the artifacts they leave behind.
 //!
 //! The binary is a thin wrapper around [`run`], so end-to-end tests drive the same code the
-//! user runs, without depending on a built executable. Layout: [`cli`] holds the clap
-//! definitions, `cmd/` one file per subcommand, [`logs`] the scan of log inputs that several
-//! subcommands share, `render/` the output formats.
+//! user runs, without depending on a built executable. Layers, each importing only those
+//! before it: [`ingest`] reads inputs into rows and series; [`analysis`] computes figures
+//! from them; [`report`] runs both into one [`report::Report`]; [`render`] shows a report in
+//! each format; [`cli`] defines the flags and `cmd/` turns them into options, one file per
+//! subcommand. [`frames`] gives the schema's tables as polars frames.
 
 pub mod analysis;
 pub mod cli;
 pub mod cmd;
-pub mod logs;
-pub mod records;
+pub mod frames;
+pub mod ingest;
 pub mod render;
-pub mod series;
-pub mod summary;
-pub mod table;
+pub mod report;
 #[cfg(test)]
 mod testing;
 

@@ -18,9 +18,23 @@ fn tokstat(args: &[&str]) -> (i32, String) {
     let mut err = Vec::new();
     let argv = std::iter::once("tokstat").chain(args.iter().copied());
     let code = tokstat::run(argv, &mut out, &mut err);
-    let text = String::from_utf8(out).unwrap();
-    let root = fixtures().display().to_string();
-    (code, text.replace(&root, "<fixtures>"))
+    (code, relative(&String::from_utf8(out).unwrap()))
+}
+
+/// `text` with every path that leads into a `fixtures` folder written as `<fixtures>/…`.
+fn relative(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(at) = rest.find("/fixtures/") {
+        let start = rest[..at]
+            .rfind(|c: char| c.is_whitespace() || c == '"')
+            .map_or(0, |k| k + 1);
+        out.push_str(&rest[..start]);
+        out.push_str("<fixtures>");
+        rest = &rest[at + "/fixtures".len()..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// The scenario runs, each read as `report` reads a folder (vLLM stamps dated 2026).
@@ -55,8 +69,15 @@ fn runs_as_json() {
 }
 
 #[test]
+fn runs_as_markdown() {
+    for run in RUNS {
+        snapshot_run(run, "markdown");
+    }
+}
+
+#[test]
 fn demo() {
-    for format in ["table", "json"] {
+    for format in ["table", "json", "markdown"] {
         let (code, out) = tokstat(&["demo", "--format", format]);
         assert_eq!(code, 0, "{out}");
         insta::assert_snapshot!(format!("demo-command.{format}"), out);

@@ -6,7 +6,7 @@
 //! length among `length` finishes — with a fixed `max_tokens` they all pile up there.
 
 use super::quantile::Summary;
-use crate::records::Row;
+use crate::ingest::completions::CompletionRow;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use tokstat_parsers::completion::{Finish, Shape};
@@ -44,6 +44,14 @@ pub struct ByFinish {
     pub output_tokens: Option<Summary>,
 }
 
+/// One bin of a histogram: values in `[from, to)`; the last bin also holds the maximum.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct HistogramBin {
+    pub from: f64,
+    pub to: f64,
+    pub count: u64,
+}
+
 /// The completions part of a report.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Completions {
@@ -61,12 +69,11 @@ pub struct Completions {
     pub abort_rate: f64,
     pub drift: Option<Drift>,
     pub shapes: BTreeMap<&'static str, u64>,
-    /// Histogram of output tokens: `(bin start, bin end, count)`.
-    #[serde(skip)]
-    pub histogram: Vec<(f64, f64, u64)>,
+    /// Histogram of output tokens (characters where no record has token counts).
+    pub histogram: Vec<HistogramBin>,
 }
 
-fn values(rows: &[Row], f: impl Fn(&Row) -> Option<f64>) -> Vec<f64> {
+fn values(rows: &[CompletionRow], f: impl Fn(&CompletionRow) -> Option<f64>) -> Vec<f64> {
     rows.iter().filter_map(f).collect()
 }
 
@@ -81,7 +88,7 @@ fn mode(v: impl Iterator<Item = u64>) -> Option<u64> {
         .map(|(v, _)| v)
 }
 
-fn find_cap(rows: &[Row], flag: Option<u64>) -> (Option<u64>, &'static str) {
+fn find_cap(rows: &[CompletionRow], flag: Option<u64>) -> (Option<u64>, &'static str) {
     if flag.is_some() {
         return (flag, "flag");
     }
@@ -98,7 +105,7 @@ fn find_cap(rows: &[Row], flag: Option<u64>) -> (Option<u64>, &'static str) {
     }
 }
 
-fn is_hit(r: &Row, cap: Option<u64>, have_reasons: bool) -> bool {
+fn is_hit(r: &CompletionRow, cap: Option<u64>, have_reasons: bool) -> bool {
     if have_reasons {
         r.finish == Finish::Length
     } else {
@@ -106,33 +113,37 @@ fn is_hit(r: &Row, cap: Option<u64>, have_reasons: bool) -> bool {
     }
 }
 
-fn histogram(v: &[f64], bins: usize) -> Vec<(f64, f64, u64)> {
+fn histogram(v: &[f64], bins: usize) -> Vec<HistogramBin> {
     let Some(&max) = v.iter().max_by(|a, b| a.total_cmp(b)) else {
         return Vec::new();
     };
     let width = (max / bins as f64).max(1.0).ceil();
-    let mut h: Vec<(f64, f64, u64)> = (0..bins)
-        .map(|i| (i as f64 * width, (i + 1) as f64 * width, 0))
+    let mut h: Vec<HistogramBin> = (0..bins)
+        .map(|i| HistogramBin {
+            from: i as f64 * width,
+            to: (i + 1) as f64 * width,
+            count: 0,
+        })
         .collect();
     for &x in v {
         let i = ((x / width) as usize).min(bins - 1);
-        h[i].2 += 1;
+        h[i].count += 1;
     }
-    while h.len() > 1 && h.last().is_some_and(|b| b.2 == 0) {
+    while h.len() > 1 && h.last().is_some_and(|b| b.count == 0) {
         h.pop();
     }
     h
 }
 
 /// Summarises completion rows (in job order).
-pub fn analyze(rows: &[Row], cap_flag: Option<u64>) -> Completions {
+pub fn analyze(rows: &[CompletionRow], cap_flag: Option<u64>) -> Completions {
     let count = rows.len() as u64;
     // counts by finish reason and shape in arrays (a map entry per row cost more than the
     // rest of the analysis), output tokens by finish reason in one pass
     let mut by_reason = [0u64; Finish::ALL.len()];
     let mut by_shape = [0u64; Shape::ALL.len()];
     let mut tokens_by_reason: [Vec<f64>; Finish::ALL.len()] = Default::default();
-    let tok = |r: &Row| r.completion_tokens.get().map(|t| t as f64);
+    let tok = |r: &CompletionRow| r.completion_tokens.get().map(|t| t as f64);
     for r in rows {
         by_reason[r.finish as usize] += 1;
         by_shape[r.shape as usize] += 1;
@@ -188,7 +199,7 @@ pub fn analyze(rows: &[Row], cap_flag: Option<u64>) -> Completions {
         .collect();
     let drift = (count >= 20).then(|| {
         let tenth = (rows.len() / 10).max(1);
-        let part = |p: &[Row]| {
+        let part = |p: &[CompletionRow]| {
             let v: Vec<f64> = p.iter().filter_map(tok).collect();
             let mean = (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64);
             let hit = (have_reasons || cap.is_some()).then(|| {

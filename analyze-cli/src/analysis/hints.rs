@@ -6,16 +6,15 @@
 
 use crate::analysis::completions::Completions;
 use crate::analysis::curve::Knee;
-use crate::analysis::finite;
 use crate::analysis::metrics::Metrics;
 use crate::analysis::server::{Segment, Server, IMBALANCE};
 use crate::analysis::steady::mean;
 use crate::analysis::timeline::Bucket;
-use crate::records::Row;
-use crate::series::Series;
-use crate::summary::Instance;
+use crate::analysis::{finite, iso_opt};
+use crate::ingest::completions::CompletionRow;
+use crate::ingest::instance::Instance;
+use crate::ingest::series::Series;
 use serde::Serialize;
-use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
 use tokstat_parsers::completion::Finish;
 use tokstat_parsers::stamp::Ts;
@@ -78,23 +77,96 @@ impl Severity {
 pub struct Hint {
     pub id: &'static str,
     pub severity: Severity,
-    /// The numbers behind it: always a `text` line, the time range when it has one, and the
-    /// figures by name.
-    pub evidence: Value,
+    pub evidence: Evidence,
     pub action: String,
 }
 
-fn evidence(text: String, range: Option<(i64, i64)>, figures: &[(&str, Value)]) -> Value {
-    let mut m = Map::new();
-    m.insert("text".into(), json!(text));
-    if let Some((a, b)) = range {
-        m.insert("from".into(), json!(Ts(a).to_string()));
-        m.insert("to".into(), json!(Ts(b).to_string()));
+/// The numbers behind a hint: a sentence that states them, the time range and instance they
+/// come from when they have one, and each figure by name.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Evidence {
+    pub text: String,
+    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "iso_opt")]
+    pub from: Option<Ts>,
+    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "iso_opt")]
+    pub to: Option<Ts>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub instance: Option<String>,
+    #[serde(flatten)]
+    pub figures: BTreeMap<&'static str, Figure>,
+}
+
+/// One figure of a hint's evidence.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum Figure {
+    Count(u64),
+    Value(f64),
+    /// Not known (a cap no start-up line stated).
+    Missing,
+    /// Instances away from the median.
+    Instances(Vec<Off>),
+}
+
+/// An instance whose steady throughput is away from the median instance's.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Off {
+    pub instance: String,
+    pub gen_tps: f64,
+    pub vs_median: f64,
+}
+
+impl From<u64> for Figure {
+    fn from(v: u64) -> Figure {
+        Figure::Count(v)
     }
-    for (k, v) in figures {
-        m.insert((*k).into(), v.clone());
+}
+
+impl From<usize> for Figure {
+    fn from(v: usize) -> Figure {
+        Figure::Count(v as u64)
     }
-    Value::Object(m)
+}
+
+impl From<f64> for Figure {
+    fn from(v: f64) -> Figure {
+        Figure::Value(v)
+    }
+}
+
+impl<T: Into<Figure>> From<Option<T>> for Figure {
+    fn from(v: Option<T>) -> Figure {
+        v.map_or(Figure::Missing, Into::into)
+    }
+}
+
+impl Figure {
+    /// The figure as a number, if it is one.
+    pub fn number(&self) -> Option<f64> {
+        match *self {
+            Figure::Count(n) => Some(n as f64),
+            Figure::Value(v) => Some(v),
+            _ => None,
+        }
+    }
+}
+
+fn fig(v: impl Into<Figure>) -> Figure {
+    v.into()
+}
+
+fn evidence(
+    text: String,
+    range: Option<(i64, i64)>,
+    figures: &[(&'static str, Figure)],
+) -> Evidence {
+    Evidence {
+        text,
+        from: range.map(|r| Ts(r.0)),
+        to: range.map(|r| Ts(r.1)),
+        instance: None,
+        figures: figures.iter().cloned().collect(),
+    }
 }
 
 fn pct(x: f64) -> String {
@@ -153,7 +225,7 @@ pub struct Inputs<'a> {
     pub server: &'a Server,
     pub instances: &'a BTreeMap<String, Instance>,
     pub completions: Option<&'a Completions>,
-    pub rows: &'a [Row],
+    pub rows: &'a [CompletionRow],
     pub metrics: Option<&'a Metrics>,
 }
 
@@ -191,7 +263,7 @@ pub fn hints(i: &Inputs<'_>) -> Vec<Hint> {
                 evidence: evidence(
                     format!("{}KV cache ≥ {} full in {} of steady time, {:.1} requests queued on average, {} retractions, {} preemptions", label(seg), pct(KV_FULL), pct(kv_full), queue, pressure.0, pressure.1),
                     range,
-                    &[("kv_full_share", json!(kv_full)), ("waiting_mean", json!(queue)), ("retractions", json!(pressure.0)), ("preemptions", json!(pressure.1))],
+                    &[("kv_full_share", fig(kv_full)), ("waiting_mean", fig(queue)), ("retractions", fig(pressure.0)), ("preemptions", fig(pressure.1))],
                 ),
                 action: "The KV cache limits the batch: raise --mem-fraction-static / --gpu-memory-utilization, shorten max_tokens or context, add tensor parallelism, or use FP8 KV cache.".into(),
             });
@@ -231,7 +303,7 @@ pub fn hints(i: &Inputs<'_>) -> Vec<Hint> {
                 evidence: evidence(
                     format!("{}{} of {} instance(s) hold running at the maximum ({}, mean {:.1}) with {:.1} requests queued and KV cache below {}", label(seg), pinned.len(), rows.len(), cap.map_or("observed".to_string(), |c| format!("{key}={c}")), run, q, pct(KV_FULL)),
                     range,
-                    &[("running_mean", json!(run)), ("waiting_mean", json!(q)), ("cap", json!(cap)), ("kv_usage_max", json!(finite(kv_max)))],
+                    &[("running_mean", fig(run)), ("waiting_mean", fig(q)), ("cap", fig(cap)), ("kv_usage_max", fig(finite(kv_max)))],
                 ),
                 action: format!("The batch is capped while KV cache is free and requests wait: raise {key} (the curve shows how much throughput more concurrency still adds)."),
             });
@@ -243,7 +315,7 @@ pub fn hints(i: &Inputs<'_>) -> Vec<Hint> {
                 evidence: evidence(
                     format!("{}running averages {:.1} of a possible {} with an empty queue ({:.2} waiting)", label(seg), run, cap.unwrap_or(0.0), queue),
                     range,
-                    &[("running_mean", json!(run)), ("cap", json!(cap)), ("waiting_mean", json!(queue))],
+                    &[("running_mean", fig(run)), ("cap", fig(cap)), ("waiting_mean", fig(queue))],
                 ),
                 action: "The server waits for work: send more concurrent requests (raise the client's concurrency / worker count).".into(),
             });
@@ -257,7 +329,7 @@ pub fn hints(i: &Inputs<'_>) -> Vec<Hint> {
             out.push(Hint {
                 id: "spec_low_accept",
                 severity: Severity::Warning,
-                evidence: evidence(format!("{}speculative decoding accepts {acc:.2} tokens per step on average", label(seg)), range, &[("accept_len_mean", json!(acc))]),
+                evidence: evidence(format!("{}speculative decoding accepts {acc:.2} tokens per step on average", label(seg)), range, &[("accept_len_mean", fig(acc))]),
                 action: "Speculation costs more than it gains: use fewer draft tokens, a better-matched draft model, or turn it off.".into(),
             });
         }
@@ -273,7 +345,7 @@ pub fn hints(i: &Inputs<'_>) -> Vec<Hint> {
                 out.push(Hint {
                     id: "throughput_decay",
                     severity: Severity::Warning,
-                    evidence: evidence(format!("{}steady throughput falls from {start:.0} to {end:.0} tok/s ({:+.0}%) along the run", label(seg), (end / start - 1.0) * 100.0), range, &[("gen_tps_start", json!(start)), ("gen_tps_end", json!(end))]),
+                    evidence: evidence(format!("{}steady throughput falls from {start:.0} to {end:.0} tok/s ({:+.0}%) along the run", label(seg), (end / start - 1.0) * 100.0), range, &[("gen_tps_start", fig(start)), ("gen_tps_end", fig(end))]),
                     action: "Throughput declines while the load holds: look for growing contexts (multi-turn, long outputs), KV-cache fragmentation, a thermal or memory leak; restart or shorten max_tokens.".into(),
                 });
             }
@@ -289,7 +361,7 @@ pub fn hints(i: &Inputs<'_>) -> Vec<Hint> {
         out.push(Hint {
             id: "retractions",
             severity: if retr >= PRESSURE_CRITICAL { Severity::Critical } else { Severity::Warning },
-            evidence: evidence(format!("{retr} requests retracted (KV cache full; their decoding is redone)"), None, &[("retracted_requests", json!(retr))]),
+            evidence: evidence(format!("{retr} requests retracted (KV cache full; their decoding is redone)"), None, &[("retracted_requests", fig(retr))]),
             action: "Retracted requests are decoded again: lower max_running_requests or --schedule-conservativeness, or give the KV cache more memory.".into(),
         });
     }
@@ -297,7 +369,7 @@ pub fn hints(i: &Inputs<'_>) -> Vec<Hint> {
         out.push(Hint {
             id: "preemptions",
             severity: if preempt >= PRESSURE_CRITICAL { Severity::Critical } else { Severity::Warning },
-            evidence: evidence(format!("{preempt} preemptions (KV cache full; requests recomputed or swapped)"), None, &[("preemptions", json!(preempt))]),
+            evidence: evidence(format!("{preempt} preemptions (KV cache full; requests recomputed or swapped)"), None, &[("preemptions", fig(preempt))]),
             action: "Preempted requests are recomputed: lower max_num_seqs, raise --gpu-memory-utilization, or add tensor parallelism.".into(),
         });
     }
@@ -314,7 +386,7 @@ pub fn hints(i: &Inputs<'_>) -> Vec<Hint> {
             evidence: evidence(
                 format!("steady throughput more than {} from the median instance: {}", pct(IMBALANCE), names.join(", ")),
                 None,
-                &[("instances", json!(off.iter().map(|r| json!({"instance": r.name, "gen_tps": r.gen_tps, "vs_median": r.vs_median})).collect::<Vec<_>>()))],
+                &[("instances", Figure::Instances(off.iter().map(|r| Off { instance: r.name.clone(), gen_tps: r.gen_tps, vs_median: r.vs_median }).collect()))],
             ),
             action: "One instance is slower than its peers: check its GPU (clocks, thermals, ECC errors, PCIe/NVLink), its placement, and whether the load balancer sends it the same work.".into(),
         });
@@ -338,13 +410,10 @@ pub fn hints(i: &Inputs<'_>) -> Vec<Hint> {
                     ),
                     None,
                     &[
-                        ("hit_rate", json!(c.cap.hit_rate)),
-                        ("hits", json!(c.cap.hits)),
-                        ("cap", json!(c.cap.value)),
-                        (
-                            "tokens_on_capped_share",
-                            json!(c.cap.tokens_on_capped_share),
-                        ),
+                        ("hit_rate", fig(c.cap.hit_rate)),
+                        ("hits", fig(c.cap.hits)),
+                        ("cap", fig(c.cap.value)),
+                        ("tokens_on_capped_share", fig(c.cap.tokens_on_capped_share)),
                     ],
                 ),
                 action: CAP_ACTION.into(),
@@ -368,7 +437,7 @@ pub fn hints(i: &Inputs<'_>) -> Vec<Hint> {
             evidence: evidence(
                 format!("{length:.0} of {done:.0} finished requests ({}) stopped at max_tokens (vllm:request_success_total{{finished_reason=\"length\"}})", pct(rate)),
                 m.from.zip(m.to).map(|(a, b)| (a.0, b.0)),
-                &[("hit_rate", json!(rate)), ("hits", json!(length)), ("finished", json!(done))],
+                &[("hit_rate", fig(rate)), ("hits", fig(length)), ("finished", fig(done))],
             ),
             action: CAP_ACTION.into(),
         });
@@ -393,7 +462,7 @@ fn saturated_hint(label: &str, k: Knee, running: f64, range: Option<(i64, i64)>)
         evidence: evidence(
             format!("{label}throughput flattens at about {:.0} running requests ({:.0} tok/s); at {:.0} it is {:.0} tok/s, and the run held {:.0} on average", k.running, k.tps_median, k.running_max, k.tps_at_max, running),
             range,
-            &[("knee_running", json!(k.running)), ("knee_tps", json!(k.tps_median)), ("max_running", json!(k.running_max)), ("tps_at_max", json!(k.tps_at_max)), ("running_mean", json!(running))],
+            &[("knee_running", fig(k.running)), ("knee_tps", fig(k.tps_median)), ("max_running", fig(k.running_max)), ("tps_at_max", fig(k.tps_at_max)), ("running_mean", fig(running))],
         ),
         action: "The server is saturated: more concurrency will not raise throughput (only latency). Scale out, use a faster configuration (quantisation, speculative decoding), or shorten outputs.".into(),
     }
@@ -473,14 +542,14 @@ fn prefill_hint(
         evidence: evidence(
             format!("{label}decode runs at {heavy:.0} tok/s in the quarter of steady time with the most prefill vs {light:.0} tok/s in the quarter with the least ({:+.0}%)", (heavy / light - 1.0) * 100.0),
             range,
-            &[("gen_tps_heavy_prefill", json!(heavy)), ("gen_tps_light_prefill", json!(light))],
+            &[("gen_tps_heavy_prefill", fig(heavy)), ("gen_tps_light_prefill", fig(light))],
         ),
         action: "Prefill batches stall decoding: lower --chunked-prefill-size / max_num_batched_tokens, enable mixed chunked prefill, or disaggregate prefill and decode.".into(),
     })
 }
 
 /// A window of records (in job order) failing far more often than the job as a whole.
-fn failure_spike(rows: &[Row]) -> Option<Hint> {
+fn failure_spike(rows: &[CompletionRow]) -> Option<Hint> {
     if rows.len() < FAILURE_WINDOWS * 10 {
         return None;
     }
@@ -511,7 +580,7 @@ fn failure_spike(rows: &[Row]) -> Option<Hint> {
         evidence: evidence(
             format!("records {}–{} (of {}) fail at up to {} ({failed} failures) against a typical {}", first * w + 1, (last + 1) * w, rows.len(), pct(worst), pct(median)),
             None,
-            &[("first_record", json!(first * w + 1)), ("last_record", json!((last + 1) * w)), ("failures", json!(failed)), ("worst_rate", json!(worst)), ("median_rate", json!(median))],
+            &[("first_record", fig(first * w + 1)), ("last_record", fig((last + 1) * w)), ("failures", fig(failed)), ("worst_rate", fig(worst)), ("median_rate", fig(median))],
         ),
         action: "Failures cluster in one stretch of the job: look at the server log around that time (restart, OOM, timeouts) and retry the failed records.".into(),
     })
@@ -520,7 +589,7 @@ fn failure_spike(rows: &[Row]) -> Option<Hint> {
 /// Client-side tokens/s (completions finished in a window) against the server's (the
 /// timeline) over the window both cover. Engines stamp local time and clients Unix time, so
 /// the client window is shifted by the whole number of hours (±14) that overlaps best.
-fn client_overhead(s: &Server, rows: &[Row]) -> Option<Hint> {
+fn client_overhead(s: &Server, rows: &[CompletionRow]) -> Option<Hint> {
     let done: Vec<(f64, f64)> = rows
         .iter()
         .filter_map(|r| {
@@ -582,7 +651,7 @@ fn client_overhead(s: &Server, rows: &[Row]) -> Option<Hint> {
                 if shift != 0.0 { format!("; client times shifted {:+.0} h to the servers' clock", shift / 3600.0) } else { String::new() }
             ),
             Some((ms(w0), ms(w1))),
-            &[("client_tps", json!(client)), ("server_tps", json!(server)), ("clock_shift_h", json!(shift / 3600.0))],
+            &[("client_tps", fig(client)), ("server_tps", fig(server)), ("clock_shift_h", fig(shift / 3600.0))],
         ),
         action: "The servers generate more than the job keeps: other clients share them, or requests are retried, aborted or timed out after generating. Check the client's retries and timeouts, and whether every result is written.".into(),
     })

@@ -10,9 +10,10 @@
 //! timestamps, not values, and are kept out of every figure.
 
 use crate::analysis::quantile::Summary;
+use crate::ingest::scrapes::{Sample, Scrape, Scrapes};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
-use tokstat_parsers::prometheus::{self, family, Line, MetricType};
+use tokstat_parsers::prometheus;
 use tokstat_parsers::stamp::Ts;
 
 /// Labels that tell ranks of one engine apart: their gauges are the same numbers.
@@ -65,203 +66,6 @@ const HISTOGRAMS: [(&str, &[&str]); 4] = [
         ],
     ),
 ];
-
-/// One sample of the `metrics` table.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Sample {
-    pub name: String,
-    /// `k=v,k=v`, sorted.
-    pub labels: String,
-    pub value: f64,
-}
-
-/// One scrape.
-#[derive(Debug, Clone, Default)]
-pub struct Scrape {
-    pub source: String,
-    pub ts: Option<Ts>,
-    pub samples: Vec<Sample>,
-}
-
-/// All scrapes read, with the declared family types.
-#[derive(Debug, Clone, Default)]
-pub struct Scrapes {
-    pub scrapes: Vec<Scrape>,
-    pub types: HashMap<String, MetricType>,
-}
-
-/// A malformed line: (line number, why).
-pub type Bad = (u64, &'static str);
-
-fn sorted_labels(raw: &str) -> String {
-    let mut v: Vec<(&str, std::borrow::Cow<'_, str>)> = prometheus::labels(raw)
-        .map(|(k, v)| (k, prometheus::unescape(v)))
-        .collect();
-    v.sort_unstable();
-    let mut s = String::new();
-    for (i, (k, v)) in v.iter().enumerate() {
-        if i > 0 {
-            s.push(',');
-        }
-        s.push_str(k);
-        s.push('=');
-        s.push_str(v);
-    }
-    s
-}
-
-/// A time in a file name: `20260510T000010`, `2026-05-10T00:00:10`, or 10-digit Unix seconds.
-pub fn time_from_name(stem: &str) -> Option<Ts> {
-    let b = stem.as_bytes();
-    for i in 0..b.len() {
-        if !b[i].is_ascii_digit() || (i > 0 && b[i - 1].is_ascii_digit()) {
-            continue;
-        }
-        let rest = &stem[i..];
-        for len in [19, 15] {
-            if let Some(t) = rest.get(..len).and_then(prometheus::iso) {
-                return Some(t);
-            }
-        }
-        let run = rest.bytes().take_while(u8::is_ascii_digit).count();
-        if run == 10 {
-            return prometheus::scrape_time(&rest[..10]);
-        }
-    }
-    None
-}
-
-impl Scrapes {
-    /// Reads a Prometheus input whole (scrapes are small) and accounts for its lines.
-    pub fn read_input(
-        &mut self,
-        input: &tokstat_parsers::source::Input,
-        src: tokstat_parsers::source::Source,
-    ) -> std::io::Result<crate::logs::Tally> {
-        let bytes = src.data.read_all()?;
-        let text = String::from_utf8_lossy(&bytes);
-        let (parsed, other, bad, total) = self.read(&input.display(), &input.stem(), &text);
-        Ok(crate::logs::Tally {
-            total,
-            parsed,
-            other,
-            malformed: bad.len() as u64,
-            samples: bad.into_iter().take(crate::logs::SAMPLES).collect(),
-        })
-    }
-
-    /// Reads one file's text: returns (samples, other lines, malformed lines, total lines).
-    pub fn read(&mut self, source: &str, stem: &str, text: &str) -> (u64, u64, Vec<Bad>, u64) {
-        let mut parsed = 0;
-        let mut other = 0;
-        let mut bad = Vec::new();
-        let mut total = 0;
-        let mut current = Scrape {
-            source: source.to_string(),
-            ts: time_from_name(stem),
-            samples: Vec::new(),
-        };
-        let mut marked = false;
-        let mut newest_stamp: Option<i64> = None;
-        for (n, line) in text.lines().enumerate() {
-            total += 1;
-            match prometheus::parse_line(line) {
-                Ok(Line::Sample(s)) => {
-                    parsed += 1;
-                    // `_created` samples stay in the table; no figure reads them
-                    newest_stamp = newest_stamp.max(s.timestamp_ms);
-                    current.samples.push(Sample {
-                        name: s.name.to_string(),
-                        labels: sorted_labels(s.labels),
-                        value: s.value,
-                    });
-                }
-                Ok(Line::Type { name, kind }) => {
-                    other += 1;
-                    self.types.insert(name.to_string(), kind);
-                }
-                Ok(Line::Scrape(ts)) => {
-                    other += 1;
-                    if marked || !current.samples.is_empty() {
-                        self.push(std::mem::take(&mut current), newest_stamp.take());
-                        current.source = source.to_string();
-                    }
-                    current.ts = ts;
-                    marked = true;
-                }
-                Ok(Line::Help { .. } | Line::Comment) => other += 1,
-                Err(why) => bad.push((n as u64 + 1, why)),
-            }
-        }
-        if marked || !current.samples.is_empty() {
-            self.push(current, newest_stamp);
-        }
-        (parsed, other, bad, total)
-    }
-
-    fn push(&mut self, mut s: Scrape, stamp: Option<i64>) {
-        if s.ts.is_none() {
-            s.ts = stamp.map(Ts);
-        }
-        self.scrapes.push(s);
-    }
-
-    /// Puts scrapes in time order; those without a time get `interval` steps after the
-    /// previous one (or stay unplaced without `--interval`).
-    pub fn order(&mut self, interval_s: Option<f64>) {
-        if self.scrapes.iter().all(|s| s.ts.is_some()) {
-            self.scrapes.sort_by_key(|s| s.ts);
-            return;
-        }
-        if let Some(step) = interval_s {
-            let step = (step * 1000.0).round() as i64;
-            let mut prev: Option<i64> = None;
-            for s in &mut self.scrapes {
-                let t = match (s.ts, prev) {
-                    (Some(t), _) => t.0,
-                    (None, Some(p)) => p + step,
-                    (None, None) => 0,
-                };
-                s.ts = Some(Ts(t));
-                prev = Some(t);
-            }
-        }
-    }
-
-    /// The declared type of a sample's family.
-    pub fn kind(&self, name: &str) -> Option<MetricType> {
-        let types = |n: &str| self.types.get(n).copied();
-        let (fam, _) = family(name, &types);
-        types(fam)
-    }
-}
-
-impl Scrapes {
-    /// The `metrics` table as JSON lines (`tokstat parse`).
-    pub fn write_rows(&self, out: &mut Vec<u8>) {
-        use crate::render::json::Obj;
-        for (k, sc) in self.scrapes.iter().enumerate() {
-            for x in &sc.samples {
-                let mut o = Obj::new(out);
-                o.str("table", "metrics")
-                    .str("source", &sc.source)
-                    .u("scrape", Some(k as u64));
-                if let Some(t) = sc.ts {
-                    o.ts("ts", t);
-                }
-                o.str("name", &x.name)
-                    .str("labels", &x.labels)
-                    .f("value", Some(x.value).filter(|v| v.is_finite()))
-                    .str(
-                        "type",
-                        self.kind(&x.name).map_or("untyped", MetricType::as_str),
-                    );
-                o.end();
-                out.push(b'\n');
-            }
-        }
-    }
-}
 
 /// Values of the first wire name present, per label set, in one scrape.
 fn pick<'a>(s: &'a Scrape, names: &[&str]) -> Option<(&'a str, Vec<&'a Sample>)> {
@@ -419,8 +223,8 @@ fn histogram(first: Option<&Scrape>, last: &Scrape, names: &[&str]) -> Option<Qu
 
 /// One row of the metrics timeline: rates since the previous scrape, gauges at the scrape.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct Row {
-    #[serde(serialize_with = "ser_ts")]
+pub struct ScrapePoint {
+    #[serde(serialize_with = "crate::analysis::iso_opt")]
     pub ts: Option<Ts>,
     pub gen_tps: Option<f64>,
     pub prompt_tps: Option<f64>,
@@ -430,22 +234,15 @@ pub struct Row {
     pub kv_usage: Option<f64>,
 }
 
-fn ser_ts<S: serde::Serializer>(t: &Option<Ts>, s: S) -> Result<S::Ok, S::Error> {
-    match t {
-        Some(t) => s.serialize_str(&t.to_string()),
-        None => s.serialize_none(),
-    }
-}
-
 /// What the scrapes say.
 #[derive(Debug, Clone, Serialize)]
 pub struct Metrics {
     pub scrapes: usize,
     pub samples: usize,
     pub engine: Option<&'static str>,
-    #[serde(serialize_with = "ser_ts")]
+    #[serde(serialize_with = "crate::analysis::iso_opt")]
     pub from: Option<Ts>,
-    #[serde(serialize_with = "ser_ts")]
+    #[serde(serialize_with = "crate::analysis::iso_opt")]
     pub to: Option<Ts>,
     pub span_s: Option<f64>,
     /// Rates over the window between the first and last timed scrape.
@@ -464,7 +261,7 @@ pub struct Metrics {
     pub waiting: Option<Summary>,
     pub kv_usage: Option<Summary>,
     pub latency: BTreeMap<&'static str, Quantiles>,
-    pub timeline: Vec<Row>,
+    pub timeline: Vec<ScrapePoint>,
 }
 
 fn summary(v: Vec<f64>) -> Option<Summary> {
@@ -521,7 +318,7 @@ pub fn analyze(s: &Scrapes) -> Option<Metrics> {
             _ => None,
         };
         let r = |names: &[&str]| Some(increase(prev?, sc, names, |_| true)? / dt?);
-        timeline.push(Row {
+        timeline.push(ScrapePoint {
             ts: sc.ts,
             gen_tps: r(&GEN),
             prompt_tps: r(&PROMPT),
@@ -604,19 +401,5 @@ mod tests {
         assert!((bucket_quantile(&b, 0.9).unwrap() - 1.6).abs() < 1e-12);
         let inf = [(1.0, 1.0), (f64::INFINITY, 10.0)];
         assert_eq!(bucket_quantile(&inf, 0.9), Some(1.0));
-    }
-
-    #[test]
-    fn names_give_times() {
-        assert_eq!(
-            time_from_name("metrics-20260510T000010"),
-            prometheus::iso("2026-05-10T00:00:10")
-        );
-        assert_eq!(
-            time_from_name("scrape_2026-05-10T00:00:10"),
-            prometheus::iso("2026-05-10T00:00:10")
-        );
-        assert_eq!(time_from_name("m_1778371210"), Some(Ts(1_778_371_210_000)));
-        assert_eq!(time_from_name("scrape-003"), None);
     }
 }

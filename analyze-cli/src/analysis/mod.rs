@@ -15,3 +15,19 @@ pub mod timeline;
 pub fn finite(v: f64) -> Option<f64> {
     v.is_finite().then_some(v)
 }
+
+/// Serialises a stamp as ISO 8601 text (`2026-05-10T00:00:10`), as every time in a report.
+pub fn iso<S: serde::Serializer>(t: &tokstat_parsers::stamp::Ts, s: S) -> Result<S::Ok, S::Error> {
+    s.collect_str(t)
+}
+
+/// [`iso`] for a stamp that may be absent (`null`).
+pub fn iso_opt<S: serde::Serializer>(
+    t: &Option<tokstat_parsers::stamp::Ts>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    match t {
+        Some(t) => s.collect_str(t),
+        None => s.serialize_none(),
+    }
+}

@@ -8,7 +8,7 @@
 //! changed at its start, compared with the segment before.
 
 use crate::analysis::timeline::typical_gap_and_longer;
-use crate::series::Series;
+use crate::ingest::series::Series;
 use std::collections::BTreeMap;
 use tokstat_parsers::record::EventKind;
 
@@ -156,7 +156,7 @@ pub fn changes<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::series::{Point, Setting};
+    use crate::ingest::series::{Point, Setting};
 
     fn stats(ts: i64) -> Point {
         Point {

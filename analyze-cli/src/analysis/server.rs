@@ -5,8 +5,8 @@ use crate::analysis::curve::{self, Bin, Knee};
 use crate::analysis::segments::{self, Change, Reason};
 use crate::analysis::steady::{self, Steady};
 use crate::analysis::timeline::{self, Intervals, Timeline};
-use crate::series::Series;
-use crate::summary::Instance;
+use crate::ingest::instance::Instance;
+use crate::ingest::series::Series;
 use anyhow::Result;
 use rayon::prelude::*;
 use std::collections::BTreeMap;
@@ -319,7 +319,7 @@ fn instance_rows(s: &Server) -> Vec<InstanceRow> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::series::Prefill;
+    use crate::ingest::series::Prefill;
 
     /// Regression: a log of prefill batches only (no rate logged) reported `-0.0` generated
     /// tokens in JSON and "-0 tok/s" in the table: an empty `sum` of floats is -0.

@@ -31,7 +31,7 @@
 //! run's total (rates and loads add up; `kv_usage` and `accept_len` are averaged).
 
 use crate::analysis::finite;
-use crate::series::{Point, Series};
+use crate::ingest::series::{Point, Series};
 use anyhow::Result;
 use polars::prelude::*;
 use rayon::prelude::*;
@@ -641,7 +641,7 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::series::PointKind;
+    use crate::ingest::series::PointKind;
 
     /// The cursor finds the bucket a division finds, for stamps in time order (its purpose),
     /// out of order, before the origin, and far apart.

@@ -1,6 +1,8 @@
 //! `tokstat demo`: the report on the demo run bundled with the sources.
 
-use crate::cli::{DemoArgs, InputArgs};
+use crate::cli::DemoArgs;
+use crate::render::Format;
+use crate::report::Options;
 use anyhow::{bail, Result};
 use std::io::Write;
 
@@ -14,22 +16,18 @@ pub fn run(args: &DemoArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<
     if !std::path::Path::new(DEMO_DIR).is_dir() {
         bail!("the demo run is not at {DEMO_DIR}: run `tokstat demo` from a checkout of the sources, or `tokstat report <your logs>`");
     }
-    let input = InputArgs {
+    let opts = Options {
         inputs: vec![DEMO_DIR.to_string(), DEMO_COMPLETIONS.to_string()],
         year: Some(2026),
-        date: None,
-        quiet: true,
+        ..Options::default()
     };
-    writeln!(
-        out,
-        "tokstat demo: report on {DEMO_DIR} and {DEMO_COMPLETIONS}\n"
-    )?;
-    super::report::run(
-        &input,
-        &Default::default(),
-        &Default::default(),
-        args.format.format,
-        out,
-        err,
-    )
+    let format = args.format.format.into();
+    // a heading for people; the JSON stays one document
+    if format != Format::Json {
+        writeln!(
+            out,
+            "tokstat demo: report on {DEMO_DIR} and {DEMO_COMPLETIONS}\n"
+        )?;
+    }
+    super::report::run(&opts, format, true, out, err)
 }

@@ -14,10 +14,9 @@ pub fn dispatch(cli: Cli, out: &mut dyn Write, err: &mut dyn Write) -> Result<i3
     match cli.command {
         Command::Parse(a) => parse::run(&a, out, err),
         Command::Report(a) => report::run(
-            &a.input,
-            &a.completions,
-            &a.server,
-            a.format.format,
+            &report::options(&a.input, &a.completions, &a.server),
+            a.format.format.into(),
+            a.input.quiet,
             out,
             err,
         ),

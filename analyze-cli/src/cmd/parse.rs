@@ -1,17 +1,19 @@
 //! `tokstat parse`: every recognised record as a JSON line; line accounting on stderr.
 
-use crate::analysis::metrics::Scrapes;
 use crate::cli::ParseArgs;
-use crate::logs::{self, visit_chunk, Dates, FileCtx, Visit, Visitor};
-use crate::render::records;
+use crate::ingest::inputs::{expand, open, Dates};
+use crate::ingest::scan::{scan_logs, visit_chunk, ChunkOut, FileCtx, Tally, Visit, Visitor};
+use crate::ingest::scrapes::Scrapes;
+use crate::render::{accounting, records};
+use crate::report::{FileReport, SkippedInput};
 use anyhow::Result;
 use std::io::Write;
 use tokstat_parsers::detect::Kind;
 use tokstat_parsers::source::Input;
 
 pub fn run(args: &ParseArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<i32> {
-    let all = logs::inputs(&args.input)?;
-    let dates = Dates::from_args(&args.input)?;
+    let all = expand(&args.input.inputs)?;
+    let dates = Dates::new(args.input.year, args.input.date.as_deref())?;
     // Prometheus scrapes become `metrics` rows; every other input goes to the log scan
     // (stdin is left to it: it cannot be opened twice)
     let mut scrapes = Scrapes::default();
@@ -22,7 +24,7 @@ pub fn run(args: &ParseArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result
             inputs.push(input);
             continue;
         }
-        let opened = logs::open(&input);
+        let opened = open(&input);
         match opened.source {
             Ok(src) if opened.kind == Kind::Prometheus => {
                 let tally = scrapes.read_input(&input, src)?;
@@ -30,24 +32,24 @@ pub fn run(args: &ParseArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result
                     source: input.display(),
                     stem: input.stem(),
                 };
-                prom_files.push((file, tally));
+                prom_files.push(FileReport::new(&file.source, Kind::Prometheus, &tally));
             }
             _ => inputs.push(input),
         }
     }
     scrapes.order(None);
     let mut rows = Vec::new();
-    scrapes.write_rows(&mut rows);
+    records::write_metrics(&scrapes, &mut rows);
     out.write_all(&rows)?;
     let mut write_err = None;
-    let (files, skipped) = logs::scan_logs(
+    let (files, skipped) = scan_logs(
         &inputs,
         dates,
         |file, chunk| {
             let cap = chunk.bytes.len() + chunk.bytes.len() / 2;
             let (out, cal) = visit_chunk(file, chunk, Writer(Vec::with_capacity(cap)));
             (
-                logs::ChunkOut {
+                ChunkOut {
                     tally: out.tally,
                     out: out.out.0,
                 },
@@ -66,15 +68,19 @@ pub fn run(args: &ParseArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result
         return Err(e.into());
     }
     out.flush()?;
-    let mut files = files;
-    files.extend(prom_files);
+    let mut reports: Vec<FileReport> = files
+        .iter()
+        .map(|(f, t): &(FileCtx, Tally)| FileReport::new(&f.source, Kind::Log, t))
+        .collect();
+    reports.extend(prom_files);
     if !args.input.quiet {
-        logs::write_accounting(err, &files, &skipped)?;
+        let skipped: Vec<SkippedInput> = skipped.iter().map(SkippedInput::from).collect();
+        accounting::write(err, &reports, &skipped)?;
     }
     let failed = skipped.iter().any(|s| s.failed);
-    let parsed: u64 = files.iter().map(|(_, t)| t.parsed).sum();
+    let parsed: u64 = reports.iter().map(|f| f.lines.parsed).sum();
     Ok(
-        if failed || (parsed == 0 && !files.is_empty() && files.iter().any(|(_, t)| t.total > 0)) {
+        if failed || (parsed == 0 && reports.iter().any(|f| f.lines.total > 0)) {
             crate::EXIT_FAILURE
         } else {
             0

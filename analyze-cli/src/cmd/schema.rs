@@ -191,6 +191,18 @@ pub fn run(format: Format, out: &mut dyn Write) -> Result<i32> {
                 writeln!(out)?;
             }
         }
+        Format::Markdown => {
+            for (t, cols) in TABLES {
+                writeln!(
+                    out,
+                    "### `{t}`\n\n| column | type | meaning |\n|---|---|---|"
+                )?;
+                for (c, ty, m) in *cols {
+                    writeln!(out, "| `{c}` | {ty} | {m} |")?;
+                }
+                writeln!(out)?;
+            }
+        }
     }
     Ok(0)
 }

@@ -1,6 +1,51 @@
-//! Output: JSON lines for records, terminal tables, number formatting.
+//! Output: every format a [`Report`] is shown in, and the records of `tokstat parse`.
+//!
+//! Each renderer takes the report and recomputes nothing: a figure shown in two formats is
+//! the same number, read from the same field.
 
+pub mod accounting;
 pub mod json;
+pub mod json_writer;
+pub mod markdown;
 pub mod num;
 pub mod records;
-pub mod server;
+pub mod table;
+
+use crate::report::Report;
+use std::io::{self, Write};
+
+/// The formats a report is rendered in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Format {
+    /// Aligned tables and charts for a terminal.
+    #[default]
+    Table,
+    /// The serialised [`Report`], for scripts.
+    Json,
+    /// GitHub-flavoured markdown, to paste into an issue or a pull request.
+    Markdown,
+}
+
+impl Format {
+    /// Writes `report` in this format.
+    pub fn render(self, report: &Report, out: &mut dyn Write) -> io::Result<()> {
+        match self {
+            Format::Table => table::write(out, report),
+            Format::Json => json::write(out, report),
+            Format::Markdown => markdown::write(out, report),
+        }
+    }
+}
+
+/// What to say of JSON records of no known shape: they are counted as `other` lines, and
+/// without this the user would not know why a file of them reports nothing.
+pub fn unknown_note(n: u64) -> Option<String> {
+    (n > 0).then(|| {
+        format!(
+            "Note: {} JSON record(s) have no field tokstat reads (token counts, finish reason, \
+             error); point at yours with JSON pointers, e.g. --tokens-path /meta/ntok \
+             --finish-path /fr",
+            num::group(n)
+        )
+    })
+}

@@ -2,8 +2,10 @@
 //! schema's column names; absent fields are omitted. `extra` is a nested object here (in
 //! the tables it is the same object as a JSON string).
 
-use super::json::Obj;
-use crate::logs::Visit;
+use super::json_writer::Obj;
+use crate::ingest::scan::Visit;
+use crate::ingest::scrapes::Scrapes;
+use tokstat_parsers::prometheus::MetricType;
 use tokstat_parsers::record::{Body, Config, Event, Step};
 
 fn place(o: &mut Obj<'_>, v: &Visit<'_, '_>) {
@@ -85,8 +87,32 @@ fn config(buf: &mut Vec<u8>, v: &Visit<'_, '_>, c: &Config<'_>) {
         }
         place(&mut o, v);
         o.str("key", key)
-            .str("value", &super::json::plain_number(value));
+            .str("value", &super::json_writer::plain_number(value));
         o.end();
         buf.push(b'\n');
+    }
+}
+
+/// The `metrics` table as JSON lines: one per sample of every scrape.
+pub fn write_metrics(scrapes: &Scrapes, out: &mut Vec<u8>) {
+    for (k, sc) in scrapes.scrapes.iter().enumerate() {
+        for x in &sc.samples {
+            let mut o = Obj::new(out);
+            o.str("table", "metrics")
+                .str("source", &sc.source)
+                .u("scrape", Some(k as u64));
+            if let Some(t) = sc.ts {
+                o.ts("ts", t);
+            }
+            o.str("name", &x.name)
+                .str("labels", &x.labels)
+                .f("value", Some(x.value).filter(|v| v.is_finite()))
+                .str(
+                    "type",
+                    scrapes.kind(&x.name).map_or("untyped", MetricType::as_str),
+                );
+            o.end();
+            out.push(b'\n');
+        }
     }
 }

@@ -8,10 +8,10 @@
 //! the engines log local time without a zone.
 
 use crate::analysis::finite;
-use crate::analysis::metrics::Scrapes;
 use crate::analysis::server::Server;
-use crate::series::{PointKind, Step};
-use crate::summary::Instance;
+use crate::ingest::instance::Instance;
+use crate::ingest::scrapes::Scrapes;
+use crate::ingest::series::{PointKind, Step};
 use polars::prelude::*;
 use std::collections::BTreeMap;
 
@@ -28,7 +28,7 @@ pub fn steps(instances: &BTreeMap<String, Instance>) -> PolarsResult<DataFrame> 
     let rows = instances.iter().flat_map(|(n, i)| {
         i.series
             .steps()
-            .map(move |s| (n, i.engine, Row::of(&i.series, s)))
+            .map(move |s| (n, i.engine, StepRow::of(&i.series, s)))
     });
     DataFrame::new_infer_height(vec![
         Column::new(
@@ -89,7 +89,7 @@ pub fn steps(instances: &BTreeMap<String, Instance>) -> PolarsResult<DataFrame> 
 
 /// The columns of a steps row, from a point or a prefill stamp.
 #[derive(Clone, Copy)]
-struct Row {
+struct StepRow {
     kind: Option<PointKind>,
     ts: i64,
     running: f32,
@@ -101,10 +101,10 @@ struct Row {
     new_tokens: Option<u32>,
 }
 
-impl Row {
-    fn of(series: &crate::series::Series, s: Step<'_>) -> Row {
+impl StepRow {
+    fn of(series: &crate::ingest::series::Series, s: Step<'_>) -> StepRow {
         match s {
-            Step::Point(p, i) => Row {
+            Step::Point(p, i) => StepRow {
                 kind: Some(series.kind(i)),
                 ts: p.ts,
                 running: p.running,
@@ -115,7 +115,7 @@ impl Row {
                 accept_len: p.accept_len,
                 new_tokens: None,
             },
-            Step::Prefill(p) => Row {
+            Step::Prefill(p) => StepRow {
                 kind: None,
                 ts: p.ts,
                 running: f32::NAN,
@@ -311,7 +311,7 @@ pub fn json_rows(df: &DataFrame) -> PolarsResult<Vec<serde_json::Value>> {
 mod tests {
     use super::*;
     use crate::cmd::schema::TABLES;
-    use crate::series::{EventPoint, Order, Point, Prefill, Series, Setting};
+    use crate::ingest::series::{EventPoint, Order, Point, Prefill, Series, Setting};
     use tokstat_parsers::record::EventKind;
 
     fn dtype_of(schema: &str) -> DataType {

@@ -2,7 +2,8 @@
 //! with every line accounted for: parsed, other (blank lines, JSON that holds no completion
 //! fields), malformed (invalid JSON, non-UTF-8, a truncated last line).
 
-use crate::logs::{Skipped, Tally, SAMPLES};
+use crate::ingest::inputs::Skipped;
+use crate::ingest::scan::{Tally, SAMPLES};
 use rayon::prelude::*;
 use tokstat_parsers::bench::{is_bench, read_run, Run};
 use tokstat_parsers::completion::{
@@ -37,7 +38,7 @@ impl Count {
 
 /// One completion (one choice), owned and small: what the analyses need.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Row {
+pub struct CompletionRow {
     pub shape: Shape,
     pub finish: Finish,
     pub prompt_tokens: Count,
@@ -51,7 +52,7 @@ pub struct Row {
     pub created: Count,
 }
 
-impl Row {
+impl CompletionRow {
     /// `created`, Unix seconds.
     pub fn created(&self) -> Option<u64> {
         self.created.get()
@@ -65,7 +66,7 @@ impl Row {
 /// Rows and tally of a chunk (or a file).
 #[derive(Debug, Default)]
 pub struct Part {
-    pub rows: Vec<Row>,
+    pub rows: Vec<CompletionRow>,
     pub tally: Tally,
     /// Choices beyond the per-record limit, counted rather than dropped silently.
     pub dropped_choices: u64,
@@ -154,7 +155,7 @@ fn add_rows(part: &mut Part, rec: &Record<'_>) {
     }
     part.tally.parsed += 1;
     for c in rows {
-        part.rows.push(Row {
+        part.rows.push(CompletionRow {
             shape: c.shape,
             finish: c.finish,
             prompt_tokens: Count::new(c.prompt_tokens),

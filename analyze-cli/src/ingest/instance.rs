@@ -4,8 +4,8 @@
 //! costs one parallel pass over the bytes. Means here are means over stats lines; the
 //! time-weighted token estimates and steady-state analysis belong to the timeline stage.
 
-use crate::logs::{instance_rank, FileCtx, Stats, Visit, Visitor};
-use crate::series::Series;
+use crate::ingest::scan::{instance_rank, FileCtx, Stats, Visit, Visitor};
+use crate::ingest::series::Series;
 use std::collections::BTreeMap;
 use tokstat_parsers::record::{Body, Engine, EventKind, GaugeSet, Gauges, StepKind};
 use tokstat_parsers::sglang::Keep;
@@ -103,13 +103,13 @@ impl Instance {
     }
 }
 
-/// Instances of all files, keyed by their instance name.
+/// What the server logs of all files told, per instance (keyed by instance name).
 #[derive(Debug, Clone, Default)]
-pub struct Summary {
+pub struct Logs {
     pub instances: BTreeMap<String, Instance>,
 }
 
-impl Summary {
+impl Logs {
     /// Adds the instances of a chunk of `file`.
     pub fn absorb(&mut self, file: &FileCtx, chunk: ChunkSummary) {
         for (rank, inst) in chunk.ranks {
@@ -264,7 +264,7 @@ impl Visitor for ChunkSummary {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::logs::{visit_chunk, ChunkOut, FileCtx};
+    use crate::ingest::scan::{visit_chunk, ChunkOut, FileCtx};
     use tokstat_parsers::scan::Chunk;
     use tokstat_parsers::stamp::Calendar;
 

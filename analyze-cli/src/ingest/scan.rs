@@ -1,16 +1,14 @@
-//! Scanning log inputs: open each file, complete its stamps, visit its lines on all cores,
-//! and account for every line (parsed, other, malformed) in a [`Tally`].
+//! The parallel scan of a log: each file's lines visited chunk by chunk on all cores, their
+//! stamps completed, and every line accounted for (parsed, other, malformed) in a [`Tally`].
 
-use crate::cli::InputArgs;
-use anyhow::{bail, Context, Result};
+use crate::ingest::inputs::{open, Dates, Skipped};
 use std::borrow::Cow;
-use std::time::SystemTime;
 use tokstat_parsers::detect;
 use tokstat_parsers::record::{Body, Engine, Gauges, Line, StepKind};
 use tokstat_parsers::scan::{self, lines, str_lines, text_lines, Chunk};
 use tokstat_parsers::sglang::Keep;
 use tokstat_parsers::source::{self, Input, Source};
-use tokstat_parsers::stamp::{civil_from_days, days_from_civil, Calendar, Stamp, Ts};
+use tokstat_parsers::stamp::{Calendar, Stamp, Ts};
 use tokstat_parsers::Quick;
 
 /// How many malformed line numbers a tally keeps to show.
@@ -91,8 +89,6 @@ pub fn instance_rank(line: &Line<'_>) -> Option<u32> {
         _ => line.prefix.ranks.dp,
     }
 }
-
-impl FileCtx {}
 
 /// One line as handed to a visitor.
 pub struct Visit<'a, 'l> {
@@ -242,96 +238,6 @@ impl<V: Visitor> Acc<'_, V> {
     }
 }
 
-/// Options for completing stamps.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Dates {
-    pub year: Option<i32>,
-    /// Days since the epoch.
-    pub date: Option<i32>,
-}
-
-impl Dates {
-    pub fn from_args(a: &InputArgs) -> Result<Dates> {
-        let date = match &a.date {
-            None => None,
-            Some(d) => {
-                Some(parse_date(d).with_context(|| format!("--date {d}: expected YYYY-MM-DD"))?)
-            }
-        };
-        Ok(Dates { year: a.year, date })
-    }
-
-    /// The calendar for a file: flags first, else the file's modification time, else now.
-    pub fn calendar(&self, modified: Option<SystemTime>) -> Calendar {
-        let when = modified.unwrap_or_else(SystemTime::now);
-        let secs = when
-            .duration_since(SystemTime::UNIX_EPOCH)
-            .map(|d| d.as_secs() as i64)
-            .unwrap_or(0);
-        let mdays = (secs / 86_400) as i32;
-        let year = self.year.unwrap_or_else(|| civil_from_days(mdays).0);
-        let date = self.date.unwrap_or(mdays);
-        Calendar::new(year, date)
-    }
-}
-
-fn parse_date(s: &str) -> Result<i32> {
-    let mut it = s.split('-');
-    let (Some(y), Some(m), Some(d), None) = (it.next(), it.next(), it.next(), it.next()) else {
-        bail!("not a date");
-    };
-    let (y, m, d): (i32, u8, u8) = (y.parse()?, m.parse()?, d.parse()?);
-    if !tokstat_parsers::stamp::valid_date(y, m, d) {
-        bail!("no such day");
-    }
-    Ok(days_from_civil(y, m, d))
-}
-
-/// An input that could not be read, or was not a log.
-#[derive(Debug, Clone)]
-pub struct Skipped {
-    pub source: String,
-    pub why: String,
-    /// An I/O failure (exit code 1), rather than a kind of input this command does not read.
-    pub failed: bool,
-}
-
-/// An input, opened and sniffed (or why it could not be).
-pub struct Opened {
-    pub input: Input,
-    pub source: Result<Source, Skipped>,
-    pub kind: detect::Kind,
-}
-
-/// Opens an input and sniffs what it holds.
-pub fn open(input: &Input) -> Opened {
-    let name = input.display();
-    let fail = |why: String| Skipped {
-        source: name.clone(),
-        why,
-        failed: true,
-    };
-    match Source::open(input) {
-        Err(e) => Opened {
-            input: input.clone(),
-            source: Err(fail(e.to_string())),
-            kind: detect::Kind::Empty,
-        },
-        Ok(mut src) => match src.head() {
-            Ok(head) => Opened {
-                input: input.clone(),
-                kind: detect::sniff(&head),
-                source: Ok(src),
-            },
-            Err(e) => Opened {
-                input: input.clone(),
-                source: Err(fail(format!("cannot read: {e}"))),
-                kind: detect::Kind::Empty,
-            },
-        },
-    }
-}
-
 /// Scans one opened log. `work` runs on chunks in parallel; `sink` receives the results in
 /// file order. Returns the file's tally, and a read error if one cut the scan short.
 ///
@@ -434,51 +340,4 @@ where
         files.push((file, tally));
     }
     (files, skipped)
-}
-
-/// Expands the input arguments, with a clear message when nothing matches.
-pub fn inputs(args: &InputArgs) -> Result<Vec<Input>> {
-    let v = source::expand(&args.inputs)?;
-    if v.is_empty() {
-        bail!("no input files found in {}", args.inputs.join(" "));
-    }
-    Ok(v)
-}
-
-/// Writes the accounting summary (stderr) for each file and the skipped inputs.
-pub fn write_accounting(
-    err: &mut dyn std::io::Write,
-    files: &[(FileCtx, Tally)],
-    skipped: &[Skipped],
-) -> std::io::Result<()> {
-    use crate::render::num::group;
-    for (f, t) in files {
-        write!(
-            err,
-            "{}: {} lines: {} parsed, {} other, {} malformed",
-            f.source,
-            group(t.total),
-            group(t.parsed),
-            group(t.other),
-            group(t.malformed)
-        )?;
-        if let Some((first, why)) = t.samples.first() {
-            let nums: Vec<String> = t.samples.iter().map(|(n, _)| n.to_string()).collect();
-            write!(
-                err,
-                " (lines {}{}; line {first}: {why})",
-                nums.join(", "),
-                if t.malformed > t.samples.len() as u64 {
-                    ", …"
-                } else {
-                    ""
-                }
-            )?;
-        }
-        writeln!(err)?;
-    }
-    for s in skipped {
-        writeln!(err, "{}: skipped: {}", s.source, s.why)?;
-    }
-    Ok(())
 }

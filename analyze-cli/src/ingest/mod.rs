@@ -1,0 +1,173 @@
+//! Reading inputs: paths expanded and opened, logs scanned in parallel chunks into each
+//! instance's aggregates and series, completion records into rows, benchmark result files and
+//! Prometheus scrapes, every line accounted for. Nothing here analyses or prints.
+
+pub mod completions;
+pub mod inputs;
+pub mod instance;
+pub mod scan;
+pub mod scrapes;
+pub mod series;
+
+use crate::ingest::completions::{read_json, CompletionRow, Part};
+use crate::ingest::inputs::{open, Dates, Skipped};
+use crate::ingest::instance::{ChunkSummary, Logs};
+use crate::ingest::scan::{scan_log, visit_chunk, ChunkOut, FileCtx, LineNumbers, Tally};
+use crate::ingest::scrapes::Scrapes;
+use rayon::prelude::*;
+use tokstat_parsers::bench::Run;
+use tokstat_parsers::completion::Paths;
+use tokstat_parsers::detect::Kind;
+use tokstat_parsers::scan::{Chunk, CHUNK};
+use tokstat_parsers::source::{instance_names, Data, Input};
+use tokstat_parsers::stamp::Calendar;
+
+/// How to read the inputs.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// Completes stamps without a year or a date.
+    pub dates: Dates,
+    /// Where token counts and finish reasons are in records of another shape.
+    pub paths: Paths,
+}
+
+/// One input read, and its line accounting.
+#[derive(Debug, Clone)]
+pub struct FileRead {
+    pub file: FileCtx,
+    pub tally: Tally,
+    pub kind: Kind,
+}
+
+/// Everything read from the inputs, for the analyses.
+#[derive(Default)]
+pub struct Ingested {
+    pub files: Vec<FileRead>,
+    pub skipped: Vec<Skipped>,
+    /// Server logs, per instance.
+    pub logs: Logs,
+    /// Completion records, one row per choice, in input order.
+    pub completions: Vec<CompletionRow>,
+    pub dropped_choices: u64,
+    /// JSON records of no known shape.
+    pub unknown_records: u64,
+    /// Benchmark result files.
+    pub runs: Vec<Run>,
+    pub scrapes: Scrapes,
+}
+
+/// A chunk of a log into its instances' aggregates and series.
+fn log_work(file: &FileCtx, chunk: Chunk<'_>) -> (ChunkOut<ChunkSummary>, Calendar) {
+    thread_local! {
+        /// The size of the last chunk this thread read (see [`ChunkSummary::sized_like`]).
+        static LAST: std::cell::Cell<(usize, usize)> = const { std::cell::Cell::new((0, 0)) };
+    }
+    let (out, calendar) = visit_chunk(file, chunk, ChunkSummary::sized_like(LAST.get()));
+    LAST.set(out.out.size());
+    (out, calendar)
+}
+
+impl Ingested {
+    fn add_json(&mut self, input: &Input, part: Part, err: Option<Skipped>) {
+        self.skipped.extend(err);
+        self.completions.extend(part.rows);
+        self.runs.extend(part.runs);
+        self.dropped_choices += part.dropped_choices;
+        self.unknown_records += part.unknown;
+        self.files.push(FileRead {
+            file: FileCtx {
+                source: input.display(),
+                stem: input.stem(),
+            },
+            tally: part.tally,
+            kind: Kind::Json,
+        });
+    }
+}
+
+/// Reads every input: logs in parallel chunks (one file after the other, in order), small
+/// JSON files side by side, scrapes whole. An input that cannot be read is listed in
+/// [`Ingested::skipped`], never fatal.
+pub fn read(inputs: &[Input], opts: &Options) -> Ingested {
+    let mut r = Ingested::default();
+    let names = instance_names(inputs);
+    // A folder of 500-record batch files is hundreds of JSONL files too small to split into
+    // chunks: read one after the other they kept a core idle. Such files (plain, and no
+    // bigger than a chunk, so that a worker reads each whole and never waits on other work)
+    // are read side by side first; the rest is read below, in order, each in parallel
+    // chunks (logs of one instance build on each other). Only regular files are looked at
+    // here: the others are opened once, below (a pipe's first bytes, read here, would be
+    // lost).
+    let small = |input: &Input| match input {
+        Input::Path(p) => {
+            std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.len() <= CHUNK as u64)
+        }
+        Input::Stdin => false,
+    };
+    let json: Vec<Option<(Part, Option<Skipped>)>> = inputs
+        .par_iter()
+        .map(|input| {
+            if !small(input) {
+                return None;
+            }
+            let opened = open(input);
+            let src = opened.source.ok()?;
+            let plain = matches!(src.data, Data::Mapped(_) | Data::Owned(_));
+            (opened.kind == Kind::Json && plain).then(|| read_json(input, src, &opts.paths))
+        })
+        .collect();
+    for ((input, name), read) in inputs.iter().zip(names).zip(json) {
+        if let Some((part, err)) = read {
+            r.add_json(input, part, err);
+            continue;
+        }
+        let opened = open(input);
+        let src = match opened.source {
+            Ok(s) => s,
+            Err(sk) => {
+                r.skipped.push(sk);
+                continue;
+            }
+        };
+        match opened.kind {
+            Kind::Log | Kind::Empty => {
+                let logs = &mut r.logs;
+                let (file, tally, err) = scan_log(
+                    input,
+                    name,
+                    src,
+                    opts.dates,
+                    LineNumbers::Relative,
+                    &log_work,
+                    &mut |f: &FileCtx, s: ChunkSummary| logs.absorb(f, s),
+                );
+                r.skipped.extend(err);
+                r.files.push(FileRead {
+                    file,
+                    tally,
+                    kind: opened.kind,
+                });
+            }
+            Kind::Json => {
+                let (part, err) = read_json(input, src, &opts.paths);
+                r.add_json(input, part, err);
+            }
+            Kind::Prometheus => match r.scrapes.read_input(input, src) {
+                Ok(tally) => r.files.push(FileRead {
+                    file: FileCtx {
+                        source: input.display(),
+                        stem: input.stem(),
+                    },
+                    tally,
+                    kind: Kind::Prometheus,
+                }),
+                Err(e) => r.skipped.push(Skipped {
+                    source: input.display(),
+                    why: format!("cannot read: {e}"),
+                    failed: true,
+                }),
+            },
+        }
+    }
+    r
+}

@@ -1,0 +1,197 @@
+//! Prometheus scrapes read into samples: one file of one scrape, a file of scrapes separated
+//! by `# scrape <time>` lines, or a folder of scrapes timed by their file names. The figures
+//! drawn from them are in `analysis::metrics`.
+
+use crate::ingest::scan::{Tally, SAMPLES};
+use std::collections::HashMap;
+use tokstat_parsers::prometheus::{self, family, Line, MetricType};
+use tokstat_parsers::stamp::Ts;
+
+/// One sample of the `metrics` table.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sample {
+    pub name: String,
+    /// `k=v,k=v`, sorted.
+    pub labels: String,
+    pub value: f64,
+}
+
+/// One scrape.
+#[derive(Debug, Clone, Default)]
+pub struct Scrape {
+    pub source: String,
+    pub ts: Option<Ts>,
+    pub samples: Vec<Sample>,
+}
+
+/// All scrapes read, with the declared family types.
+#[derive(Debug, Clone, Default)]
+pub struct Scrapes {
+    pub scrapes: Vec<Scrape>,
+    pub types: HashMap<String, MetricType>,
+}
+
+/// A malformed line: (line number, why).
+pub type Bad = (u64, &'static str);
+
+fn sorted_labels(raw: &str) -> String {
+    let mut v: Vec<(&str, std::borrow::Cow<'_, str>)> = prometheus::labels(raw)
+        .map(|(k, v)| (k, prometheus::unescape(v)))
+        .collect();
+    v.sort_unstable();
+    let mut s = String::new();
+    for (i, (k, v)) in v.iter().enumerate() {
+        if i > 0 {
+            s.push(',');
+        }
+        s.push_str(k);
+        s.push('=');
+        s.push_str(v);
+    }
+    s
+}
+
+/// A time in a file name: `20260510T000010`, `2026-05-10T00:00:10`, or 10-digit Unix seconds.
+pub fn time_from_name(stem: &str) -> Option<Ts> {
+    let b = stem.as_bytes();
+    for i in 0..b.len() {
+        if !b[i].is_ascii_digit() || (i > 0 && b[i - 1].is_ascii_digit()) {
+            continue;
+        }
+        let rest = &stem[i..];
+        for len in [19, 15] {
+            if let Some(t) = rest.get(..len).and_then(prometheus::iso) {
+                return Some(t);
+            }
+        }
+        let run = rest.bytes().take_while(u8::is_ascii_digit).count();
+        if run == 10 {
+            return prometheus::scrape_time(&rest[..10]);
+        }
+    }
+    None
+}
+
+impl Scrapes {
+    /// Reads a Prometheus input whole (scrapes are small) and accounts for its lines.
+    pub fn read_input(
+        &mut self,
+        input: &tokstat_parsers::source::Input,
+        src: tokstat_parsers::source::Source,
+    ) -> std::io::Result<Tally> {
+        let bytes = src.data.read_all()?;
+        let text = String::from_utf8_lossy(&bytes);
+        let (parsed, other, bad, total) = self.read(&input.display(), &input.stem(), &text);
+        Ok(Tally {
+            total,
+            parsed,
+            other,
+            malformed: bad.len() as u64,
+            samples: bad.into_iter().take(SAMPLES).collect(),
+        })
+    }
+
+    /// Reads one file's text: returns (samples, other lines, malformed lines, total lines).
+    pub fn read(&mut self, source: &str, stem: &str, text: &str) -> (u64, u64, Vec<Bad>, u64) {
+        let mut parsed = 0;
+        let mut other = 0;
+        let mut bad = Vec::new();
+        let mut total = 0;
+        let mut current = Scrape {
+            source: source.to_string(),
+            ts: time_from_name(stem),
+            samples: Vec::new(),
+        };
+        let mut marked = false;
+        let mut newest_stamp: Option<i64> = None;
+        for (n, line) in text.lines().enumerate() {
+            total += 1;
+            match prometheus::parse_line(line) {
+                Ok(Line::Sample(s)) => {
+                    parsed += 1;
+                    // `_created` samples stay in the table; no figure reads them
+                    newest_stamp = newest_stamp.max(s.timestamp_ms);
+                    current.samples.push(Sample {
+                        name: s.name.to_string(),
+                        labels: sorted_labels(s.labels),
+                        value: s.value,
+                    });
+                }
+                Ok(Line::Type { name, kind }) => {
+                    other += 1;
+                    self.types.insert(name.to_string(), kind);
+                }
+                Ok(Line::Scrape(ts)) => {
+                    other += 1;
+                    if marked || !current.samples.is_empty() {
+                        self.push(std::mem::take(&mut current), newest_stamp.take());
+                        current.source = source.to_string();
+                    }
+                    current.ts = ts;
+                    marked = true;
+                }
+                Ok(Line::Help { .. } | Line::Comment) => other += 1,
+                Err(why) => bad.push((n as u64 + 1, why)),
+            }
+        }
+        if marked || !current.samples.is_empty() {
+            self.push(current, newest_stamp);
+        }
+        (parsed, other, bad, total)
+    }
+
+    fn push(&mut self, mut s: Scrape, stamp: Option<i64>) {
+        if s.ts.is_none() {
+            s.ts = stamp.map(Ts);
+        }
+        self.scrapes.push(s);
+    }
+
+    /// Puts scrapes in time order; those without a time get `interval` steps after the
+    /// previous one (or stay unplaced without `--interval`).
+    pub fn order(&mut self, interval_s: Option<f64>) {
+        if self.scrapes.iter().all(|s| s.ts.is_some()) {
+            self.scrapes.sort_by_key(|s| s.ts);
+            return;
+        }
+        if let Some(step) = interval_s {
+            let step = (step * 1000.0).round() as i64;
+            let mut prev: Option<i64> = None;
+            for s in &mut self.scrapes {
+                let t = match (s.ts, prev) {
+                    (Some(t), _) => t.0,
+                    (None, Some(p)) => p + step,
+                    (None, None) => 0,
+                };
+                s.ts = Some(Ts(t));
+                prev = Some(t);
+            }
+        }
+    }
+
+    /// The declared type of a sample's family.
+    pub fn kind(&self, name: &str) -> Option<MetricType> {
+        let types = |n: &str| self.types.get(n).copied();
+        let (fam, _) = family(name, &types);
+        types(fam)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_give_times() {
+        assert_eq!(
+            time_from_name("metrics-20260510T000010"),
+            prometheus::iso("2026-05-10T00:00:10")
+        );
+        assert_eq!(
+            time_from_name("scrape_2026-05-10T00:00:10"),
+            prometheus::iso("2026-05-10T00:00:10")
+        );
+        assert_eq!(time_from_name("m_1778371210"), Some(Ts(1_778_371_210_000)));
+        assert_eq!(time_from_name("scrape-003"), None);
+    }
+}

@@ -1,0 +1,437 @@
+//! The report as GitHub-flavoured markdown, to paste into an issue or a pull request as it
+//! is: headings, GFM tables (numbers right-aligned), hints as a list with their evidence, and
+//! the timeline and curve as compact tables.
+
+use crate::analysis::quantile::Summary;
+use crate::render::num::{duration, group, opt};
+use crate::report::Report;
+use std::io::{self, Write};
+
+/// Timeline rows shown at most: longer timelines are averaged into this many rows.
+const TIMELINE_ROWS: usize = 24;
+
+/// A GFM table: a header, then rows; columns of numbers are right-aligned.
+struct Gfm {
+    rows: Vec<Vec<String>>,
+}
+
+impl Gfm {
+    fn new(header: &[&str]) -> Gfm {
+        Gfm {
+            rows: vec![header.iter().map(|h| h.to_string()).collect()],
+        }
+    }
+
+    fn row(&mut self, cells: Vec<String>) {
+        self.rows.push(cells);
+    }
+
+    fn write(&self, out: &mut dyn Write) -> io::Result<()> {
+        let cols = self.rows[0].len();
+        let cell = |s: &str| s.replace('|', "\\|");
+        writeln!(
+            out,
+            "| {} |",
+            self.rows[0]
+                .iter()
+                .map(|s| cell(s))
+                .collect::<Vec<_>>()
+                .join(" | ")
+        )?;
+        let rule: Vec<&str> = (0..cols)
+            .map(|c| {
+                let mut cells = self.rows[1..].iter().map(|r| r[c].as_str());
+                if cells.all(numeric) {
+                    "---:"
+                } else {
+                    "---"
+                }
+            })
+            .collect();
+        writeln!(out, "|{}|", rule.join("|"))?;
+        for r in &self.rows[1..] {
+            writeln!(
+                out,
+                "| {} |",
+                r.iter().map(|s| cell(s)).collect::<Vec<_>>().join(" | ")
+            )?;
+        }
+        writeln!(out)
+    }
+}
+
+/// Whether a cell shows a number (`1,234`, `-24.9% ⚠`, `7–8`, `–`), as opposed to a name, a
+/// time or a duration.
+fn numeric(cell: &str) -> bool {
+    cell.is_empty()
+        || cell
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_digit() || matches!(c, '+' | '-' | '–'))
+            && !cell.chars().any(|c| c.is_alphabetic() || c == ':')
+}
+
+fn pct(v: Option<f64>) -> String {
+    v.filter(|x| x.is_finite())
+        .map_or("–".into(), |x| format!("{:.1}%", x * 100.0))
+}
+
+fn signed_pct(v: Option<f64>) -> String {
+    v.filter(|x| x.is_finite())
+        .map_or("–".into(), |x| format!("{:+.1}%", x * 100.0))
+}
+
+/// Writes the whole report.
+pub fn write(out: &mut dyn Write, r: &Report) -> io::Result<()> {
+    writeln!(out, "## tokstat report\n")?;
+    let t = &r.lines;
+    writeln!(
+        out,
+        "**Inputs:** {} file(s) · {} lines: {} parsed · {} other · {} malformed\n",
+        r.files.len(),
+        group(t.total),
+        group(t.parsed),
+        group(t.other),
+        group(t.malformed)
+    )?;
+    if let Some(note) = super::unknown_note(r.unknown_records) {
+        writeln!(out, "> {note}\n")?;
+    }
+    if !r.hints.is_empty() {
+        write_hints(out, r)?;
+    }
+    if !r.instances.is_empty() {
+        write_server(out, r)?;
+    }
+    if let Some(m) = &r.metrics {
+        writeln!(out, "### Prometheus\n")?;
+        let mut g = Gfm::new(&["figure", "value"]);
+        g.row(vec!["scrapes".into(), m.scrapes.to_string()]);
+        g.row(vec!["generated tok/s".into(), opt(m.gen_tps, 1)]);
+        g.row(vec!["prompt tok/s".into(), opt(m.prompt_tps, 1)]);
+        g.row(vec!["requests/s".into(), opt(m.requests_per_s, 2)]);
+        g.row(vec!["cap-hit rate".into(), pct(m.cap_hit_rate)]);
+        for (name, s) in [
+            ("running", &m.running),
+            ("waiting", &m.waiting),
+            ("kv usage", &m.kv_usage),
+        ] {
+            if let Some(s) = s {
+                g.row(vec![
+                    format!("{name} (mean / max)"),
+                    format!("{:.2} / {:.2}", s.mean, s.max),
+                ]);
+            }
+        }
+        for (name, q) in &m.latency {
+            g.row(vec![
+                format!("{name} (p50 / p90 / p99)"),
+                format!("{} / {} / {}", opt(q.p50, 3), opt(q.p90, 3), opt(q.p99, 3)),
+            ]);
+        }
+        g.write(out)?;
+    }
+    if let Some(c) = &r.completions {
+        write_completions(out, c)?;
+    }
+    if !r.bench_runs.is_empty() {
+        writeln!(out, "### Benchmark runs\n")?;
+        let mut g = Gfm::new(&[
+            "run",
+            "requests",
+            "failed",
+            "req/s",
+            "output tok/s",
+            "TTFT p50 ms",
+            "TPOT p50 ms",
+            "E2E p50 ms",
+            "goodput req/s",
+        ]);
+        for run in &r.bench_runs {
+            let p50 = |s: &Option<Summary>, m: Option<f64>| opt(s.as_ref().map(|s| s.p50).or(m), 1);
+            g.row(vec![
+                run.name.clone(),
+                run.completed
+                    .map_or(run.requests.to_string(), |c| group(c as u64)),
+                run.errors.to_string(),
+                opt(run.request_throughput, 2),
+                opt(run.output_throughput, 1),
+                p50(&run.ttft_ms, run.median_ttft_ms),
+                p50(&run.tpot_ms, run.median_tpot_ms),
+                p50(&run.e2e_ms, run.median_e2e_ms),
+                opt(run.goodput, 3),
+            ]);
+        }
+        g.write(out)?;
+    }
+    let problems: Vec<String> = r
+        .files
+        .iter()
+        .filter_map(|f| {
+            let first = f.malformed_samples.first()?;
+            Some(format!(
+                "- `{}`: {} malformed line(s); line {}: {}",
+                f.source,
+                group(f.lines.malformed),
+                first.line,
+                first.reason
+            ))
+        })
+        .chain(
+            r.skipped
+                .iter()
+                .map(|s| format!("- `{}`: skipped: {}", s.source, s.reason)),
+        )
+        .collect();
+    if !problems.is_empty() {
+        writeln!(out, "### Inputs not fully read\n")?;
+        for p in problems {
+            writeln!(out, "{p}")?;
+        }
+        writeln!(out)?;
+    }
+    Ok(())
+}
+
+fn write_hints(out: &mut dyn Write, r: &Report) -> io::Result<()> {
+    writeln!(out, "### Hints\n")?;
+    for h in &r.hints {
+        write!(
+            out,
+            "- **{}** `{}`: {}",
+            h.severity.as_str(),
+            h.id,
+            h.evidence.text
+        )?;
+        if let (Some(a), Some(b)) = (h.evidence.from, h.evidence.to) {
+            write!(out, " ({a} → {b})")?;
+        }
+        writeln!(out, "  \n  → {}", h.action)?;
+    }
+    writeln!(out)
+}
+
+fn write_server(out: &mut dyn Write, r: &Report) -> io::Result<()> {
+    writeln!(out, "### Server: {} instance(s)\n", r.instances.len())?;
+    let s = &r.steady;
+    if !r.timeline.is_empty() {
+        writeln!(
+            out,
+            "**{}** tokens generated (estimated from the logged rates) · steady **{}** tok/s · peak {} tok/s (best {}) · whole-run mean {} tok/s · ramp-up {} · drain {}\n",
+            group(s.gen_tokens as u64),
+            opt(s.gen_tps, 0),
+            opt(s.peak_gen_tps, 0),
+            duration(s.peak_window_s),
+            opt(s.mean_gen_tps, 0),
+            s.ramp_up_s.map_or("–".into(), duration),
+            s.drain_s.map_or("–".into(), duration)
+        )?;
+    }
+    let mut g = Gfm::new(&[
+        "instance",
+        "engine",
+        "span",
+        "stats lines",
+        "tokens",
+        "steady tok/s",
+        "vs median",
+        "running",
+        "waiting",
+        "kv max",
+        "retracted",
+        "preempted",
+    ]);
+    for i in &r.instances {
+        g.row(vec![
+            format!("`{}`", i.instance),
+            i.engine.unwrap_or("?").into(),
+            i.span_s.map_or("–".into(), duration),
+            group(i.stat_lines),
+            i.gen_tokens.map_or("–".into(), |v| group(v as u64)),
+            opt(i.gen_tps, 1),
+            match (i.vs_median, i.imbalanced) {
+                (Some(v), Some(true)) => format!("{} ⚠", signed_pct(Some(v))),
+                (v, _) => signed_pct(v),
+            },
+            opt(i.running_mean, 1),
+            opt(i.waiting_mean, 1),
+            opt(i.kv_usage_max, 2),
+            group(i.retracted_requests),
+            group(i.preemptions),
+        ]);
+    }
+    g.write(out)?;
+    if r.segments.len() > 1 {
+        writeln!(out, "#### Segments\n")?;
+        let mut g = Gfm::new(&[
+            "#",
+            "from",
+            "to",
+            "why",
+            "instances",
+            "steady tok/s",
+            "vs before",
+            "tokens",
+            "changed",
+        ]);
+        for s in &r.segments {
+            let changed: Vec<String> = s
+                .changes
+                .iter()
+                .map(|c| format!("{} {} → {}", c.key, c.before, c.after))
+                .collect();
+            g.row(vec![
+                (s.index + 1).to_string(),
+                s.start.to_string(),
+                s.end.to_string(),
+                s.reason.into(),
+                s.instances.to_string(),
+                opt(s.gen_tps, 0),
+                signed_pct(s.vs_previous),
+                group(s.gen_tokens as u64),
+                changed.join("; "),
+            ]);
+        }
+        g.write(out)?;
+    }
+    write_timeline(out, r)?;
+    if !r.curve.is_empty() {
+        writeln!(out, "#### Concurrency vs throughput (per instance)\n")?;
+        let mut g = Gfm::new(&[
+            "running",
+            "tok/s p50",
+            "p10",
+            "p90",
+            "per request",
+            "share of time",
+            "",
+        ]);
+        for c in &r.curve {
+            let knee = r.knee.is_some_and(|k| {
+                k.running >= f64::from(c.running_lo) && k.running < f64::from(c.running_hi) + 1.0
+            });
+            g.row(vec![
+                if c.running_lo == c.running_hi {
+                    c.running_lo.to_string()
+                } else {
+                    format!("{}–{}", c.running_lo, c.running_hi)
+                },
+                format!("{:.0}", c.tps_median),
+                format!("{:.0}", c.tps_p10),
+                format!("{:.0}", c.tps_p90),
+                format!("{:.1}", c.tps_per_req),
+                format!("{:.1}%", c.time_share * 100.0),
+                if knee {
+                    "◀ knee".into()
+                } else {
+                    String::new()
+                },
+            ]);
+        }
+        g.write(out)?;
+        match r.knee {
+            Some(k) => writeln!(out, "Knee at about {:.0} running ({:.0} tok/s): beyond it one more request adds under 10% of a request's rate.\n", k.running, k.tps_median)?,
+            None => writeln!(out, "No knee in the observed range.\n")?,
+        }
+    }
+    Ok(())
+}
+
+/// The run's total timeline, averaged into at most [`TIMELINE_ROWS`] rows.
+fn write_timeline(out: &mut dyn Write, r: &Report) -> io::Result<()> {
+    let total: Vec<_> = r.total_timeline().collect();
+    if total.is_empty() {
+        return Ok(());
+    }
+    let per = total.len().div_ceil(TIMELINE_ROWS);
+    writeln!(
+        out,
+        "#### Timeline ({} per row; steady rows marked ✓)\n",
+        duration(r.timeline_bucket_s * per as f64)
+    )?;
+    let mut g = Gfm::new(&[
+        "from",
+        "gen tok/s",
+        "prompt tok/s",
+        "running",
+        "waiting",
+        "kv usage",
+        "steady",
+    ]);
+    let mean = |rows: &[&crate::report::TimelineRow],
+                f: fn(&crate::report::TimelineRow) -> Option<f64>| {
+        let v: Vec<f64> = rows.iter().filter_map(|r| f(r)).collect();
+        (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+    };
+    for rows in total.chunks(per) {
+        g.row(vec![
+            rows[0].ts.to_string(),
+            opt(mean(rows, |r| r.gen_tps), 0),
+            opt(mean(rows, |r| r.prompt_tps), 0),
+            opt(mean(rows, |r| r.running), 1),
+            opt(mean(rows, |r| r.waiting), 1),
+            opt(mean(rows, |r| r.kv_usage), 2),
+            if rows.iter().all(|r| r.steady) {
+                "✓".into()
+            } else if rows.iter().any(|r| r.steady) {
+                "part".into()
+            } else {
+                String::new()
+            },
+        ]);
+    }
+    g.write(out)
+}
+
+fn write_completions(out: &mut dyn Write, r: &crate::report::CompletionsReport) -> io::Result<()> {
+    let c = &r.figures;
+    writeln!(out, "### Completions: {}\n", group(c.count))?;
+    let mut g = Gfm::new(&["tokens", "n", "p50", "p90", "p95", "p99", "max", "mean"]);
+    let mut add = |name: String, s: &Option<Summary>| {
+        if let Some(s) = s {
+            let mut row = vec![name, group(s.count)];
+            row.extend([s.p50, s.p90, s.p95, s.p99, s.max].map(|v| format!("{v:.0}")));
+            row.push(format!("{:.1}", s.mean));
+            g.row(row);
+        }
+    };
+    add("output".into(), &c.output_tokens);
+    add("input".into(), &c.input_tokens);
+    add("reasoning".into(), &c.reasoning_tokens);
+    for (reason, b) in &c.by_finish {
+        add(format!("output · {reason}"), &b.output_tokens);
+    }
+    if !c.token_counts_available {
+        add("output chars".into(), &c.output_chars);
+    }
+    g.write(out)?;
+    let reasons: Vec<String> = c
+        .by_finish
+        .iter()
+        .map(|(k, b)| format!("{k} {} ({})", group(b.count), pct(Some(b.share))))
+        .collect();
+    writeln!(out, "- Finish reasons: {}", reasons.join(" · "))?;
+    match c.cap.value {
+        Some(cap) => {
+            writeln!(
+                out,
+                "- Cap: {} tokens ({}), hit by {} of {} ({})",
+                group(cap),
+                c.cap.source,
+                group(c.cap.hits),
+                group(c.count),
+                pct(Some(c.cap.hit_rate))
+            )?;
+            if c.cap.censored {
+                writeln!(out, "- ⚠ p90 or p99 reaches the cap: the true tail is longer than shown (censored at {}).", group(cap))?;
+            }
+        }
+        None => writeln!(out, "- Cap: none found")?,
+    }
+    writeln!(
+        out,
+        "- Failures: {} · aborts: {}\n",
+        pct(Some(c.failure_rate)),
+        pct(Some(c.abort_rate))
+    )
+}

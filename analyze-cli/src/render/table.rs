@@ -1,0 +1,578 @@
+//! The report in the terminal: aligned tables, a column chart of throughput over time, the
+//! concurrency curve as bars, hints with their evidence.
+
+use crate::analysis::bench::RunReport;
+use crate::analysis::hints::Hint;
+use crate::analysis::metrics::Metrics;
+use crate::analysis::quantile::Summary;
+use crate::render::num::{duration, group, opt};
+use crate::report::{CompletionsReport, Report, SegmentReport};
+use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, Table};
+use std::io::{self, Write};
+use tokstat_parsers::stamp::Ts;
+
+/// Writes the whole report.
+pub fn write(out: &mut dyn Write, r: &Report) -> io::Result<()> {
+    let t = &r.lines;
+    writeln!(
+        out,
+        "Inputs: {} file(s) · lines: {} total · {} parsed · {} other · {} malformed\n",
+        r.files.len(),
+        group(t.total),
+        group(t.parsed),
+        group(t.other),
+        group(t.malformed)
+    )?;
+    if let Some(note) = super::unknown_note(r.unknown_records) {
+        writeln!(out, "{note}\n")?;
+    }
+    if !r.instances.is_empty() {
+        write_instances(out, r)?;
+        write_server(out, r)?;
+    }
+    if let Some(m) = &r.metrics {
+        write_metrics(out, m)?;
+    }
+    if r.instances.is_empty() && !r.hints.is_empty() {
+        write_hints(out, &r.hints)?;
+    }
+    if let Some(c) = &r.completions {
+        write_completions(out, c)?;
+    }
+    if !r.bench_runs.is_empty() {
+        write_runs(out, &r.bench_runs)?;
+    }
+    for f in &r.files {
+        if let Some(first) = f.malformed_samples.first() {
+            let nums: Vec<String> = f
+                .malformed_samples
+                .iter()
+                .map(|s| s.line.to_string())
+                .collect();
+            writeln!(
+                out,
+                "{}: {} malformed line(s) (lines {}); line {}: {}",
+                f.source,
+                group(f.lines.malformed),
+                nums.join(", "),
+                first.line,
+                first.reason
+            )?;
+        }
+    }
+    for sk in &r.skipped {
+        writeln!(out, "{}: skipped: {}", sk.source, sk.reason)?;
+    }
+    Ok(())
+}
+
+fn table(header: Vec<&str>) -> Table {
+    let mut t = Table::new();
+    t.load_preset(UTF8_FULL_CONDENSED);
+    t.set_header(header);
+    t
+}
+
+fn right_align(t: &mut Table, from: usize, to: usize) {
+    for c in from..to {
+        if let Some(col) = t.column_mut(c) {
+            col.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+}
+
+fn write_instances(out: &mut dyn Write, r: &Report) -> io::Result<()> {
+    writeln!(out, "Server logs: {} instance(s)", r.instances.len())?;
+    let mut t = table(vec![
+        "instance",
+        "engine",
+        "span",
+        "lines",
+        "tokens",
+        "steady tok/s",
+        "vs median",
+        "running",
+        "waiting",
+        "kv max",
+        "retracted",
+        "preempted",
+    ]);
+    for i in &r.instances {
+        t.add_row(vec![
+            Cell::new(&i.instance),
+            Cell::new(i.engine.unwrap_or("?")),
+            Cell::new(i.span_s.map_or("–".into(), duration)),
+            Cell::new(group(i.stat_lines)),
+            Cell::new(i.gen_tokens.map_or("–".into(), |v| group(v as u64))),
+            Cell::new(i.gen_tps.map_or("–".into(), |v| format!("{v:.1}"))),
+            Cell::new(i.vs_median.map_or("–".into(), |v| {
+                let flag = if i.imbalanced == Some(true) {
+                    " ⚠"
+                } else {
+                    ""
+                };
+                format!("{:+.1}%{flag}", v * 100.0)
+            })),
+            Cell::new(opt(i.running_mean, 1)),
+            Cell::new(opt(i.waiting_mean, 1)),
+            Cell::new(opt(i.kv_usage_max, 2)),
+            Cell::new(group(i.retracted_requests)),
+            Cell::new(group(i.preemptions)),
+        ]);
+    }
+    right_align(&mut t, 2, 12);
+    writeln!(out, "{t}")?;
+    writeln!(
+        out,
+        "  lines: stats lines · tokens: generated, estimated from the logged rates · running, waiting: means · retracted: requests\n"
+    )?;
+    Ok(())
+}
+
+fn ts(ms: i64) -> String {
+    Ts(ms).to_string()
+}
+
+/// A column chart of `v` (NaN = no data), `height` rows, with the steady window underlined.
+pub fn chart(out: &mut dyn Write, v: &[f64], steady: &[bool], height: usize) -> io::Result<()> {
+    const BLOCKS: [char; 9] = [' ', '▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
+    let max = v
+        .iter()
+        .copied()
+        .filter(|x| x.is_finite())
+        .fold(0.0, f64::max);
+    if max <= 0.0 {
+        return Ok(());
+    }
+    let label_w = format!("{max:.0}").len();
+    for row in (0..height).rev() {
+        let label = if row == height - 1 {
+            format!("{max:.0}")
+        } else if row == 0 {
+            "0".to_string()
+        } else {
+            String::new()
+        };
+        let mut line = format!("  {label:>label_w$} │");
+        for x in v {
+            let eighths = if x.is_finite() {
+                (x / max * (height * 8) as f64).round() as usize
+            } else {
+                0
+            };
+            let here = eighths.saturating_sub(row * 8).min(8);
+            line.push(BLOCKS[here]);
+        }
+        writeln!(out, "{}", line.trim_end())?;
+    }
+    let mut axis = format!("  {:>label_w$} └", "");
+    for &st in steady {
+        axis.push(if st { '━' } else { '─' });
+    }
+    writeln!(out, "{axis}")
+}
+
+/// Throughput, the chart, segments, the curve and the hints.
+fn write_server(out: &mut dyn Write, r: &Report) -> io::Result<()> {
+    let total: Vec<_> = r.total_timeline().collect();
+    if total.is_empty() {
+        return Ok(());
+    }
+    let s = &r.steady;
+    let b = (r.timeline_bucket_s * 1000.0).round() as i64;
+    writeln!(
+        out,
+        "Throughput: {} tokens generated (estimated from the logged rates) · steady {} tok/s · peak {} tok/s (best {})",
+        group(s.gen_tokens as u64),
+        s.gen_tps.map_or("–".into(), |v| format!("{v:.0}")),
+        s.peak_gen_tps.map_or("–".into(), |v| format!("{v:.0}")),
+        duration(s.peak_window_s)
+    )?;
+    if let Some(mean) = s.mean_gen_tps {
+        writeln!(
+            out,
+            "  whole-run mean {:.0} tok/s · ramp-up {} · drain {}",
+            mean,
+            s.ramp_up_s.map_or("–".into(), duration),
+            s.drain_s.map_or("–".into(), duration)
+        )?;
+    }
+    let rates: Vec<f64> = total
+        .iter()
+        .map(|row| row.gen_tps.unwrap_or(f64::NAN))
+        .collect();
+    let steady: Vec<bool> = total.iter().map(|row| row.steady).collect();
+    let width = 100usize;
+    let (rates, steady, per) = if rates.len() > width {
+        let per = rates.len().div_ceil(width);
+        let r: Vec<f64> = rates
+            .chunks(per)
+            .map(crate::analysis::steady::mean)
+            .collect();
+        let st: Vec<bool> = steady.chunks(per).map(|c| c.iter().any(|x| *x)).collect();
+        (r, st, per)
+    } else {
+        (rates, steady, 1)
+    };
+    let origin = total[0].ts.0;
+    writeln!(
+        out,
+        "\nGenerated tok/s over time ({} per column, {} → {}; ━ marks steady state)",
+        duration((b * per as i64) as f64 / 1000.0),
+        ts(origin),
+        ts(origin + b * total.len() as i64)
+    )?;
+    chart(out, &rates, &steady, 8)?;
+    writeln!(out)?;
+
+    if r.segments.len() > 1 {
+        write_segments(out, &r.segments)?;
+    }
+    if !r.curve.is_empty() {
+        write_curve(out, r)?;
+    }
+    write_hints(out, &r.hints)
+}
+
+fn write_segments(out: &mut dyn Write, segments: &[SegmentReport]) -> io::Result<()> {
+    writeln!(out, "Segments: {}", segments.len())?;
+    for g in segments {
+        let vs = g.vs_previous.map_or(String::new(), |v| {
+            format!(" ({:+.0}% vs before)", v * 100.0)
+        });
+        writeln!(
+            out,
+            "  {}. {} → {} ({}, {}) · {} instance(s) · steady {} tok/s{vs} · {} tokens",
+            g.index + 1,
+            g.start,
+            g.end,
+            duration(g.duration_s),
+            g.reason,
+            g.instances,
+            g.gen_tps.map_or("–".into(), |v| format!("{v:.0}")),
+            group(g.gen_tokens as u64)
+        )?;
+        for c in &g.changes {
+            writeln!(
+                out,
+                "       changed: {} {} → {} ({} instance(s))",
+                c.key, c.before, c.after, c.instances
+            )?;
+        }
+    }
+    writeln!(out)
+}
+
+fn write_curve(out: &mut dyn Write, r: &Report) -> io::Result<()> {
+    writeln!(
+        out,
+        "Concurrency vs throughput (per instance, from every stats line)"
+    )?;
+    let max = r
+        .curve
+        .iter()
+        .map(|c| c.tps_median)
+        .fold(0.0, f64::max)
+        .max(1e-9);
+    for c in &r.curve {
+        let bar = "█".repeat((c.tps_median / max * 40.0).round() as usize);
+        let knee = r
+            .knee
+            .filter(|k| {
+                k.running >= f64::from(c.running_lo) && k.running < f64::from(c.running_hi) + 1.0
+            })
+            .map_or("", |_| "  ◀ knee");
+        let range = if c.running_lo == c.running_hi {
+            format!("{}", c.running_lo)
+        } else {
+            format!("{}–{}", c.running_lo, c.running_hi)
+        };
+        writeln!(
+            out,
+            "  {range:>9} running {bar:<40} {:>8.0} tok/s (p10 {:.0}, p90 {:.0}) · {:>6.1} per req · {:>5.1}% of time{knee}",
+            c.tps_median,
+            c.tps_p10,
+            c.tps_p90,
+            c.tps_per_req,
+            c.time_share * 100.0
+        )?;
+    }
+    match r.knee {
+        Some(k) => writeln!(
+            out,
+            "  Knee at about {:.0} running ({:.0} tok/s): beyond it one more request adds under 10% of a request's rate ({:.0} tok/s at {:.0}).",
+            k.running, k.tps_median, k.tps_at_max, k.running_max
+        )?,
+        None => writeln!(out, "  No knee in the observed range: throughput still grows with concurrency (or too few levels were seen).")?,
+    }
+    writeln!(out)
+}
+
+/// The hints, most severe first.
+pub fn write_hints(out: &mut dyn Write, hints: &[Hint]) -> io::Result<()> {
+    if !hints.is_empty() {
+        writeln!(out, "Hints")?;
+        for h in hints {
+            writeln!(
+                out,
+                "  [{}] {}: {}",
+                h.severity.as_str(),
+                h.id,
+                h.evidence.text
+            )?;
+            if let (Some(a), Some(b)) = (h.evidence.from, h.evidence.to) {
+                writeln!(out, "      during {a} → {b}")?;
+            }
+            writeln!(out, "      → {}", h.action)?;
+        }
+        writeln!(out)?;
+    }
+    Ok(())
+}
+
+/// The Prometheus section.
+fn write_metrics(out: &mut dyn Write, m: &Metrics) -> io::Result<()> {
+    writeln!(
+        out,
+        "Prometheus: {} scrape(s), {} samples{}{}",
+        m.scrapes,
+        group(m.samples as u64),
+        m.engine.map_or(String::new(), |e| format!(" · {e}")),
+        match (m.from, m.to, m.span_s) {
+            (Some(a), Some(b), Some(s)) => format!(" · {a} → {b} ({})", duration(s)),
+            _ => " · no time span (one scrape, or scrapes without times: give --interval)".into(),
+        }
+    )?;
+    if m.span_s.is_some() {
+        writeln!(
+            out,
+            "  generated {} tok/s · prompt {} tok/s · {} requests/s (counter increases over the window)",
+            opt(m.gen_tps, 1),
+            opt(m.prompt_tps, 1),
+            opt(m.requests_per_s, 2)
+        )?;
+    }
+    writeln!(
+        out,
+        "  counters at the last scrape: {} generated tokens · {} prompt tokens",
+        opt(m.generation_tokens, 0),
+        opt(m.prompt_tokens, 0)
+    )?;
+    if !m.finished.is_empty() {
+        let done: f64 = m.finished.values().sum();
+        let parts: Vec<String> = m
+            .finished
+            .iter()
+            .map(|(k, v)| format!("{k} {v:.0}"))
+            .collect();
+        writeln!(
+            out,
+            "  finished requests{}: {} · cap-hit rate {}",
+            if m.span_s.is_some() {
+                " in the window"
+            } else {
+                " since start"
+            },
+            parts.join(" · "),
+            m.cap_hit_rate
+                .map_or("–".into(), |r| format!("{:.1}% of {done:.0}", r * 100.0))
+        )?;
+    }
+    for (name, s) in [
+        ("running", &m.running),
+        ("waiting", &m.waiting),
+        ("kv usage", &m.kv_usage),
+    ] {
+        if let Some(s) = s {
+            writeln!(
+                out,
+                "  {name}: mean {:.2} · max {:.2} over {} scrape(s)",
+                s.mean, s.max, s.count
+            )?;
+        }
+    }
+    for (name, q) in &m.latency {
+        writeln!(
+            out,
+            "  {name}: p50 {} · p90 {} · p99 {} · mean {} ({:.0} observations, from histogram buckets)",
+            opt(q.p50, 3),
+            opt(q.p90, 3),
+            opt(q.p99, 3),
+            opt(q.mean, 3),
+            q.count
+        )?;
+    }
+    writeln!(out)
+}
+
+fn pct(x: f64) -> String {
+    format!("{:.1}%", x * 100.0)
+}
+
+/// A distribution as a table row: name, n, p50 p90 p95 p99 max with `d` decimals, mean.
+fn summary_row(name: &str, s: &Option<Summary>, d: usize) -> Option<Vec<Cell>> {
+    let s = s.as_ref()?;
+    let mut row = vec![Cell::new(name), Cell::new(group(s.count))];
+    row.extend([s.p50, s.p90, s.p95, s.p99, s.max].map(|v| Cell::new(format!("{v:.d$}"))));
+    row.push(Cell::new(format!("{:.1}", s.mean)));
+    Some(row)
+}
+
+fn write_completions(out: &mut dyn Write, r: &CompletionsReport) -> io::Result<()> {
+    let c = &r.figures;
+    writeln!(out, "Completions: {}", group(c.count))?;
+    let mut t = table(vec![
+        "tokens", "n", "p50", "p90", "p95", "p99", "max", "mean",
+    ]);
+    for (name, s) in [
+        ("output", &c.output_tokens),
+        ("input", &c.input_tokens),
+        ("reasoning", &c.reasoning_tokens),
+    ] {
+        if let Some(row) = summary_row(name, s, 0) {
+            t.add_row(row);
+        }
+    }
+    for (reason, b) in &c.by_finish {
+        if let Some(row) = summary_row(&format!("output · {reason}"), &b.output_tokens, 0) {
+            t.add_row(row);
+        }
+    }
+    if !c.token_counts_available {
+        if let Some(row) = summary_row("output chars", &c.output_chars, 0) {
+            t.add_row(row);
+        }
+        writeln!(
+            out,
+            "Token counts are unavailable in these records: output characters are shown instead."
+        )?;
+    }
+    right_align(&mut t, 1, 8);
+    writeln!(out, "{t}")?;
+    let reasons: Vec<String> = c
+        .by_finish
+        .iter()
+        .map(|(k, b)| format!("{k} {} ({})", group(b.count), pct(b.share)))
+        .collect();
+    writeln!(out, "Finish reasons: {}", reasons.join(" · "))?;
+    match c.cap.value {
+        Some(cap) => {
+            writeln!(
+                out,
+                "Cap: {} tokens ({}) · hit by {} of {} ({}) · {} output tokens spent on capped outputs{}",
+                group(cap),
+                c.cap.source,
+                group(c.cap.hits),
+                group(c.count),
+                pct(c.cap.hit_rate),
+                group(c.cap.tokens_on_capped),
+                c.cap.tokens_on_capped_share.map_or(String::new(), |s| format!(" ({} of all)", pct(s)))
+            )?;
+            if c.cap.censored {
+                writeln!(out, "Warning: p90 or p99 reaches the cap: the true tail is longer than shown (censored at {}).", group(cap))?;
+            }
+        }
+        None => writeln!(
+            out,
+            "Cap: none found (no `length` finishes; pass --cap N to set it)"
+        )?,
+    }
+    writeln!(
+        out,
+        "Failures: {} · aborts: {}",
+        pct(c.failure_rate),
+        pct(c.abort_rate)
+    )?;
+    if let Some(d) = &c.drift {
+        let f = |v: Option<f64>| v.map_or("–".to_string(), |x| format!("{x:.0}"));
+        let p = |v: Option<f64>| v.map_or("–".to_string(), pct);
+        writeln!(
+            out,
+            "Drift (first → last tenth of the job): mean output {} → {} tokens · cap-hit {} → {}",
+            f(d.first_mean_output_tokens),
+            f(d.last_mean_output_tokens),
+            p(d.first_cap_hit_rate),
+            p(d.last_cap_hit_rate)
+        )?;
+    }
+    if !c.histogram.is_empty() {
+        writeln!(out, "\nOutput tokens")?;
+        let most = c
+            .histogram
+            .iter()
+            .map(|b| b.count)
+            .max()
+            .unwrap_or(1)
+            .max(1);
+        let w = c
+            .histogram
+            .iter()
+            .map(|b| format!("{:.0}–{:.0}", b.from, b.to).len())
+            .max()
+            .unwrap_or(0);
+        for b in &c.histogram {
+            let bar = "█".repeat(((b.count as f64 / most as f64) * 40.0).round() as usize);
+            writeln!(
+                out,
+                "  {:>w$} {bar} {}",
+                format!("{:.0}–{:.0}", b.from, b.to),
+                group(b.count)
+            )?;
+        }
+    }
+    writeln!(out)?;
+    Ok(())
+}
+
+fn write_runs(out: &mut dyn Write, runs: &[RunReport]) -> io::Result<()> {
+    writeln!(out, "Benchmark runs: {}", runs.len())?;
+    for run in runs {
+        writeln!(
+            out,
+            "{} · {} requests ({} failed) · {} · {} req/s · {} output tok/s",
+            run.name,
+            run.completed
+                .map(|c| group(c as u64))
+                .or((run.requests > 0).then(|| group(run.requests as u64)))
+                .unwrap_or_else(|| "–".into()),
+            run.errors,
+            run.duration_s.map_or("–".into(), duration),
+            opt(run.request_throughput, 2),
+            opt(run.output_throughput, 1)
+        )?;
+        let rows = [
+            ("TTFT", &run.ttft_ms),
+            ("TPOT", &run.tpot_ms),
+            ("ITL", &run.itl_ms),
+            ("E2E", &run.e2e_ms),
+        ];
+        if rows.iter().any(|(_, s)| s.is_some()) {
+            let mut t = table(vec!["ms", "n", "p50", "p90", "p95", "p99", "max", "mean"]);
+            for (name, s) in rows {
+                if let Some(row) = summary_row(name, s, 1) {
+                    t.add_row(row);
+                }
+            }
+            right_align(&mut t, 1, 8);
+            writeln!(out, "{t}")?;
+        } else {
+            writeln!(
+                out,
+                "  no per-request lists in this file; its medians: TTFT {} ms · TPOT {} ms · ITL {} ms · E2E {} ms",
+                opt(run.median_ttft_ms, 1),
+                opt(run.median_tpot_ms, 1),
+                opt(run.median_itl_ms, 1),
+                opt(run.median_e2e_ms, 1)
+            )?;
+        }
+        if let (Some(g), Some(share)) = (run.goodput, run.goodput_share) {
+            writeln!(
+                out,
+                "  goodput: {g:.3} req/s ({} of requests meet every objective)",
+                pct(share)
+            )?;
+        }
+    }
+    writeln!(out)?;
+    Ok(())
+}

@@ -1,0 +1,295 @@
+//! [`build`]: from inputs and options to a [`Report`], the one place figures are assembled.
+
+use super::*;
+use crate::analysis::bench::{self, Slo};
+use crate::analysis::completions;
+use crate::analysis::hints;
+use crate::analysis::metrics;
+use crate::analysis::server::{self, Segment, Server};
+use crate::analysis::steady::PEAK_WINDOW_MS;
+use crate::analysis::{finite, timeline::Bucket};
+use crate::ingest::inputs::{expand, Dates, Skipped};
+use crate::ingest::instance::Instance;
+use crate::ingest::scan::Tally;
+use crate::ingest::{self, Ingested};
+use anyhow::Result;
+use tokstat_parsers::completion::Paths;
+use tokstat_parsers::detect::Kind;
+
+/// What to read and how to analyse it: the report's options, independent of any command
+/// line.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// Files, folders (recursed), globs, or `-` for stdin.
+    pub inputs: Vec<String>,
+    /// Year for stamps without one (vLLM); default: each file's modification year.
+    pub year: Option<i32>,
+    /// Date for time-only stamps (`YYYY-MM-DD`); default: each file's modification date.
+    pub date: Option<String>,
+    /// The output token cap; default: stated by the records, or inferred.
+    pub cap: Option<u64>,
+    /// JSON pointers to the token count and finish reason in records of another shape.
+    pub tokens_path: Option<String>,
+    pub finish_path: Option<String>,
+    /// Objectives for benchmark goodput.
+    pub slo: Option<Slo>,
+    /// Timeline bucket, ms; default: a round length giving at most 120 buckets.
+    pub bucket_ms: Option<i64>,
+    /// Seconds between Prometheus scrapes that carry no time.
+    pub interval_s: Option<f64>,
+}
+
+/// Reads the inputs and runs every analysis. Fails only on options that cannot be used or
+/// inputs that match nothing; an unreadable input is listed in [`Report::skipped`].
+pub fn build(opts: &Options) -> Result<Report> {
+    let inputs = expand(&opts.inputs)?;
+    let read = ingest::Options {
+        dates: Dates::new(opts.year, opts.date.as_deref())?,
+        paths: Paths {
+            tokens: opts.tokens_path.as_deref().map(Paths::pointer),
+            finish: opts.finish_path.as_deref().map(Paths::pointer),
+        },
+    };
+    let mut r = ingest::read(&inputs, &read);
+    let completions =
+        (!r.completions.is_empty()).then(|| completions::analyze(&r.completions, opts.cap));
+    let server = server::analyze(&mut r.logs.instances, opts.bucket_ms)?;
+    r.scrapes.order(opts.interval_s);
+    let metrics = metrics::analyze(&r.scrapes);
+    let hints = hints::hints(&hints::Inputs {
+        server: &server,
+        instances: &r.logs.instances,
+        completions: completions.as_ref(),
+        rows: &r.completions,
+        metrics: metrics.as_ref(),
+    });
+    let slo = opts.slo.unwrap_or_default();
+    let bench_runs = r.runs.iter().map(|run| bench::analyze(run, &slo)).collect();
+    Ok(assemble(
+        &r,
+        &server,
+        completions,
+        hints,
+        metrics,
+        bench_runs,
+    ))
+}
+
+impl LineCounts {
+    fn of(t: &Tally) -> LineCounts {
+        LineCounts {
+            total: t.total,
+            parsed: t.parsed,
+            other: t.other,
+            malformed: t.malformed,
+        }
+    }
+}
+
+impl FileReport {
+    /// A file's report from its tally.
+    pub fn new(source: &str, kind: Kind, t: &Tally) -> FileReport {
+        FileReport {
+            source: source.to_string(),
+            kind: kind.as_str(),
+            lines: LineCounts::of(t),
+            malformed_samples: t
+                .samples
+                .iter()
+                .map(|&(line, reason)| MalformedLine { line, reason })
+                .collect(),
+        }
+    }
+}
+
+impl From<&Skipped> for SkippedInput {
+    fn from(s: &Skipped) -> SkippedInput {
+        SkippedInput {
+            source: s.source.clone(),
+            reason: s.why.clone(),
+            failed: s.failed,
+        }
+    }
+}
+
+fn assemble(
+    r: &Ingested,
+    server: &Server,
+    completions: Option<Completions>,
+    hints: Vec<Hint>,
+    metrics: Option<Metrics>,
+    bench_runs: Vec<RunReport>,
+) -> Report {
+    let mut lines = Tally::default();
+    for f in &r.files {
+        lines.merge(&f.tally);
+    }
+    Report {
+        schema_version: SCHEMA_VERSION,
+        lines: LineCounts::of(&lines),
+        files: r
+            .files
+            .iter()
+            .map(|f| FileReport::new(&f.file.source, f.kind, &f.tally))
+            .collect(),
+        skipped: r.skipped.iter().map(SkippedInput::from).collect(),
+        instances: r
+            .logs
+            .instances
+            .iter()
+            .map(|(name, i)| instance(name, i, server))
+            .collect(),
+        bench_runs,
+        unknown_records: r.unknown_records,
+        completions: completions.map(|figures| CompletionsReport {
+            figures,
+            dropped_choices: r.dropped_choices,
+        }),
+        timeline_bucket_s: server.timeline.bucket_ms as f64 / 1000.0,
+        timeline: timeline(server),
+        curve: server.curve.clone(),
+        knee: server.knee,
+        steady: steady(server),
+        segments: segments(server),
+        hints,
+        metrics,
+    }
+}
+
+fn instance(name: &str, i: &Instance, s: &Server) -> InstanceReport {
+    let row = s.instances.iter().find(|r| r.name == name);
+    InstanceReport {
+        instance: name.to_string(),
+        engine: i.engine,
+        first_ts: i.first,
+        last_ts: i.last,
+        span_s: i.span_s().and_then(finite),
+        stat_lines: i.stat_lines,
+        prefill_lines: i.prefill_lines,
+        gen_tps: row.and_then(|r| finite(r.gen_tps)),
+        vs_median: row.and_then(|r| finite(r.vs_median)),
+        imbalanced: row.map(|r| r.imbalanced),
+        gen_tokens: row.and_then(|r| finite(r.gen_tokens.round())),
+        gen_tps_mean: i.gen_tps.mean().and_then(finite),
+        gen_tps_max: i.gen_tps.max().and_then(finite),
+        prompt_tps_mean: i.prompt_tps.mean().and_then(finite),
+        running_mean: i.running.mean().and_then(finite),
+        running_max: i.running.max().and_then(finite),
+        waiting_mean: i.waiting.mean().and_then(finite),
+        kv_usage_mean: i.kv_usage.mean().and_then(finite),
+        kv_usage_max: i.kv_usage.max().and_then(finite),
+        accept_len_mean: i.accept_len.mean().and_then(finite),
+        prefill_tokens: i.prefill_tokens,
+        retractions: i.retraction_events,
+        retracted_requests: i.retracted,
+        preemptions: i.preemptions,
+        errors: i.errors,
+    }
+}
+
+fn timeline_row(instance: Option<&str>, b: &Bucket, steady: bool) -> TimelineRow {
+    TimelineRow {
+        ts: Ts(b.ts),
+        instance: instance.map(str::to_string),
+        gen_tps: finite(b.gen_tps),
+        prompt_tps: finite(b.prompt_tps),
+        running: finite(b.running),
+        waiting: finite(b.waiting),
+        kv_usage: finite(b.kv_usage),
+        accept_len: finite(b.accept_len),
+        events: finite(b.events),
+        steady,
+    }
+}
+
+fn timeline(s: &Server) -> Vec<TimelineRow> {
+    let tl = &s.timeline;
+    let steady: Vec<bool> = (0..tl.total.len()).map(|k| s.in_steady(k)).collect();
+    let mut rows: Vec<TimelineRow> = tl
+        .total
+        .iter()
+        .zip(&steady)
+        .map(|(b, &st)| timeline_row(None, b, st))
+        .collect();
+    if tl.instances.len() > 1 {
+        for (name, v) in &tl.instances {
+            rows.extend(
+                v.iter()
+                    .zip(&steady)
+                    .map(|(b, &st)| timeline_row(Some(name), b, st)),
+            );
+        }
+    }
+    rows
+}
+
+/// A segment's steady window in time.
+fn window(g: &Segment, s: &Server) -> Option<Window> {
+    let st = g.steady?;
+    let t0 = s.timeline.total[g.buckets.0 + st.start].ts;
+    let t1 = s.timeline.total[g.buckets.0 + st.end - 1].ts + s.timeline.bucket_ms;
+    Some(Window {
+        from: Ts(t0),
+        to: Ts(t1),
+    })
+}
+
+/// Ramp-up (segment start to steady) and drain (steady to segment end), seconds.
+fn ramp_drain(g: &Segment, s: &Server) -> (Option<f64>, Option<f64>) {
+    match window(g, s) {
+        Some(w) => (
+            Some((w.from.0 - g.start).max(0) as f64 / 1000.0),
+            Some((g.end - w.to.0).max(0) as f64 / 1000.0),
+        ),
+        None => (None, None),
+    }
+}
+
+fn steady(s: &Server) -> SteadyReport {
+    let secs: f64 = s
+        .segments
+        .iter()
+        .map(|g| (g.end - g.start) as f64 / 1000.0)
+        .sum();
+    SteadyReport {
+        gen_tps: s.steady_tps.and_then(finite),
+        peak_gen_tps: s.peak_tps.and_then(finite),
+        peak_window_s: (PEAK_WINDOW_MS.max(s.timeline.bucket_ms)) as f64 / 1000.0,
+        mean_gen_tps: (secs > 0.0).then(|| s.gen_tokens / secs).and_then(finite),
+        gen_tokens: s.gen_tokens.round(),
+        ramp_up_s: s.segments.first().and_then(|g| ramp_drain(g, s).0),
+        drain_s: s.segments.last().and_then(|g| ramp_drain(g, s).1),
+        windows: s.segments.iter().filter_map(|g| window(g, s)).collect(),
+    }
+}
+
+fn segments(s: &Server) -> Vec<SegmentReport> {
+    let mut prev: Option<&Segment> = None;
+    let mut out = Vec::new();
+    for g in &s.segments {
+        let (ramp_up_s, drain_s) = ramp_drain(g, s);
+        out.push(SegmentReport {
+            index: g.index,
+            reason: g.reason.as_str(),
+            start: Ts(g.start),
+            end: Ts(g.end),
+            duration_s: (g.end - g.start) as f64 / 1000.0,
+            instances: g.instances,
+            gen_tokens: g.gen_tokens.round(),
+            gen_tps: g.steady_tps().and_then(finite),
+            gen_tps_mean: finite(g.gen_tps_mean),
+            peak_gen_tps: g.peak_tps.and_then(finite),
+            steady: window(g, s),
+            ramp_up_s,
+            drain_s,
+            vs_previous: match (prev.and_then(Segment::steady_tps), g.steady_tps()) {
+                (Some(a), Some(b)) if a > 0.0 => finite(b / a - 1.0),
+                _ => None,
+            },
+            changes: g.changes.clone(),
+            settings: g.settings.clone(),
+        });
+        prev = Some(g);
+    }
+    out
+}
