@@ -11,8 +11,8 @@
 //! past it, more concurrency buys (almost) no throughput. Bins need [`MIN_LINES`] lines to
 //! take part, so a few stray lines do not make a knee.
 
+use crate::analysis::intervals::{Interval, Intervals};
 use crate::analysis::quantile::quantiles;
-use crate::analysis::timeline::{Interval, Intervals};
 use rayon::prelude::*;
 
 /// One more request must add at least this share of the per-request rate.

@@ -4,6 +4,7 @@ pub mod bench;
 pub mod completions;
 pub mod curve;
 pub mod hints;
+pub mod intervals;
 pub mod metrics;
 pub mod quantile;
 pub mod segments;

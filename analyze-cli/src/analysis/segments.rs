@@ -7,7 +7,7 @@
 //! together, one GPU a little later than the next). Each segment lists the settings that
 //! changed at its start, compared with the segment before.
 
-use crate::analysis::timeline::typical_gap_and_longer;
+use crate::analysis::intervals::typical_gap_and_longer;
 use crate::ingest::series::Series;
 use std::collections::BTreeMap;
 use tokstat_parsers::record::EventKind;

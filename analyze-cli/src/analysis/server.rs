@@ -2,9 +2,10 @@
 //! concurrency curve and per-instance throughput, from every instance's [`Series`].
 
 use crate::analysis::curve::{self, Bin, Knee};
+use crate::analysis::intervals::{self, Intervals, StatLines};
 use crate::analysis::segments::{self, Change, Reason};
 use crate::analysis::steady::{self, Steady};
-use crate::analysis::timeline::{self, Intervals, Timeline};
+use crate::analysis::timeline::{self, Timeline};
 use crate::ingest::instance::Instance;
 use crate::ingest::series::Series;
 use anyhow::Result;
@@ -100,9 +101,9 @@ pub fn analyze(
         .par_iter()
         .map(|(_, s)| {
             // an instance's cuts and its stats lines are found side by side
-            let (cuts, lines) = rayon::join(|| segments::cuts(s), || timeline::StatLines::of(s));
+            let (cuts, lines) = rayon::join(|| segments::cuts(s), || StatLines::of(s));
             let restarts: Vec<i64> = cuts.iter().map(|x| x.0).collect();
-            let iv = timeline::intervals_of(s, lines, &restarts);
+            let iv = intervals::intervals_of(s, lines, &restarts);
             (cuts, iv)
         })
         .unzip();
