@@ -175,18 +175,19 @@ pub fn expand(args: &[String]) -> Result<Vec<Input>, SourceError> {
     Ok(out)
 }
 
+/// The files under `dir`, depth first in name order, hidden ones (`.name`) left out. Links
+/// are followed; a link back to a folder above it is an error naming both, not a walk forty
+/// levels deep.
 fn walk(dir: &Path, out: &mut Vec<Input>) -> io::Result<()> {
-    let mut entries: Vec<_> = std::fs::read_dir(dir)?.collect::<Result<_, _>>()?;
-    entries.sort_by_key(|e| e.file_name());
+    let entries = walkdir::WalkDir::new(dir)
+        .follow_links(true)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_entry(|e| e.depth() == 0 || !e.file_name().to_string_lossy().starts_with('.'));
     for e in entries {
-        if e.file_name().to_string_lossy().starts_with('.') {
-            continue;
-        }
-        let p = e.path();
-        if p.is_dir() {
-            walk(&p, out)?;
-        } else {
-            out.push(Input::Path(p));
+        let e = e?;
+        if !e.file_type().is_dir() {
+            out.push(Input::Path(e.into_path()));
         }
     }
     Ok(())
@@ -540,6 +541,38 @@ impl Iterator for StreamChunks {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Folders are walked in name order, hidden names left out, links followed; a link back
+    /// to a folder above it is reported once, naming the loop (it used to recurse until the
+    /// path was too long).
+    #[cfg(unix)]
+    #[test]
+    fn folders_walk_in_order_and_loops_are_errors() {
+        let tmp = std::env::temp_dir().join(format!("tokstat-walk-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&tmp);
+        std::fs::create_dir_all(tmp.join("b/inner")).unwrap();
+        std::fs::create_dir_all(tmp.join(".hidden")).unwrap();
+        for f in [
+            "a.log",
+            "b/inner/c.log",
+            "b/z.log",
+            ".hidden/x.log",
+            ".dot.log",
+        ] {
+            std::fs::write(tmp.join(f), "x\n").unwrap();
+        }
+        let root = tmp.display().to_string();
+        let got: Vec<String> = expand(std::slice::from_ref(&root))
+            .unwrap()
+            .iter()
+            .map(|i| i.display()[root.len() + 1..].to_string())
+            .collect();
+        assert_eq!(got, ["a.log", "b/inner/c.log", "b/z.log"]);
+        std::os::unix::fs::symlink(&tmp, tmp.join("b/inner/up")).unwrap();
+        let err = expand(std::slice::from_ref(&root)).unwrap_err().to_string();
+        assert!(err.contains("loop") && err.contains("up"), "{err}");
+        std::fs::remove_dir_all(&tmp).unwrap();
+    }
 
     #[test]
     fn chunks_end_on_newlines() {

@@ -1,16 +1,10 @@
 //! Number formatting for people: thousands separators, fixed decimals, durations.
 
+use num_format::{Locale, ToFormattedString};
+
 /// `1234567` → `1,234,567`.
 pub fn group(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::with_capacity(s.len() + s.len() / 3);
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
+    n.to_formatted_string(&Locale::en)
 }
 
 /// A float with `d` decimals, or `–` when absent.
