@@ -2,7 +2,7 @@
 //! them: one compact [`Point`] per stamped stats line, one [`Prefill`] per stamp of prefill
 //! batches, plus its events and start-up settings.
 //!
-//! Collected per chunk on all cores (like [`crate::summary`]) and appended in file order.
+//! Collected per chunk on all cores (like [`crate::ingest::instance`]) and appended in file order.
 //! A point is 32 bytes and a prefill 16, so a 1 GB SGLang log's 1.8 million decode lines
 //! and 2 million prefill stamps cost about 90 MB; the values an analysis never reads
 //! (`extra`, cached tokens, …) are not kept here — they stay in the parsed records that
