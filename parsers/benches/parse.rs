@@ -82,7 +82,13 @@ fn scan_log(c: &mut Criterion) {
 }
 
 criterion_group!(benches, lines, scan_log);
-criterion_main!(json_benches, benches, floor_benches, piece_benches);
+criterion_main!(
+    calendar_benches,
+    json_benches,
+    benches,
+    floor_benches,
+    piece_benches
+);
 
 /// Floors: how fast the line loop goes with less work per line (for judging the budget).
 fn floors(c: &mut Criterion) {
@@ -204,3 +210,41 @@ fn json(c: &mut Criterion) {
 }
 
 criterion_group!(json_benches, json);
+
+/// Day numbers of dates and dates of day numbers (jiff), as every stamp read or written
+/// needs them.
+fn calendar(c: &mut Criterion) {
+    use tokstat_parsers::stamp::{civil_from_days, days_from_civil};
+    let dates: Vec<(i32, u8, u8)> = (0..1024)
+        .map(|k| (2020 + k % 8, (k % 12 + 1) as u8, (k % 28 + 1) as u8))
+        .collect();
+    let mut g = c.benchmark_group("calendar");
+    g.throughput(Throughput::Elements(dates.len() as u64));
+    g.bench_function("days_from_civil", |b| {
+        b.iter(|| {
+            black_box(&dates)
+                .iter()
+                .filter_map(|&(y, m, d)| days_from_civil(y, m, d))
+                .map(i64::from)
+                .sum::<i64>()
+        })
+    });
+    let days: Vec<i32> = dates
+        .iter()
+        .filter_map(|&(y, m, d)| days_from_civil(y, m, d))
+        .collect();
+    g.bench_function("civil_from_days", |b| {
+        b.iter(|| {
+            black_box(&days)
+                .iter()
+                .map(|&z| {
+                    let (y, m, d) = civil_from_days(z);
+                    i64::from(y) + i64::from(m) + i64::from(d)
+                })
+                .sum::<i64>()
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(calendar_benches, calendar);

@@ -7,7 +7,7 @@
 //! removes all of it and returns the stamp, the rank tags and the message, borrowing the line
 //! whenever no byte had to change.
 
-use crate::stamp::{days_from_civil, valid_date, Stamp};
+use crate::stamp::{days_from_civil, Stamp};
 use memchr::memchr2_iter;
 use nom::bytes::complete::{tag, take_while1};
 use nom::character::complete::char;
@@ -277,10 +277,7 @@ fn date(i: &str) -> Res<'_, i32> {
         fixed_digits(&b[5..], 2).ok_or_else(err)?,
         fixed_digits(&b[8..], 2).ok_or_else(err)?,
     );
-    if !valid_date(y as i32, m as u8, d as u8) {
-        return Err(err());
-    }
-    let days = days_from_civil(y as i32, m as u8, d as u8);
+    let days = days_from_civil(y as i32, m as u8, d as u8).ok_or_else(err)?;
     LAST_DATE.with(|c| c.set(Some((key, days))));
     Ok((&i[10..], days))
 }
@@ -813,7 +810,7 @@ mod tests {
         assert_eq!(
             p.stamp,
             Stamp::Full {
-                days: days_from_civil(2026, 5, 9),
+                days: days_from_civil(2026, 5, 9).unwrap(),
                 ms: 80_962_104
             }
         );
@@ -835,7 +832,7 @@ mod tests {
             (p.stamp, p.ranks.tp, m),
             (
                 Stamp::Full {
-                    days: days_from_civil(2025, 3, 11),
+                    days: days_from_civil(2025, 3, 11).unwrap(),
                     ms: 6_267_000
                 },
                 Some(0),

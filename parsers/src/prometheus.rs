@@ -9,7 +9,7 @@
 //! tokstat's users put between successive scrapes appended to one file, marks where a new
 //! scrape starts and when it was taken.
 
-use crate::stamp::{days_from_civil, valid_date, Ts};
+use crate::stamp::{days_from_civil, Ts};
 use nom::bytes::complete::{tag, take_while, take_while1};
 use nom::character::complete::char;
 use nom::sequence::preceded;
@@ -319,16 +319,14 @@ pub fn iso(s: &str) -> Option<Ts> {
     }
     let y: i32 = d[0].parse().ok()?;
     let (m, day): (u8, u8) = (d[1].parse().ok()?, d[2].parse().ok()?);
-    if !valid_date(y, m, day) {
-        return None;
-    }
+    let days = days_from_civil(y, m, day)?;
     let (h, mi): (u32, u32) = (t[0].parse().ok()?, t[1].parse().ok()?);
     let sec: f64 = t[2].parse().ok()?;
     if h > 23 || mi > 59 || !(0.0..61.0).contains(&sec) {
         return None;
     }
     let ms = (h * 3600 + mi * 60) * 1000 + (sec * 1000.0).round() as u32;
-    Some(Ts::from_parts(days_from_civil(y, m, day), ms))
+    Some(Ts::from_parts(days, ms))
 }
 
 /// The family a sample belongs to: histogram and summary series, and the `_created` /

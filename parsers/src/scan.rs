@@ -721,7 +721,7 @@ mod tests {
         let mut last = String::new();
         scan(
             Data::Owned(text.into_bytes()),
-            Calendar::new(2024, days_from_civil(2024, 9, 1)),
+            Calendar::new(2024, days_from_civil(2024, 9, 1).unwrap()),
             mode,
             |c: Chunk<'_>| {
                 calls.fetch_add(1, Ordering::SeqCst);
@@ -809,7 +809,7 @@ mod tests {
             }
         }
         let data = Data::Owned(text.into_bytes());
-        let base = days_from_civil(2024, 9, 1);
+        let base = days_from_civil(2024, 9, 1).unwrap();
         let mut seen = Vec::new();
         let n = scan(
             data,

@@ -281,3 +281,47 @@ proptest! {
         prop_assert_eq!(got, want);
     }
 }
+
+/// Day numbers agree with Howard Hinnant's `days_from_civil` (the hand-written conversion
+/// jiff replaced) on every day from year 1 to 9999, both ways; no other date has one.
+#[test]
+fn calendar_agrees_with_hinnant() {
+    use tokstat_parsers::stamp::{civil_from_days, days_from_civil};
+    fn hinnant(y: i32, m: u8, d: u8) -> i32 {
+        let y = if m <= 2 { y - 1 } else { y };
+        let era = if y >= 0 { y } else { y - 399 } / 400;
+        let yoe = y - era * 400;
+        let m = i32::from(m);
+        let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + i32::from(d) - 1;
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+        era * 146_097 + doe - 719_468
+    }
+    let dim = |y: i32, m: u8| match m {
+        2 if (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    };
+    let mut expected = hinnant(1, 1, 1);
+    for y in 1..=9999 {
+        for m in 1..=12u8 {
+            for d in 1..=dim(y, m) {
+                assert_eq!(days_from_civil(y, m, d), Some(expected), "{y}-{m}-{d}");
+                assert_eq!(hinnant(y, m, d), expected, "{y}-{m}-{d}");
+                assert_eq!(civil_from_days(expected), (y, m, d), "{expected}");
+                expected += 1;
+            }
+            assert_eq!(days_from_civil(y, m, dim(y, m) + 1), None, "{y}-{m}");
+        }
+    }
+    assert_eq!(days_from_civil(1970, 1, 1), Some(0));
+    for (y, m, d) in [
+        (2026, 13, 1),
+        (2026, 0, 1),
+        (2026, 1, 0),
+        (10_000, 1, 1),
+        (-10_000, 1, 1),
+    ] {
+        assert_eq!(days_from_civil(y, m, d), None, "{y}-{m}-{d}");
+    }
+}

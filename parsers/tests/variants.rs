@@ -118,7 +118,7 @@ fn fixtures() -> Vec<PathBuf> {
 fn read(path: &Path) -> String {
     let bytes = std::fs::read(path).unwrap();
     // a fixed calendar: year 2026 for vLLM, 2024-09-01 for time-only SGLang stamps
-    let mut cal = Calendar::new(2026, days_from_civil(2024, 9, 1));
+    let mut cal = Calendar::new(2026, days_from_civil(2024, 9, 1).unwrap());
     let mut scratch = String::new();
     let mut out = String::new();
     for (i, raw) in lines(&bytes).enumerate() {

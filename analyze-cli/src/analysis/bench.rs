@@ -54,19 +54,21 @@ impl Slo {
     }
 }
 
-/// `2s`, `50ms`, `1.5m`, `1h`, `3` (seconds).
+/// A duration as people write it, in seconds: humantime's forms (`2s`, `50ms`, `1h 30m`,
+/// `2min`), a decimal with one unit (`1.5m`, `0.25s`: humantime reads whole numbers only), or
+/// bare seconds (`3`).
 pub fn duration(v: &str) -> Option<f64> {
     let v = v.trim();
-    let (num, scale) = if let Some(n) = v.strip_suffix("ms") {
-        (n, 1e-3)
-    } else if let Some(n) = v.strip_suffix('s') {
-        (n, 1.0)
-    } else if let Some(n) = v.strip_suffix('m') {
-        (n, 60.0)
-    } else if let Some(n) = v.strip_suffix('h') {
-        (n, 3600.0)
-    } else {
-        (v, 1.0)
+    if let Ok(d) = humantime::parse_duration(v) {
+        return Some(d.as_secs_f64());
+    }
+    let (num, unit) = v.split_at(v.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(v.len()));
+    let scale = match unit {
+        "" | "s" => 1.0,
+        "ms" => 1e-3,
+        "m" | "min" => 60.0,
+        "h" => 3600.0,
+        _ => return None,
     };
     num.trim()
         .parse::<f64>()
@@ -158,6 +160,25 @@ pub fn analyze(run: &Run, slo: &Slo) -> RunReport {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn durations() {
+        for (text, secs) in [
+            ("2s", 2.0),
+            ("50ms", 0.05),
+            ("1.5m", 90.0),
+            ("1h 30m", 5400.0),
+            ("2min", 120.0),
+            ("3", 3.0),
+            (" 0.25s ", 0.25),
+            ("1h", 3600.0),
+        ] {
+            assert_eq!(duration(text), Some(secs), "{text}");
+        }
+        for bad in ["fast", "-1s", "1.5x", "", "NaNs"] {
+            assert_eq!(duration(bad), None, "{bad}");
+        }
+    }
 
     #[test]
     fn slo_parsing() {

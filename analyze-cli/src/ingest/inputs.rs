@@ -47,10 +47,10 @@ fn parse_date(s: &str) -> Result<i32> {
         bail!("not a date");
     };
     let (y, m, d): (i32, u8, u8) = (y.parse()?, m.parse()?, d.parse()?);
-    if !tokstat_parsers::stamp::valid_date(y, m, d) {
-        bail!("no such day");
+    match days_from_civil(y, m, d) {
+        Some(days) => Ok(days),
+        None => bail!("no such day"),
     }
-    Ok(days_from_civil(y, m, d))
 }
 
 /// An input that could not be read, or was not a log.

@@ -15,16 +15,16 @@ pub fn opt(v: Option<f64>, d: usize) -> String {
     }
 }
 
-/// Seconds as `1h 02m 03s` / `4m 05s` / `6.0s`.
+/// Seconds for people: `6.0s` under a minute, else whole seconds as humantime writes them
+/// (`4m 5s`, `1h 2m 3s`).
 pub fn duration(secs: f64) -> String {
     if !secs.is_finite() {
         return "–".into();
     }
-    let s = secs.round() as u64;
-    match s {
-        0..=59 => format!("{secs:.1}s"),
-        60..=3599 => format!("{}m {:02}s", s / 60, s % 60),
-        _ => format!("{}h {:02}m {:02}s", s / 3600, s / 60 % 60, s % 60),
+    if secs.round() < 60.0 {
+        format!("{secs:.1}s")
+    } else {
+        humantime::format_duration(std::time::Duration::from_secs(secs.round() as u64)).to_string()
     }
 }
 
@@ -39,7 +39,9 @@ mod tests {
         assert_eq!(group(100), "100");
         assert_eq!(opt(Some(1.234), 1), "1.2");
         assert_eq!(opt(None, 1), "–");
-        assert_eq!(duration(3723.0), "1h 02m 03s");
-        assert_eq!(duration(245.0), "4m 05s");
+        assert_eq!(duration(3723.0), "1h 2m 3s");
+        assert_eq!(duration(245.0), "4m 5s");
+        assert_eq!(duration(6.04), "6.0s");
+        assert_eq!(duration(f64::NAN), "–");
     }
 }
