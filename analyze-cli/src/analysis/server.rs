@@ -107,10 +107,10 @@ pub fn analyze(
             (cuts, iv)
         })
         .unzip();
-    let inputs: Vec<timeline::Input<'_, _>> = named
+    let inputs: Vec<timeline::InstanceIntervals<'_, _>> = named
         .iter()
         .zip(&intervals)
-        .map(|((n, s), iv)| timeline::Input {
+        .map(|((n, s), iv)| timeline::InstanceIntervals {
             name: n,
             series: s,
             intervals: iv.iter(),

@@ -65,7 +65,7 @@ pub struct Timeline {
 
 /// What the timeline is built from: each instance's series and its intervals (in time
 /// order).
-pub struct Input<'a, I> {
+pub struct InstanceIntervals<'a, I> {
     pub name: &'a str,
     pub series: &'a Series,
     pub intervals: I,
@@ -246,7 +246,7 @@ impl Cursor {
 }
 
 /// Builds the timeline with buckets of `bucket_ms` (or [`auto_bucket`]).
-pub fn build<I>(inputs: &[Input<'_, I>], bucket_ms: Option<i64>) -> Result<Timeline>
+pub fn build<I>(inputs: &[InstanceIntervals<'_, I>], bucket_ms: Option<i64>) -> Result<Timeline>
 where
     I: Iterator<Item = Interval> + Clone + Send + Sync,
 {
@@ -606,7 +606,7 @@ mod tests {
             points: vec![stats(0, 1.0), stats(800 * 365 * DAY, 1.0)],
             ..Series::default()
         };
-        let input = |intervals| Input {
+        let input = |intervals| InstanceIntervals {
             name: "a",
             series: &series,
             intervals,
@@ -641,7 +641,7 @@ mod tests {
             },
         ];
         let t = build(
-            &[Input {
+            &[InstanceIntervals {
                 name: "a",
                 series: &series,
                 intervals: iv.iter().copied(),

@@ -24,7 +24,7 @@ use tokstat_parsers::stamp::Calendar;
 
 /// How to read the inputs.
 #[derive(Debug, Clone, Default)]
-pub struct Options {
+pub struct ReadOptions {
     /// Completes stamps without a year or a date.
     pub dates: Dates,
     /// Where token counts and finish reasons are in records of another shape.
@@ -88,7 +88,7 @@ impl Ingested {
 /// Reads every input: logs in parallel chunks (one file after the other, in order), small
 /// JSON files side by side, scrapes whole. An input that cannot be read is listed in
 /// [`Ingested::skipped`], never fatal.
-pub fn read(inputs: &[Input], opts: &Options) -> Ingested {
+pub fn read(inputs: &[Input], opts: &ReadOptions) -> Ingested {
     let mut r = Ingested::default();
     let names = instance_names(inputs);
     // A folder of 500-record batch files is hundreds of JSONL files too small to split into

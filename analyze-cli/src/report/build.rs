@@ -43,7 +43,7 @@ pub struct Options {
 /// inputs that match nothing; an unreadable input is listed in [`Report::skipped`].
 pub fn build(opts: &Options) -> Result<Report> {
     let inputs = expand(&opts.inputs)?;
-    let read = ingest::Options {
+    let read = ingest::ReadOptions {
         dates: Dates::new(opts.year, opts.date.as_deref())?,
         paths: Paths {
             tokens: opts.tokens_path.as_deref().map(Paths::pointer),
