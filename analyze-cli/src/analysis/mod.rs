@@ -9,6 +9,7 @@ pub mod metrics;
 pub mod quantile;
 pub mod segments;
 pub mod server;
+pub mod stats;
 pub mod steady;
 pub mod timeline;
 
