@@ -429,6 +429,9 @@ impl Layout {
     /// Reads `body` if it has this layout and every value reads; false leaves the body to the
     /// general reading, which also gives every error (the layout assumes `", "` between
     /// parts, and a value it cannot read may be two parts the general reading splits).
+    /// Inlined: as a call it cost 30 instructions a line (1,060 → 1,090 a line on the bench
+    /// log's head once the modules around it moved).
+    #[inline]
     fn read<'a, S: Sink<'a>>(&self, body: &'a str, s: &mut S) -> bool {
         if self.slots.is_empty() {
             return false;
