@@ -16,6 +16,8 @@ pub enum Command {
     Parse(ParseArgs),
     /// The post-mortem: everything the inputs allow.
     Report(ReportArgs),
+    /// Did the change help? Two or more runs side by side, with intervals and verdicts.
+    Compare(CompareArgs),
     /// The report on the bundled demo run.
     Demo(DemoArgs),
     /// The documented tables: columns, types, units.
@@ -135,4 +137,44 @@ fn parse_slo(s: &str) -> Result<crate::analysis::bench::Slo, String> {
 pub struct DemoArgs {
     #[command(flatten)]
     pub format: FormatArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// Runs: a folder, a file or a glob each; `label=path` names one (else its last path
+    /// component does). The first is the baseline.
+    #[arg(required = true, value_name = "RUN")]
+    pub runs: Vec<String>,
+    /// A change smaller than this share of the baseline reads `~`, significant or not.
+    #[arg(long, value_name = "SHARE", default_value = "2%", value_parser = parse_share)]
+    pub threshold: f64,
+    /// Compare runs of different engines or models.
+    #[arg(long)]
+    pub force: bool,
+    /// Compare the segments of one run (before and after each restart or long silence).
+    #[arg(long)]
+    pub segments: bool,
+    /// Year for vLLM stamps, which carry none (default: the file's modification year).
+    #[arg(long, value_name = "YYYY")]
+    pub year: Option<i32>,
+    /// Date for SGLang 0.2.14–0.3.3 time-only stamps (default: the file's modification date).
+    #[arg(long, value_name = "YYYY-MM-DD")]
+    pub date: Option<String>,
+    #[command(flatten)]
+    pub format: FormatArgs,
+    #[command(flatten)]
+    pub completions: CompletionArgs,
+    #[command(flatten)]
+    pub server: ServerArgs,
+}
+
+fn parse_share(s: &str) -> Result<f64, String> {
+    let t = s.trim();
+    let v = match t.strip_suffix('%') {
+        Some(p) => p.trim().parse::<f64>().map(|x| x / 100.0),
+        None => t.parse::<f64>(),
+    };
+    v.ok()
+        .filter(|x| x.is_finite() && (0.0..1.0).contains(x))
+        .ok_or_else(|| format!("`{s}`: expected a share such as 2% or 0.02"))
 }

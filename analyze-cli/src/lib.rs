@@ -10,6 +10,7 @@
 pub mod analysis;
 pub mod cli;
 pub mod cmd;
+pub mod compare;
 pub mod frames;
 pub mod ingest;
 pub mod render;

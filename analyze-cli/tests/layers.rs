@@ -1,15 +1,19 @@
 //! The layers of the crate import only what the README's layout allows: `ingest/` nothing
-//! above it, `analysis/` no renderer and no command line, `render/` no command line and no
-//! analysis run (it reads a report), `report/` no renderer.
+//! above it, `analysis/` no renderer and no command line, `report/` and `compare/` no
+//! renderer, `render/` no command line.
 
 use std::path::Path;
 
 /// The `crate::` modules each source folder may name.
-const ALLOWED: [(&str, &[&str]); 4] = [
+const ALLOWED: [(&str, &[&str]); 5] = [
     ("ingest", &["ingest", "testing"]),
     ("analysis", &["analysis", "ingest", "testing"]),
     ("report", &["report", "analysis", "ingest"]),
-    ("render", &["render", "report", "analysis", "ingest"]),
+    ("compare", &["compare", "report", "analysis", "ingest"]),
+    (
+        "render",
+        &["render", "compare", "report", "analysis", "ingest"],
+    ),
 ];
 
 fn files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {

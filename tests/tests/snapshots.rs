@@ -83,3 +83,23 @@ fn demo() {
         insta::assert_snapshot!(format!("demo-command.{format}"), out);
     }
 }
+
+/// `compare` in every format: two runs (vLLM at 128 and 200 clients) and the segments of one
+/// (SGLang's max_running_requests 16 → 40).
+#[test]
+fn comparisons() {
+    let runs = fixtures().join("runs");
+    let c128 = format!("c128={}", runs.join("vllm-c128").display());
+    let c200 = format!("c200={}", runs.join("vllm-c200").display());
+    let mrr = runs.join("sglang-mrr").display().to_string();
+    for format in ["table", "json", "markdown"] {
+        let (code, out) = tokstat(&[
+            "compare", "--year", "2026", "--format", format, &c128, &c200,
+        ]);
+        assert_eq!(code, 0, "{out}");
+        insta::assert_snapshot!(format!("compare-c128-c200.{format}"), out);
+        let (code, out) = tokstat(&["compare", "--segments", "--format", format, &mrr]);
+        assert_eq!(code, 0, "{out}");
+        insta::assert_snapshot!(format!("compare-mrr-segments.{format}"), out);
+    }
+}

@@ -13,9 +13,7 @@
 //!       rewrites the scenario runs under `fixtures/runs/` (fleet, vllm-c128, vllm-c200,
 //!       sglang-mrr) and their `*.truth.txt`
 
-mod gen_completions;
-mod scenario;
-mod sim;
+use xtask::{gen_completions, scenario, sim};
 
 use anyhow::{bail, Context, Result};
 use std::path::PathBuf;

@@ -1,5 +1,6 @@
 //! One file per subcommand.
 
+mod compare;
 mod demo;
 mod parse;
 mod report;
@@ -20,6 +21,7 @@ pub fn dispatch(cli: Cli, out: &mut dyn Write, err: &mut dyn Write) -> Result<i3
             out,
             err,
         ),
+        Command::Compare(a) => compare::run(&a, out),
         Command::Demo(a) => demo::run(&a, out, err),
         Command::Schema(a) => schema::run(a.format, out),
     }

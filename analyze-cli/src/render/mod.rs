@@ -4,6 +4,8 @@
 //! the same number, read from the same field.
 
 pub mod accounting;
+pub mod compare_markdown;
+pub mod compare_table;
 pub mod json;
 pub mod json_writer;
 pub mod markdown;
@@ -11,6 +13,7 @@ pub mod num;
 pub mod records;
 pub mod table;
 
+use crate::compare::Comparison;
 use crate::report::Report;
 use std::io::{self, Write};
 
@@ -33,6 +36,15 @@ impl Format {
             Format::Table => table::write(out, report),
             Format::Json => json::write(out, report),
             Format::Markdown => markdown::write(out, report),
+        }
+    }
+
+    /// Writes a comparison in this format.
+    pub fn render_comparison(self, c: &Comparison, out: &mut dyn Write) -> io::Result<()> {
+        match self {
+            Format::Table => compare_table::write(out, c),
+            Format::Json => json::write(out, c),
+            Format::Markdown => compare_markdown::write(out, c),
         }
     }
 }

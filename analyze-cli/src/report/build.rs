@@ -42,6 +42,12 @@ pub struct Options {
 /// Reads the inputs and runs every analysis. Fails only on options that cannot be used or
 /// inputs that match nothing; an unreadable input is listed in [`Report::skipped`].
 pub fn build(opts: &Options) -> Result<Report> {
+    build_with_samples(opts).map(|(report, _)| report)
+}
+
+/// [`build`], with the per-request values behind the report's distributions (for tests
+/// between runs).
+pub fn build_with_samples(opts: &Options) -> Result<(Report, Samples)> {
     let inputs = expand(&opts.inputs)?;
     let read = ingest::ReadOptions {
         dates: Dates::new(opts.year, opts.date.as_deref())?,
@@ -65,14 +71,21 @@ pub fn build(opts: &Options) -> Result<Report> {
     });
     let slo = opts.slo.unwrap_or_default();
     let bench_runs = r.runs.iter().map(|run| bench::analyze(run, &slo)).collect();
-    Ok(assemble(
-        &r,
-        &server,
-        completions,
-        hints,
-        metrics,
-        bench_runs,
-    ))
+    let samples = Samples {
+        output_tokens: r
+            .completions
+            .iter()
+            .filter_map(|c| c.completion_tokens.get())
+            .map(|t| t as f64)
+            .collect(),
+        requests: r
+            .runs
+            .iter()
+            .flat_map(|run| run.requests.iter().copied())
+            .collect(),
+    };
+    let report = assemble(&r, &server, completions, hints, metrics, bench_runs);
+    Ok((report, samples))
 }
 
 impl LineCounts {

@@ -6,7 +6,7 @@
 
 mod build;
 
-pub use build::{build, Options};
+pub use build::{build, build_with_samples, Options};
 
 use crate::analysis::bench::RunReport;
 use crate::analysis::completions::Completions;
@@ -208,6 +208,16 @@ pub struct SegmentReport {
     pub vs_previous: Option<f64>,
     pub changes: Vec<Change>,
     pub settings: BTreeMap<String, Vec<String>>,
+}
+
+/// The per-request values behind a report's distributions: what a test between two runs
+/// needs beyond the report's own figures. Not serialised.
+#[derive(Debug, Clone, Default)]
+pub struct Samples {
+    /// Output tokens of every completion that states them, in input order.
+    pub output_tokens: Vec<f64>,
+    /// The requests of every benchmark result file.
+    pub requests: Vec<tokstat_parsers::bench::Request>,
 }
 
 impl Report {

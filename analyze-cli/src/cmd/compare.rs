@@ -1,0 +1,30 @@
+//! `tokstat compare`: runs side by side, each analysed as `report` does, with the change of
+//! every key figure, its interval and a verdict.
+
+use crate::cli::CompareArgs;
+use crate::compare::{self, Options, RunSpec};
+use crate::render::Format;
+use anyhow::Result;
+use std::io::Write;
+
+pub fn run(a: &CompareArgs, out: &mut dyn Write) -> Result<i32> {
+    let opts = Options {
+        runs: a.runs.iter().map(|r| RunSpec::parse(r)).collect(),
+        report: super::report::options(
+            &crate::cli::InputArgs {
+                inputs: Vec::new(),
+                year: a.year,
+                date: a.date.clone(),
+                quiet: true,
+            },
+            &a.completions,
+            &a.server,
+        ),
+        threshold: a.threshold,
+        force: a.force,
+        segments: a.segments,
+    };
+    let c = compare::build(&opts)?;
+    Format::from(a.format.format).render_comparison(&c, out)?;
+    Ok(0)
+}

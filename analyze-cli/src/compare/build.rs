@@ -1,0 +1,233 @@
+//! [`build`]: runs (or one run's segments) into a [`Comparison`].
+
+use super::*;
+use crate::analysis::hints::Hint;
+use crate::report::{self, Report, Samples, TimelineRow};
+use anyhow::{bail, Result};
+use rayon::prelude::*;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// One run to compare: its label and what it is read from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunSpec {
+    pub label: String,
+    pub inputs: Vec<String>,
+}
+
+impl RunSpec {
+    /// `label=path` names a run; a bare path (a folder, a file or a glob) is named after its
+    /// last component.
+    pub fn parse(arg: &str) -> RunSpec {
+        if let Some((label, path)) = arg.split_once('=') {
+            if !label.is_empty() && !label.contains('/') && !path.is_empty() {
+                return RunSpec {
+                    label: label.to_string(),
+                    inputs: vec![path.to_string()],
+                };
+            }
+        }
+        let trimmed = arg.trim_end_matches('/');
+        let label = Path::new(trimmed)
+            .file_name()
+            .map_or_else(|| arg.to_string(), |n| n.to_string_lossy().into_owned());
+        RunSpec {
+            label,
+            inputs: vec![arg.to_string()],
+        }
+    }
+}
+
+/// What to compare, and how.
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub runs: Vec<RunSpec>,
+    /// How each run is read and analysed (its `inputs` are ignored: each run has its own).
+    pub report: report::Options,
+    /// A change smaller than this share of the first run's value reads `~`, significant or
+    /// not.
+    pub threshold: f64,
+    /// Compare runs of different engines or models.
+    pub force: bool,
+    /// Compare the segments of one run (before and after restarts and setting changes).
+    pub segments: bool,
+}
+
+/// One side of a comparison: a run, or a segment of one.
+pub struct Unit<'a> {
+    pub label: String,
+    pub inputs: Vec<String>,
+    pub report: &'a Report,
+    /// Per-request values (none for a segment: requests are not placed in time).
+    pub samples: Option<&'a Samples>,
+    /// The steady buckets of the run's total timeline (a segment's: those in its window).
+    pub steady: Vec<&'a TimelineRow>,
+    /// Start-up settings: per key, the distinct values.
+    pub settings: BTreeMap<String, Vec<String>>,
+    pub engines: Vec<String>,
+    pub instances: usize,
+    /// Running requests at the knee of the curve.
+    pub knee: Option<f64>,
+    pub hints: Vec<&'a Hint>,
+}
+
+fn whole_run<'a>(
+    label: &str,
+    inputs: &[String],
+    report: &'a Report,
+    samples: &'a Samples,
+) -> Unit<'a> {
+    let mut settings: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for g in &report.segments {
+        for (k, vs) in &g.settings {
+            let e = settings.entry(k.clone()).or_default();
+            for v in vs {
+                if !e.contains(v) {
+                    e.push(v.clone());
+                }
+            }
+        }
+    }
+    Unit {
+        label: label.to_string(),
+        inputs: inputs.to_vec(),
+        report,
+        samples: Some(samples),
+        steady: report.total_timeline().filter(|r| r.steady).collect(),
+        settings,
+        engines: engines(report),
+        instances: report.instances.len(),
+        knee: report.knee.map(|k| k.running),
+        hints: report.hints.iter().collect(),
+    }
+}
+
+fn engines(report: &Report) -> Vec<String> {
+    let mut v: Vec<String> = report
+        .instances
+        .iter()
+        .filter_map(|i| i.engine.map(str::to_string))
+        .collect();
+    v.sort();
+    v.dedup();
+    v
+}
+
+/// The segments of one run as units.
+fn segments<'a>(inputs: &[String], report: &'a Report) -> Vec<Unit<'a>> {
+    report
+        .segments
+        .iter()
+        .map(|g| {
+            let within = |t: tokstat_parsers::stamp::Ts| t >= g.start && t <= g.end;
+            Unit {
+                label: format!("segment {} ({})", g.index + 1, g.reason),
+                inputs: inputs.to_vec(),
+                report,
+                samples: None,
+                steady: g.steady.map_or_else(Vec::new, |w| {
+                    report
+                        .total_timeline()
+                        .filter(|r| r.steady && r.ts >= w.from && r.ts < w.to)
+                        .collect()
+                }),
+                settings: g.settings.clone(),
+                engines: engines(report),
+                instances: g.instances,
+                knee: None,
+                hints: report
+                    .hints
+                    .iter()
+                    .filter(|h| h.evidence.from.is_some_and(within))
+                    .collect(),
+            }
+        })
+        .collect()
+}
+
+/// Analyses each run as `report` does (side by side) and compares every later run with the
+/// first.
+pub fn build(opts: &Options) -> Result<Comparison> {
+    if opts.segments && opts.runs.len() != 1 {
+        bail!("--segments compares the segments of one run: give one RUN");
+    }
+    if !opts.segments && opts.runs.len() < 2 {
+        bail!("compare needs two runs or more (or one run with --segments)");
+    }
+    let built: Vec<(Report, Samples)> = opts
+        .runs
+        .par_iter()
+        .map(|run| {
+            let o = report::Options {
+                inputs: run.inputs.clone(),
+                ..opts.report.clone()
+            };
+            report::build_with_samples(&o).map_err(|e| anyhow::anyhow!("{}: {e:#}", run.label))
+        })
+        .collect::<Result<_>>()?;
+    let units: Vec<Unit<'_>> = if opts.segments {
+        let u = segments(&opts.runs[0].inputs, &built[0].0);
+        if u.len() < 2 {
+            bail!(
+                "{}: one segment only (no restart, no long silence): nothing to compare with --segments",
+                opts.runs[0].label
+            );
+        }
+        u
+    } else {
+        opts.runs
+            .iter()
+            .zip(&built)
+            .map(|(spec, (r, s))| whole_run(&spec.label, &spec.inputs, r, s))
+            .collect()
+    };
+    let provenance = provenance::of(&units, opts.force).map_err(anyhow::Error::msg)?;
+    let rows = figures::rows(&units, opts.threshold);
+    let summary = summary::sentences(&units, &rows, &provenance);
+    let overlays = Overlays {
+        curves: units
+            .iter()
+            .map(|u| {
+                if u.samples.is_none() {
+                    return Vec::new();
+                }
+                u.report
+                    .curve
+                    .iter()
+                    .map(|b| (b.running, b.tps_median))
+                    .collect()
+            })
+            .collect(),
+        timelines: units
+            .iter()
+            .map(|u| {
+                let rows: Vec<&TimelineRow> = if u.samples.is_some() {
+                    u.report.total_timeline().collect()
+                } else {
+                    u.steady.clone()
+                };
+                let t0 = rows.first().map_or(0, |r| r.ts.0);
+                rows.iter()
+                    .filter_map(|r| Some(((r.ts.0 - t0) as f64 / 1000.0, r.gen_tps?)))
+                    .collect()
+            })
+            .collect(),
+    };
+    Ok(Comparison {
+        schema_version: SCHEMA_VERSION,
+        runs: units
+            .iter()
+            .map(|u| RunInfo {
+                label: u.label.clone(),
+                inputs: u.inputs.clone(),
+                instances: u.instances,
+                steady_buckets: u.steady.len(),
+                hints: u.hints.iter().map(|h| h.id).collect(),
+            })
+            .collect(),
+        provenance,
+        figures: rows,
+        summary,
+        overlays,
+    })
+}

@@ -1,0 +1,456 @@
+//! The key figures of each run, and each one's change against the first run with its
+//! interval and verdict.
+
+use super::build::Unit;
+use super::{BetterWhen, FigureRow, Method, Verdict};
+use crate::analysis::stats::{self, Buckets, Interval};
+use crate::report::TimelineRow;
+
+/// What a figure is computed from.
+enum Source {
+    /// A statistic of means of steady-bucket columns.
+    Buckets {
+        columns: Vec<fn(&TimelineRow) -> Option<f64>>,
+        stat: fn(&[f64]) -> f64,
+        /// Divided by the run's instance count (per-instance figures).
+        per_instance: bool,
+    },
+    /// A quantile of per-request values.
+    Quantile {
+        values: Values,
+        q: f64,
+        /// The run's own figure where it has no per-request values (a benchmark summary).
+        point: Point,
+    },
+    /// A proportion: `(successes, trials)`.
+    Proportion(fn(&Unit<'_>) -> Option<(u64, u64)>),
+    /// A figure with no samples behind it.
+    Point(Point),
+}
+
+struct Figure {
+    name: &'static str,
+    unit: &'static str,
+    better_when: BetterWhen,
+    source: Source,
+}
+
+fn gen(r: &TimelineRow) -> Option<f64> {
+    r.gen_tps
+}
+fn running(r: &TimelineRow) -> Option<f64> {
+    r.running
+}
+fn waiting(r: &TimelineRow) -> Option<f64> {
+    r.waiting
+}
+fn kv(r: &TimelineRow) -> Option<f64> {
+    r.kv_usage
+}
+fn accept(r: &TimelineRow) -> Option<f64> {
+    r.accept_len
+}
+fn first(m: &[f64]) -> f64 {
+    m[0]
+}
+fn per(m: &[f64]) -> f64 {
+    m[0] / m[1]
+}
+
+fn output_tokens(u: &Unit<'_>) -> Vec<f64> {
+    u.samples.map_or_else(Vec::new, |s| s.output_tokens.clone())
+}
+
+/// Milliseconds of one latency of every benchmark request that has it.
+fn latency(u: &Unit<'_>, f: fn(&tokstat_parsers::bench::Request) -> Option<f64>) -> Vec<f64> {
+    u.samples.map_or_else(Vec::new, |s| {
+        s.requests
+            .iter()
+            .filter(|r| !r.error)
+            .filter_map(f)
+            .map(|v| v * 1000.0)
+            .collect()
+    })
+}
+
+type Values = fn(&Unit<'_>) -> Vec<f64>;
+type Point = fn(&Unit<'_>) -> Option<f64>;
+
+fn none(_: &Unit<'_>) -> Option<f64> {
+    None
+}
+
+fn ttft(u: &Unit<'_>) -> Vec<f64> {
+    latency(u, |r| r.ttft_s)
+}
+fn tpot(u: &Unit<'_>) -> Vec<f64> {
+    latency(u, |r| r.tpot_s)
+}
+fn itl(u: &Unit<'_>) -> Vec<f64> {
+    latency(u, |r| r.itl_mean_s)
+}
+fn e2e(u: &Unit<'_>) -> Vec<f64> {
+    latency(u, |r| r.e2e_s)
+}
+
+/// The mean of a benchmark figure over a run's result files.
+fn bench_point(
+    u: &Unit<'_>,
+    f: fn(&crate::analysis::bench::RunReport) -> Option<f64>,
+) -> Option<f64> {
+    let v: Vec<f64> = u.report.bench_runs.iter().filter_map(f).collect();
+    (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+}
+
+fn figures() -> Vec<Figure> {
+    use BetterWhen::*;
+    let buckets =
+        |columns: Vec<fn(&TimelineRow) -> Option<f64>>, stat: fn(&[f64]) -> f64| Source::Buckets {
+            columns,
+            stat,
+            per_instance: false,
+        };
+    let mut v = vec![
+        Figure {
+            name: "steady gen tok/s",
+            unit: "tok/s",
+            better_when: Higher,
+            source: buckets(vec![gen], first),
+        },
+        Figure {
+            name: "steady gen tok/s per instance",
+            unit: "tok/s",
+            better_when: Higher,
+            source: Source::Buckets {
+                columns: vec![gen],
+                stat: first,
+                per_instance: true,
+            },
+        },
+        Figure {
+            name: "tok/s per running request",
+            unit: "tok/s",
+            better_when: Higher,
+            source: buckets(vec![gen, running], per),
+        },
+        Figure {
+            name: "mean running",
+            unit: "requests",
+            better_when: Neither,
+            source: buckets(vec![running], first),
+        },
+        Figure {
+            name: "mean waiting",
+            unit: "requests",
+            better_when: Neither,
+            source: buckets(vec![waiting], first),
+        },
+        Figure {
+            name: "KV cache usage",
+            unit: "share",
+            better_when: Neither,
+            source: buckets(vec![kv], first),
+        },
+        Figure {
+            name: "accept length",
+            unit: "tokens",
+            better_when: Higher,
+            source: buckets(vec![accept], first),
+        },
+        Figure {
+            name: "knee",
+            unit: "running",
+            better_when: Higher,
+            source: Source::Point(|u| u.knee),
+        },
+    ];
+    for (name, q) in [
+        ("output tokens p50", 0.5),
+        ("output tokens p90", 0.9),
+        ("output tokens p99", 0.99),
+    ] {
+        v.push(Figure {
+            name,
+            unit: "tokens",
+            better_when: Neither,
+            source: Source::Quantile {
+                values: output_tokens,
+                q,
+                point: none,
+            },
+        });
+    }
+    v.push(Figure {
+        name: "cap-hit rate",
+        unit: "share",
+        better_when: Lower,
+        source: Source::Proportion(|u| {
+            let c = &u.report.completions.as_ref()?.figures;
+            c.cap.value?;
+            Some((c.cap.hits, c.count))
+        }),
+    });
+    v.push(Figure {
+        name: "failure rate",
+        unit: "share",
+        better_when: Lower,
+        source: Source::Proportion(|u| {
+            let c = &u.report.completions.as_ref()?.figures;
+            Some((c.finish_reasons.get("error").copied().unwrap_or(0), c.count))
+        }),
+    });
+    // per-request latencies, each with the result file's own median where there are no
+    // per-request lists
+    let latencies: [(&str, &str, Values, Point); 4] = [
+        ("TTFT p50", "TTFT p99", ttft, |u| {
+            bench_point(u, |b| b.median_ttft_ms)
+        }),
+        ("TPOT p50", "TPOT p99", tpot, |u| {
+            bench_point(u, |b| b.median_tpot_ms)
+        }),
+        ("ITL p50", "ITL p99", itl, |u| {
+            bench_point(u, |b| b.median_itl_ms)
+        }),
+        ("E2E p50", "E2E p99", e2e, |u| {
+            bench_point(u, |b| b.median_e2e_ms)
+        }),
+    ];
+    for (p50, p99, values, point) in latencies {
+        for (name, q, point) in [(p50, 0.5, point), (p99, 0.99, none as Point)] {
+            v.push(Figure {
+                name,
+                unit: "ms",
+                better_when: Lower,
+                source: Source::Quantile { values, q, point },
+            });
+        }
+    }
+    v.push(Figure {
+        name: "request throughput",
+        unit: "req/s",
+        better_when: Higher,
+        source: Source::Point(|u| bench_point(u, |b| b.request_throughput)),
+    });
+    v.push(Figure {
+        name: "output token throughput",
+        unit: "tok/s",
+        better_when: Higher,
+        source: Source::Point(|u| bench_point(u, |b| b.output_throughput)),
+    });
+    v.push(Figure {
+        name: "goodput",
+        unit: "req/s",
+        better_when: Higher,
+        source: Source::Point(|u| bench_point(u, |b| b.goodput)),
+    });
+    v.push(Figure {
+        name: "scraped gen tok/s",
+        unit: "tok/s",
+        better_when: Higher,
+        source: Source::Point(|u| u.report.metrics.as_ref()?.gen_tps),
+    });
+    v
+}
+
+/// The steady rows of a run where every column has a value, as columns.
+fn columns(u: &Unit<'_>, cols: &[fn(&TimelineRow) -> Option<f64>]) -> Vec<Vec<f64>> {
+    let mut out = vec![Vec::new(); cols.len()];
+    for r in &u.steady {
+        let vals: Option<Vec<f64>> = cols.iter().map(|c| c(r)).collect();
+        if let Some(vals) = vals {
+            for (o, v) in out.iter_mut().zip(vals) {
+                o.push(v);
+            }
+        }
+    }
+    out
+}
+
+fn mean(v: &[f64]) -> f64 {
+    v.iter().sum::<f64>() / v.len() as f64
+}
+
+fn sorted(mut v: Vec<f64>) -> Vec<f64> {
+    v.sort_unstable_by(f64::total_cmp);
+    v
+}
+
+/// One figure's values and, where its samples allow, the interval of the change.
+struct Change {
+    values: [Option<f64>; 2],
+    ci: Option<Interval>,
+    p_value: Option<f64>,
+    method: Method,
+}
+
+fn change(f: &Figure, a: &Unit<'_>, b: &Unit<'_>) -> Change {
+    match &f.source {
+        Source::Buckets {
+            columns: cols,
+            stat,
+            per_instance,
+        } => {
+            let (ca, cb) = (columns(a, cols), columns(b, cols));
+            let scale = |u: &Unit<'_>| {
+                if *per_instance {
+                    u.instances.max(1) as f64
+                } else {
+                    1.0
+                }
+            };
+            let value = |c: &[Vec<f64>], u: &Unit<'_>| {
+                (!c[0].is_empty())
+                    .then(|| stat(&c.iter().map(|v| mean(v)).collect::<Vec<_>>()) / scale(u))
+            };
+            let values = [value(&ca, a), value(&cb, b)];
+            let ci = stats::ratio_interval(
+                &Buckets {
+                    columns: ca.iter().map(Vec::as_slice).collect(),
+                },
+                &Buckets {
+                    columns: cb.iter().map(Vec::as_slice).collect(),
+                },
+                stat,
+            )
+            .and_then(|(_, r)| {
+                // the ratio's interval as one of the difference, from the first run's value
+                let va = values[0]?;
+                let k = scale(a) / scale(b);
+                Some(Interval {
+                    low: va * (r.low * k - 1.0),
+                    high: va * (r.high * k - 1.0),
+                })
+            });
+            Change {
+                values,
+                ci,
+                p_value: None,
+                method: Method::EffectiveSampleSize,
+            }
+        }
+        Source::Quantile { values, q, point } => {
+            let (va, vb) = (sorted(values(a)), sorted(values(b)));
+            if va.len() >= 2 && vb.len() >= 2 {
+                let (qa, qb) = (
+                    crate::analysis::quantile::quantile(&va, *q),
+                    crate::analysis::quantile::quantile(&vb, *q),
+                );
+                let ci = stats::quantile_interval(&va, *q)
+                    .zip(stats::quantile_interval(&vb, *q))
+                    .map(|(ia, ib)| stats::difference_interval(qa, ia, qb, ib));
+                Change {
+                    values: [Some(qa), Some(qb)],
+                    ci,
+                    p_value: stats::mann_whitney(&va, &vb),
+                    method: Method::OrderStatistics,
+                }
+            } else {
+                Change {
+                    values: [point(a), point(b)],
+                    ci: None,
+                    p_value: None,
+                    method: Method::Point,
+                }
+            }
+        }
+        Source::Proportion(of) => match (of(a), of(b)) {
+            (Some((xa, na)), Some((xb, nb))) if na > 0 && nb > 0 => Change {
+                values: [Some(xa as f64 / na as f64), Some(xb as f64 / nb as f64)],
+                ci: stats::proportion_difference(xa, na, xb, nb).map(|(_, i)| i),
+                p_value: None,
+                method: Method::Newcombe,
+            },
+            (pa, pb) => Change {
+                values: [
+                    pa.filter(|p| p.1 > 0).map(|(x, n)| x as f64 / n as f64),
+                    pb.filter(|p| p.1 > 0).map(|(x, n)| x as f64 / n as f64),
+                ],
+                ci: None,
+                p_value: None,
+                method: Method::Newcombe,
+            },
+        },
+        Source::Point(of) => Change {
+            values: [of(a), of(b)],
+            ci: None,
+            p_value: None,
+            method: Method::Point,
+        },
+    }
+}
+
+/// The verdict on a change: significant (its interval excludes zero, or a point figure) and
+/// at least `threshold` of the first value (any change of a zero), read in the figure's
+/// preferred direction.
+fn verdict(
+    better_when: BetterWhen,
+    values: [Option<f64>; 2],
+    ci: Option<Interval>,
+    method: Method,
+    threshold: f64,
+) -> (Option<bool>, Verdict) {
+    let (Some(a), Some(b)) = (values[0], values[1]) else {
+        return (None, Verdict::Missing);
+    };
+    let significant = match (ci, method) {
+        (Some(i), _) => Some(i.excludes(0.0)),
+        (None, Method::Point) => None,
+        // too few samples for an interval
+        (None, _) => Some(false),
+    };
+    let practical = if a != 0.0 {
+        ((b - a) / a).abs() >= threshold
+    } else {
+        b != 0.0
+    };
+    if significant == Some(false) || !practical {
+        return (significant, Verdict::Same);
+    }
+    let up = b > a;
+    let v = match better_when {
+        BetterWhen::Higher if up => Verdict::Better,
+        BetterWhen::Higher => Verdict::Worse,
+        BetterWhen::Lower if up => Verdict::Worse,
+        BetterWhen::Lower => Verdict::Better,
+        BetterWhen::Neither if up => Verdict::Higher,
+        BetterWhen::Neither => Verdict::Lower,
+    };
+    (significant, v)
+}
+
+/// Every figure that some run has, for each later run against the first.
+pub fn rows(units: &[Unit<'_>], threshold: f64) -> Vec<FigureRow> {
+    let base = &units[0];
+    let mut out = Vec::new();
+    for f in figures() {
+        for u in &units[1..] {
+            let c = change(&f, base, u);
+            if c.values.iter().all(Option::is_none) {
+                continue;
+            }
+            let (significant, verdict) =
+                verdict(f.better_when, c.values, c.ci, c.method, threshold);
+            let (delta, ratio) = match c.values {
+                [Some(a), Some(b)] => (Some(b - a), (a != 0.0).then(|| b / a)),
+                _ => (None, None),
+            };
+            out.push(FigureRow {
+                name: f.name.to_string(),
+                unit: f.unit,
+                better_when: f.better_when,
+                base: base.label.clone(),
+                run: u.label.clone(),
+                values: c.values,
+                delta,
+                ratio,
+                ci_low: c.ci.map(|i| i.low),
+                ci_high: c.ci.map(|i| i.high),
+                p_value: c.p_value,
+                significant,
+                verdict,
+                method: c.method,
+            });
+        }
+    }
+    out
+}

@@ -1,0 +1,243 @@
+//! `tokstat compare` on runs of known truth: the simulator's logs (`xtask::sim`) and
+//! completions (`xtask::gen_completions`), and the scenario runs under `fixtures/runs/`.
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use xtask::{gen_completions, sim};
+
+fn fixture(rel: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../fixtures")
+        .join(rel)
+        .display()
+        .to_string()
+}
+
+/// Runs tokstat; returns (exit code, stdout, stderr).
+fn tokstat(args: &[&str]) -> (i32, String, String) {
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let argv = std::iter::once("tokstat").chain(args.iter().copied());
+    let code = tokstat::run(argv, &mut out, &mut err);
+    (
+        code,
+        String::from_utf8(out).unwrap(),
+        String::from_utf8(err).unwrap(),
+    )
+}
+
+fn compare(args: &[&str]) -> Value {
+    let mut a = vec!["compare", "--format", "json"];
+    a.extend_from_slice(args);
+    let (code, out, err) = tokstat(&a);
+    assert_eq!(code, 0, "{err}");
+    serde_json::from_str(&out).unwrap()
+}
+
+/// The row of a figure (of the first compared run).
+fn figure<'a>(c: &'a Value, name: &str) -> &'a Value {
+    c["figures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == name)
+        .unwrap_or_else(|| panic!("no figure {name}"))
+}
+
+/// The interval of a figure's ratio (compared over baseline).
+fn ratio_interval(row: &Value) -> (f64, f64) {
+    let a = row["values"][0].as_f64().unwrap();
+    (
+        1.0 + row["ci_low"].as_f64().unwrap() / a,
+        1.0 + row["ci_high"].as_f64().unwrap() / a,
+    )
+}
+
+/// A simulated SGLang server's log of about 300 KB (some 50 steady buckets of 10 s).
+fn sim_log(dir: &Path, name: &str, seed: u64, slowdown: f64) -> PathBuf {
+    let folder = dir.join(name);
+    std::fs::create_dir_all(&folder).unwrap();
+    let path = folder.join("gpu0.log");
+    let cfg = sim::Config {
+        seed,
+        target_bytes: 300_000,
+        slowdown,
+        ..sim::Config::default()
+    };
+    sim::write_sglang_log(&cfg, &path).unwrap();
+    folder
+}
+
+const THROUGHPUT: [&str; 3] = [
+    "steady gen tok/s",
+    "steady gen tok/s per instance",
+    "tok/s per running request",
+];
+
+#[test]
+fn two_seeds_of_one_configuration_read_the_same() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = sim_log(dir.path(), "a", 1, 1.0);
+    let b = sim_log(dir.path(), "b", 2, 1.0);
+    let c = compare(&[a.to_str().unwrap(), b.to_str().unwrap()]);
+    for name in THROUGHPUT {
+        let row = figure(&c, name);
+        assert_eq!(row["verdict"], "~", "{name}: {row}");
+        let (lo, hi) = ratio_interval(row);
+        assert!(lo < 1.0 && hi > 1.0, "{name}: [{lo}, {hi}]");
+    }
+    assert_eq!(c["provenance"]["changed"], serde_json::json!([]));
+    assert!(c["summary"][0]
+        .as_str()
+        .unwrap()
+        .contains("no significant change"));
+}
+
+#[test]
+fn a_faster_server_is_better_with_the_true_ratio_inside() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = sim_log(dir.path(), "base", 1, 1.0);
+    // every step and prefill takes 0.8 of the time: 1.25 times the throughput
+    let b = sim_log(dir.path(), "fast", 2, 0.8);
+    let c = compare(&[a.to_str().unwrap(), b.to_str().unwrap()]);
+    let row = figure(&c, "steady gen tok/s");
+    assert_eq!(row["verdict"], "better", "{row}");
+    let (lo, hi) = ratio_interval(row);
+    assert!(lo < 1.25 && hi > 1.25, "[{lo}, {hi}]");
+    assert_eq!(row["significant"], true);
+}
+
+/// Over many pairs of seeds, the 95% interval holds the true ratio (1.25) about 95 times in
+/// 100.
+#[test]
+fn intervals_hold_the_truth_in_about_95_of_100_pairs() {
+    let dir = tempfile::tempdir().unwrap();
+    let pairs = 100;
+    let mut held = 0;
+    for k in 0..pairs {
+        let a = sim_log(dir.path(), &format!("a{k}"), 100 + k, 1.0);
+        let b = sim_log(dir.path(), &format!("b{k}"), 500 + k, 0.8);
+        let c = compare(&[a.to_str().unwrap(), b.to_str().unwrap()]);
+        let (lo, hi) = ratio_interval(figure(&c, "steady gen tok/s"));
+        held += usize::from(lo <= 1.25 && hi >= 1.25);
+    }
+    assert!(held * 100 >= pairs as usize * 88, "{held} of {pairs}");
+}
+
+#[test]
+fn more_clients_on_a_saturated_server_name_the_saturation() {
+    let c = compare(&[
+        "--year",
+        "2026",
+        &format!("c128={}", fixture("runs/vllm-c128")),
+        &format!("c200={}", fixture("runs/vllm-c200")),
+    ]);
+    assert_eq!(c["runs"][0]["label"], "c128");
+    assert_eq!(c["runs"][1]["label"], "c200");
+    let row = figure(&c, "steady gen tok/s");
+    assert_eq!(row["verdict"], "~", "{row}");
+    let s = c["summary"][0].as_str().unwrap();
+    assert!(s.starts_with("c200 vs c128: steady tok/s +"), "{s}");
+    assert!(s.contains("saturated"), "{s}");
+    // every documented key of a figure row
+    for key in [
+        "name",
+        "unit",
+        "better_when",
+        "base",
+        "run",
+        "values",
+        "delta",
+        "ratio",
+        "ci_low",
+        "ci_high",
+        "p_value",
+        "significant",
+        "verdict",
+        "method",
+    ] {
+        assert!(row.get(key).is_some(), "{key}");
+    }
+    assert_eq!(c["schema_version"], 1);
+}
+
+#[test]
+fn a_higher_cap_moves_cap_hits_and_lengths_the_right_way() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut paths = Vec::new();
+    for (name, cap, seed) in [("cap4k", 4096, 1), ("cap8k", 8192, 2)] {
+        let p = dir.path().join(format!("{name}.jsonl"));
+        let cfg = gen_completions::Config {
+            seed,
+            records: 4000,
+            target_bytes: 0,
+            cap,
+            text_chars: 64,
+            failure_rate: 0.005,
+            drift: 1.0,
+            pipeline_only: false,
+        };
+        gen_completions::write(&cfg, &p).unwrap();
+        paths.push(p.display().to_string());
+    }
+    let c = compare(&[&paths[0], &paths[1]]);
+    let cap = figure(&c, "cap-hit rate");
+    assert_eq!(cap["verdict"], "better", "{cap}");
+    assert_eq!(cap["method"], "newcombe");
+    assert!(cap["ci_high"].as_f64().unwrap() < 0.0);
+    let p99 = figure(&c, "output tokens p99");
+    assert_eq!(p99["verdict"], "higher", "{p99}");
+    assert_eq!(p99["method"], "order_statistics");
+    // a cap moves the tail, not the middle
+    assert_eq!(figure(&c, "output tokens p50")["verdict"], "~");
+}
+
+#[test]
+fn the_segments_of_one_run() {
+    let c = compare(&["--segments", &fixture("runs/sglang-mrr")]);
+    assert_eq!(
+        c["provenance"]["single_change"],
+        "max_running_requests 16 → 40"
+    );
+    let row = figure(&c, "steady gen tok/s");
+    assert_eq!(row["verdict"], "better");
+    // the simulator's first phase: 936.9 tok/s (fixtures/runs/sglang-mrr.truth.txt)
+    let first = row["values"][0].as_f64().unwrap();
+    assert!((first / 936.9 - 1.0).abs() < 0.01, "{first}");
+    assert_eq!(figure(&c, "mean running")["verdict"], "higher");
+    let (code, _, err) = tokstat(&["compare", "--segments", &fixture("runs/demo")]);
+    assert_eq!(code, 1);
+    assert!(err.contains("one segment only"), "{err}");
+}
+
+#[test]
+fn runs_of_different_models_need_force() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = sim_log(dir.path(), "qwen", 1, 1.0);
+    let b = sim_log(dir.path(), "llama", 2, 1.0);
+    let log = b.join("gpu0.log");
+    let text = std::fs::read_to_string(&log).unwrap();
+    std::fs::write(
+        &log,
+        text.replace("Qwen/Qwen3-8B", "meta-llama/Llama-3.1-8B"),
+    )
+    .unwrap();
+    let (a, b) = (a.to_str().unwrap(), b.to_str().unwrap());
+    let (code, _, err) = tokstat(&["compare", a, b]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("differ in models") && err.contains("--force"),
+        "{err}"
+    );
+    let c = compare(&["--force", a, b]);
+    assert_eq!(c["provenance"]["forced"], true);
+    let (code, table, _) = tokstat(&["compare", "--force", a, b]);
+    assert_eq!(code, 0);
+    assert!(table.contains("compared with --force"), "{table}");
+}
+
+#[test]
+fn compare_needs_two_runs() {
+    let (code, _, err) = tokstat(&["compare", &fixture("runs/demo")]);
+    assert_eq!(code, 1);
+    assert!(err.contains("two runs"), "{err}");
+}
