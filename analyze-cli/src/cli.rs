@@ -56,6 +56,8 @@ pub enum Format {
     Json,
     /// GitHub-flavoured markdown, to paste into an issue or a pull request.
     Markdown,
+    /// One self-contained HTML file with charts (inline SVG, nothing loaded from anywhere).
+    Html,
 }
 
 impl From<Format> for crate::render::Format {
@@ -64,6 +66,7 @@ impl From<Format> for crate::render::Format {
             Format::Table => crate::render::Format::Table,
             Format::Json => crate::render::Format::Json,
             Format::Markdown => crate::render::Format::Markdown,
+            Format::Html => crate::render::Format::Html,
         }
     }
 }
@@ -73,6 +76,9 @@ pub struct FormatArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t)]
     pub format: Format,
+    /// Write to this file instead of standard output.
+    #[arg(long, short, value_name = "FILE")]
+    pub output: Option<std::path::PathBuf>,
 }
 
 #[derive(Debug, Args)]

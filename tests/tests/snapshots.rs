@@ -27,7 +27,7 @@ fn relative(text: &str) -> String {
     let mut rest = text;
     while let Some(at) = rest.find("/fixtures/") {
         let start = rest[..at]
-            .rfind(|c: char| c.is_whitespace() || c == '"')
+            .rfind(|c: char| c.is_whitespace() || matches!(c, '"' | '>' | '=' | '\'' | '('))
             .map_or(0, |k| k + 1);
         out.push_str(&rest[..start]);
         out.push_str("<fixtures>");
@@ -77,7 +77,7 @@ fn runs_as_markdown() {
 
 #[test]
 fn demo() {
-    for format in ["table", "json", "markdown"] {
+    for format in ["table", "json", "markdown", "html"] {
         let (code, out) = tokstat(&["demo", "--format", format]);
         assert_eq!(code, 0, "{out}");
         insta::assert_snapshot!(format!("demo-command.{format}"), out);

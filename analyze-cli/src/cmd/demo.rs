@@ -22,8 +22,8 @@ pub fn run(args: &DemoArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<
         ..Options::default()
     };
     let format = args.format.format.into();
-    // a heading for people; the JSON stays one document
-    if format != Format::Json {
+    // a heading for people; JSON and HTML stay one document
+    if matches!(format, Format::Table | Format::Markdown) {
         writeln!(
             out,
             "tokstat demo: report on {DEMO_DIR} and {DEMO_COMPLETIONS}\n"

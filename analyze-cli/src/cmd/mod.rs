@@ -7,11 +7,37 @@ mod report;
 pub mod schema;
 
 use crate::cli::{Cli, Command};
-use anyhow::Result;
+use anyhow::{Context, Result};
 use std::io::Write;
+use std::path::Path;
 
 /// Runs a parsed command line; returns the exit code.
 pub fn dispatch(cli: Cli, out: &mut dyn Write, err: &mut dyn Write) -> Result<i32> {
+    let output = match &cli.command {
+        Command::Report(a) => a.format.output.clone(),
+        Command::Compare(a) => a.format.output.clone(),
+        Command::Demo(a) => a.format.output.clone(),
+        Command::Schema(a) => a.output.clone(),
+        Command::Parse(_) => None,
+    };
+    match output {
+        Some(path) => to_file(&path, |file| run(cli, file, err)),
+        None => run(cli, out, err),
+    }
+}
+
+/// Runs `f` writing into a new file at `path` (`--output`), flushed before it returns.
+fn to_file(path: &Path, f: impl FnOnce(&mut dyn Write) -> Result<i32>) -> Result<i32> {
+    let file =
+        std::fs::File::create(path).with_context(|| format!("cannot write {}", path.display()))?;
+    let mut w = std::io::BufWriter::new(file);
+    let code = f(&mut w)?;
+    w.flush()
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(code)
+}
+
+fn run(cli: Cli, out: &mut dyn Write, err: &mut dyn Write) -> Result<i32> {
     match cli.command {
         Command::Parse(a) => parse::run(&a, out, err),
         Command::Report(a) => report::run(

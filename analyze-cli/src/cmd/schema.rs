@@ -191,6 +191,9 @@ pub fn run(format: Format, out: &mut dyn Write) -> Result<i32> {
                 writeln!(out)?;
             }
         }
+        Format::Html => {
+            anyhow::bail!("schema is written as table, json or markdown; --format html is for report and compare")
+        }
         Format::Markdown => {
             for (t, cols) in TABLES {
                 writeln!(

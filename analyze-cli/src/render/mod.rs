@@ -6,11 +6,13 @@
 pub mod accounting;
 pub mod compare_markdown;
 pub mod compare_table;
+pub mod html;
 pub mod json;
 pub mod json_writer;
 pub mod markdown;
 pub mod num;
 pub mod records;
+pub mod svg;
 pub mod table;
 
 use crate::compare::Comparison;
@@ -27,6 +29,8 @@ pub enum Format {
     Json,
     /// GitHub-flavoured markdown, to paste into an issue or a pull request.
     Markdown,
+    /// One self-contained HTML file with inline SVG charts.
+    Html,
 }
 
 impl Format {
@@ -36,6 +40,7 @@ impl Format {
             Format::Table => table::write(out, report),
             Format::Json => json::write(out, report),
             Format::Markdown => markdown::write(out, report),
+            Format::Html => html::write(out, report),
         }
     }
 
@@ -45,6 +50,7 @@ impl Format {
             Format::Table => compare_table::write(out, c),
             Format::Json => json::write(out, c),
             Format::Markdown => compare_markdown::write(out, c),
+            Format::Html => html::write_comparison(out, c),
         }
     }
 }
