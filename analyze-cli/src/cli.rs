@@ -143,6 +143,9 @@ fn parse_slo(s: &str) -> Result<crate::analysis::bench::Slo, String> {
 pub struct DemoArgs {
     #[command(flatten)]
     pub format: FormatArgs,
+    /// Compare two bundled runs (vLLM at 128 and 200 clients) instead.
+    #[arg(long)]
+    pub compare: bool,
 }
 
 #[derive(Debug, Args)]

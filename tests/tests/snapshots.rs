@@ -21,17 +21,29 @@ fn tokstat(args: &[&str]) -> (i32, String) {
     (code, relative(&String::from_utf8(out).unwrap()))
 }
 
-/// `text` with every path that leads into a `fixtures` folder written as `<fixtures>/…`.
+/// `text` with every path that leads into a `fixtures` folder written as `<fixtures>/…`, and
+/// into the folder `demo` unpacks its runs in as `<demo>/…`.
 fn relative(text: &str) -> String {
+    let text = shorten(text, "/fixtures/", |_| "/fixtures".len(), "<fixtures>");
+    // `…/tokstat-demo-0123456789abcdef/`
+    shorten(
+        &text,
+        "/tokstat-demo-",
+        |_| "/tokstat-demo-".len() + 16,
+        "<demo>",
+    )
+}
+
+fn shorten(text: &str, marker: &str, len: impl Fn(&str) -> usize, with: &str) -> String {
     let mut out = String::new();
     let mut rest = text;
-    while let Some(at) = rest.find("/fixtures/") {
+    while let Some(at) = rest.find(marker) {
         let start = rest[..at]
             .rfind(|c: char| c.is_whitespace() || matches!(c, '"' | '>' | '=' | '\'' | '('))
             .map_or(0, |k| k + 1);
         out.push_str(&rest[..start]);
-        out.push_str("<fixtures>");
-        rest = &rest[at + "/fixtures".len()..];
+        out.push_str(with);
+        rest = &rest[(at + len(marker)).min(rest.len())..];
     }
     out.push_str(rest);
     out
@@ -82,6 +94,9 @@ fn demo() {
         assert_eq!(code, 0, "{out}");
         insta::assert_snapshot!(format!("demo-command.{format}"), out);
     }
+    let (code, out) = tokstat(&["demo", "--compare"]);
+    assert_eq!(code, 0, "{out}");
+    insta::assert_snapshot!("demo-compare.table", out);
 }
 
 /// `compare` in every format: two runs (vLLM at 128 and 200 clients) and the segments of one
