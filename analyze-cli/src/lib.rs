@@ -28,8 +28,23 @@ pub const EXIT_FAILURE: i32 = 1;
 pub const EXIT_USAGE: i32 = 2;
 
 /// Runs the command line `args` (including the program name), writing results to `out` and
-/// diagnostics to `err`. Returns the process exit code.
+/// diagnostics to `err`, as plain Unicode text (no colour, any width). Returns the process
+/// exit code.
 pub fn run<I, T>(args: I, out: &mut dyn Write, err: &mut dyn Write) -> i32
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    run_with(args, out, err, render::Style::plain())
+}
+
+/// [`run`] with the terminal style of `out` (colour, Unicode, width): what the binary uses.
+pub fn run_with<I, T>(
+    args: I,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+    style: render::Style,
+) -> i32
 where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
@@ -53,7 +68,7 @@ where
     };
     // output may sit in a buffer (the binary's): flushed here, so that a failed write is
     // reported like any other
-    let result = cmd::dispatch(cli, out, err)
+    let result = cmd::dispatch(cli, style, out, err)
         .and_then(|code| out.flush().map(|()| code).map_err(Into::into));
     match result {
         Ok(code) => code,

@@ -316,3 +316,41 @@ fn failed_writes_are_reported() {
         }
     }
 }
+
+/// On an 80-column terminal every line of the demo report and of a comparison fits, and
+/// with a C locale everything is ASCII.
+#[test]
+fn output_fits_80_columns_and_ascii_locales() {
+    use tokstat::render::Style;
+    let runs = fixture("runs");
+    for (unicode, args) in [
+        (true, vec!["tokstat", "demo"]),
+        (false, vec!["tokstat", "demo", "--compare"]),
+        (
+            true,
+            vec![
+                "tokstat",
+                "compare",
+                "--segments",
+                &format!("{runs}/sglang-mrr"),
+            ],
+        ),
+    ] {
+        let style = Style {
+            colour: false,
+            unicode,
+            width: Some(80),
+        };
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        assert_eq!(
+            tokstat::run_with(args.clone(), &mut out, &mut err, style),
+            0
+        );
+        let text = String::from_utf8(out).unwrap();
+        for line in text.lines() {
+            assert!(line.chars().count() <= 80, "{args:?}: {line}");
+        }
+        assert_eq!(text.is_ascii(), !unicode, "{args:?}");
+        assert!(text.contains("steady"), "{text}");
+    }
+}

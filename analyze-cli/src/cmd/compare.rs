@@ -3,11 +3,11 @@
 
 use crate::cli::CompareArgs;
 use crate::compare::{self, Options, RunSpec};
-use crate::render::Format;
+use crate::render::{Format, Style};
 use anyhow::Result;
 use std::io::Write;
 
-pub fn run(a: &CompareArgs, out: &mut dyn Write) -> Result<i32> {
+pub fn run(a: &CompareArgs, style: Style, out: &mut dyn Write) -> Result<i32> {
     let opts = Options {
         runs: a.runs.iter().map(|r| RunSpec::parse(r)).collect(),
         report: super::report::options(
@@ -25,6 +25,6 @@ pub fn run(a: &CompareArgs, out: &mut dyn Write) -> Result<i32> {
         segments: a.segments,
     };
     let c = compare::build(&opts)?;
-    Format::from(a.format.format).render_comparison(&c, out)?;
+    Format::from(a.format.format).render_comparison(&c, style, out)?;
     Ok(0)
 }

@@ -4,7 +4,7 @@
 
 use crate::cli::DemoArgs;
 use crate::compare::{self, RunSpec};
-use crate::render::Format;
+use crate::render::{Format, Style};
 use crate::report::Options;
 use anyhow::{bail, Context, Result};
 use std::io::{Read, Write};
@@ -70,7 +70,7 @@ fn runs() -> Result<PathBuf> {
     Ok(dir)
 }
 
-pub fn run(args: &DemoArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<i32> {
+pub fn run(args: &DemoArgs, style: Style, out: &mut dyn Write, err: &mut dyn Write) -> Result<i32> {
     let dir = runs()?;
     let path = |p: &str| dir.join(p).display().to_string();
     let format: Format = args.format.format.into();
@@ -83,10 +83,8 @@ pub fn run(args: &DemoArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<
     let heading = matches!(format, Format::Table | Format::Markdown);
     if args.compare {
         if heading {
-            writeln!(
-                out,
-                "tokstat demo --compare: vLLM at 128 clients against 200 on the same server\n"
-            )?;
+            let h = "tokstat demo --compare: vLLM at 128 clients against 200 on one server\n\n";
+            out.write_all(style.finish(h.into()).as_bytes())?;
         }
         let c = compare::build(&compare::Options {
             runs: vec![
@@ -98,14 +96,12 @@ pub fn run(args: &DemoArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<
             force: false,
             segments: false,
         })?;
-        format.render_comparison(&c, out)?;
+        format.render_comparison(&c, style, out)?;
         return Ok(0);
     }
     if heading {
-        writeln!(
-            out,
-            "tokstat demo: the report on a bundled run (two GPUs' SGLang logs and the job's completions)\n"
-        )?;
+        let h = "tokstat demo: a bundled run (two GPUs' SGLang logs and the job's completions)\n\n";
+        out.write_all(style.finish(h.into()).as_bytes())?;
     }
-    super::report::run(&opts, format, true, out, err)
+    super::report::run(&opts, format, true, style, out, err)
 }

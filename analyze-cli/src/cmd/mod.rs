@@ -7,12 +7,13 @@ mod report;
 pub mod schema;
 
 use crate::cli::{Cli, Command};
+use crate::render::Style;
 use anyhow::{Context, Result};
 use std::io::Write;
 use std::path::Path;
 
 /// Runs a parsed command line; returns the exit code.
-pub fn dispatch(cli: Cli, out: &mut dyn Write, err: &mut dyn Write) -> Result<i32> {
+pub fn dispatch(cli: Cli, style: Style, out: &mut dyn Write, err: &mut dyn Write) -> Result<i32> {
     let output = match &cli.command {
         Command::Report(a) => a.format.output.clone(),
         Command::Compare(a) => a.format.output.clone(),
@@ -21,8 +22,16 @@ pub fn dispatch(cli: Cli, out: &mut dyn Write, err: &mut dyn Write) -> Result<i3
         Command::Parse(_) => None,
     };
     match output {
-        Some(path) => to_file(&path, |file| run(cli, file, err)),
-        None => run(cli, out, err),
+        // a file gets no colour and no terminal's width
+        Some(path) => {
+            let plain = Style {
+                colour: false,
+                width: None,
+                ..style
+            };
+            to_file(&path, |file| run(cli, plain, file, err))
+        }
+        None => run(cli, style, out, err),
     }
 }
 
@@ -37,18 +46,19 @@ fn to_file(path: &Path, f: impl FnOnce(&mut dyn Write) -> Result<i32>) -> Result
     Ok(code)
 }
 
-fn run(cli: Cli, out: &mut dyn Write, err: &mut dyn Write) -> Result<i32> {
+fn run(cli: Cli, style: Style, out: &mut dyn Write, err: &mut dyn Write) -> Result<i32> {
     match cli.command {
         Command::Parse(a) => parse::run(&a, out, err),
         Command::Report(a) => report::run(
             &report::options(&a.input, &a.completions, &a.server),
             a.format.format.into(),
             a.input.quiet,
+            style,
             out,
             err,
         ),
-        Command::Compare(a) => compare::run(&a, out),
-        Command::Demo(a) => demo::run(&a, out, err),
+        Command::Compare(a) => compare::run(&a, style, out),
+        Command::Demo(a) => demo::run(&a, style, out, err),
         Command::Schema(a) => schema::run(a.format, out),
     }
 }

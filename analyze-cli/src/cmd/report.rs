@@ -2,7 +2,7 @@
 //! benchmark result files and Prometheus scrapes — in the format asked for.
 
 use crate::cli::{CompletionArgs, InputArgs, ServerArgs};
-use crate::render::{self, Format};
+use crate::render::{self, Format, Style};
 use crate::report::{self, Options, Report};
 use anyhow::Result;
 use std::io::Write;
@@ -26,11 +26,12 @@ pub fn run(
     opts: &Options,
     format: Format,
     quiet: bool,
+    style: Style,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<i32> {
     let report = report::build(opts)?;
-    format.render(&report, out)?;
+    format.render(&report, style, out)?;
     // the table shows the accounting itself; beside the other formats it goes to stderr
     if !quiet && format != Format::Table {
         render::accounting::write(err, &report.files, &report.skipped)?;

@@ -1,9 +1,11 @@
 //! A comparison in the terminal: provenance first, the verdict in words, the figures with
 //! their changes and intervals, and the runs' timelines and curves overlaid.
 
+use crate::compare::Verdict;
 use crate::compare::{Comparison, FigureRow, Method};
 use crate::render::num::group;
-use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, Table};
+use crate::render::style::{Style, Tone};
+use comfy_table::{Cell, CellAlignment};
 use std::io::{self, Write};
 
 /// Markers of the runs in overlaid charts, by run.
@@ -47,7 +49,18 @@ pub fn interval(r: &FigureRow) -> String {
     }
 }
 
-pub fn write(out: &mut dyn Write, c: &Comparison) -> io::Result<()> {
+/// Writes the comparison in `style`.
+pub fn write(out: &mut dyn Write, c: &Comparison, style: Style) -> io::Result<()> {
+    let mut buf = Vec::new();
+    write_comparison(&mut buf, c, style)?;
+    out.write_all(
+        style
+            .finish(String::from_utf8_lossy(&buf).into_owned())
+            .as_bytes(),
+    )
+}
+
+fn write_comparison(out: &mut dyn Write, c: &Comparison, style: Style) -> io::Result<()> {
     let runs: Vec<String> = c
         .runs
         .iter()
@@ -75,7 +88,7 @@ pub fn write(out: &mut dyn Write, c: &Comparison) -> io::Result<()> {
         writeln!(out, "  {s}")?;
     }
     writeln!(out)?;
-    write_figures(out, c)?;
+    write_figures(out, c, style)?;
     if c.overlays
         .timelines
         .iter()
@@ -87,7 +100,7 @@ pub fn write(out: &mut dyn Write, c: &Comparison) -> io::Result<()> {
             out,
             "Generated tok/s over time (seconds from each run's start)"
         )?;
-        chart(out, &c.overlays.timelines, 64, 8)?;
+        chart(out, &c.overlays.timelines, chart_width(style), 8)?;
         legend(out, c)?;
     }
     if c.overlays.curves.iter().filter(|t| !t.is_empty()).count() >= 2 {
@@ -95,10 +108,17 @@ pub fn write(out: &mut dyn Write, c: &Comparison) -> io::Result<()> {
             out,
             "Concurrency vs throughput per instance (running → median tok/s)"
         )?;
-        chart(out, &c.overlays.curves, 64, 8)?;
+        chart(out, &c.overlays.curves, chart_width(style), 8)?;
         legend(out, c)?;
     }
     Ok(())
+}
+
+/// Columns of an overlay chart: 64, fewer on a narrow terminal.
+fn chart_width(style: Style) -> usize {
+    style
+        .width
+        .map_or(64, |w| usize::from(w).saturating_sub(12).clamp(20, 64))
 }
 
 fn legend(out: &mut dyn Write, c: &Comparison) -> io::Result<()> {
@@ -166,9 +186,8 @@ fn write_provenance(out: &mut dyn Write, c: &Comparison) -> io::Result<()> {
     writeln!(out)
 }
 
-fn write_figures(out: &mut dyn Write, c: &Comparison) -> io::Result<()> {
-    let mut t = Table::new();
-    t.load_preset(UTF8_FULL_CONDENSED);
+fn write_figures(out: &mut dyn Write, c: &Comparison, style: Style) -> io::Result<()> {
+    let mut t = style.table();
     let mut header = vec![
         format!("figure ({} = baseline)", c.runs[0].label),
         c.runs[0].label.clone(),
@@ -198,7 +217,11 @@ fn write_figures(out: &mut dyn Write, c: &Comparison) -> io::Result<()> {
         for run in &c.runs[1..] {
             match rows.iter().find(|r| r.run == run.label) {
                 Some(r) => {
-                    let mut v = r.verdict.as_str().to_string();
+                    let mut v = match r.verdict {
+                        Verdict::Better => style.paint("better", Tone::Good),
+                        Verdict::Worse => style.paint("worse", Tone::Bad),
+                        other => other.as_str().to_string(),
+                    };
                     if let Some(p) = r.p_value {
                         v.push_str(&format!(" (p {p:.2})"));
                     }

@@ -12,12 +12,14 @@ pub mod json_writer;
 pub mod markdown;
 pub mod num;
 pub mod records;
+pub mod style;
 pub mod svg;
 pub mod table;
 
 use crate::compare::Comparison;
 use crate::report::Report;
 use std::io::{self, Write};
+pub use style::Style;
 
 /// The formats a report is rendered in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -34,10 +36,10 @@ pub enum Format {
 }
 
 impl Format {
-    /// Writes `report` in this format.
-    pub fn render(self, report: &Report, out: &mut dyn Write) -> io::Result<()> {
+    /// Writes `report` in this format (`style` says what the terminal table may use).
+    pub fn render(self, report: &Report, style: Style, out: &mut dyn Write) -> io::Result<()> {
         match self {
-            Format::Table => table::write(out, report),
+            Format::Table => table::write(out, report, style),
             Format::Json => json::write(out, report),
             Format::Markdown => markdown::write(out, report),
             Format::Html => html::write(out, report),
@@ -45,9 +47,14 @@ impl Format {
     }
 
     /// Writes a comparison in this format.
-    pub fn render_comparison(self, c: &Comparison, out: &mut dyn Write) -> io::Result<()> {
+    pub fn render_comparison(
+        self,
+        c: &Comparison,
+        style: Style,
+        out: &mut dyn Write,
+    ) -> io::Result<()> {
         match self {
-            Format::Table => compare_table::write(out, c),
+            Format::Table => compare_table::write(out, c, style),
             Format::Json => json::write(out, c),
             Format::Markdown => compare_markdown::write(out, c),
             Format::Html => html::write_comparison(out, c),

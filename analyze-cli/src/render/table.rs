@@ -6,13 +6,35 @@ use crate::analysis::hints::Hint;
 use crate::analysis::metrics::Metrics;
 use crate::analysis::quantile::Summary;
 use crate::render::num::{duration, group, opt};
+use crate::render::style::{Style, Tone};
 use crate::report::{CompletionsReport, Report, SegmentReport};
-use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, Table};
+use comfy_table::{Cell, CellAlignment, Table};
+use std::cell::Cell as Shared;
 use std::io::{self, Write};
 use tokstat_parsers::stamp::Ts;
 
-/// Writes the whole report.
-pub fn write(out: &mut dyn Write, r: &Report) -> io::Result<()> {
+thread_local! {
+    /// The style of the rendering under way (set by [`write`] for the helpers below).
+    static STYLE: Shared<Style> = Shared::new(Style::plain());
+}
+
+fn style() -> Style {
+    STYLE.get()
+}
+
+/// Writes the whole report in `style`.
+pub fn write(out: &mut dyn Write, r: &Report, style: Style) -> io::Result<()> {
+    STYLE.set(style);
+    let mut buf = Vec::new();
+    write_report(&mut buf, r)?;
+    out.write_all(
+        style
+            .finish(String::from_utf8_lossy(&buf).into_owned())
+            .as_bytes(),
+    )
+}
+
+fn write_report(out: &mut dyn Write, r: &Report) -> io::Result<()> {
     let t = &r.lines;
     writeln!(
         out,
@@ -67,8 +89,7 @@ pub fn write(out: &mut dyn Write, r: &Report) -> io::Result<()> {
 }
 
 fn table(header: Vec<&str>) -> Table {
-    let mut t = Table::new();
-    t.load_preset(UTF8_FULL_CONDENSED);
+    let mut t = style().table();
     t.set_header(header);
     t
 }
@@ -81,9 +102,75 @@ fn right_align(t: &mut Table, from: usize, to: usize) {
     }
 }
 
+/// Columns of the instance table dropped, in this order, until it fits a narrow terminal.
+const INSTANCE_DROP: [&str; 7] = [
+    "preempted",
+    "retracted",
+    "engine",
+    "kv max",
+    "waiting",
+    "span",
+    "lines",
+];
+
+/// A table of `header` and `rows` that fits the style's width: columns named in `drop` are
+/// left out, in that order, while it does not (the others wrap). Returns the table and the
+/// columns left out. Columns from `right` on are right-aligned.
+fn fitted(
+    header: &[&str],
+    rows: &[Vec<String>],
+    right: usize,
+    drop: &[&str],
+) -> (Table, Vec<String>) {
+    // `wrap`: the style's table (wrapped to its width); else one at its natural width, to
+    // measure
+    let build = |skip: &[&str], wrap: bool| {
+        let keep: Vec<usize> = (0..header.len())
+            .filter(|&k| !skip.contains(&header[k]))
+            .collect();
+        let mut t = if wrap {
+            style().table()
+        } else {
+            Style {
+                width: None,
+                ..style()
+            }
+            .table()
+        };
+        t.set_header(keep.iter().map(|&k| header[k]).collect::<Vec<_>>());
+        for r in rows {
+            t.add_row(keep.iter().map(|&k| Cell::new(&r[k])).collect::<Vec<_>>());
+        }
+        for (n, &k) in keep.iter().enumerate() {
+            if k >= right {
+                if let Some(col) = t.column_mut(n) {
+                    col.set_cell_alignment(CellAlignment::Right);
+                }
+            }
+        }
+        t
+    };
+    let mut skip: Vec<&str> = Vec::new();
+    if let Some(w) = style().width {
+        while skip.len() < drop.len() {
+            let natural = build(&skip, false)
+                .to_string()
+                .lines()
+                .next()
+                .map_or(0, |l| l.chars().count());
+            if natural <= usize::from(w) {
+                break;
+            }
+            skip.push(drop[skip.len()]);
+        }
+    }
+    let dropped = skip.iter().map(|s| s.to_string()).collect();
+    (build(&skip, true), dropped)
+}
+
 fn write_instances(out: &mut dyn Write, r: &Report) -> io::Result<()> {
     writeln!(out, "Server logs: {} instance(s)", r.instances.len())?;
-    let mut t = table(vec![
+    let header = [
         "instance",
         "engine",
         "span",
@@ -96,32 +183,43 @@ fn write_instances(out: &mut dyn Write, r: &Report) -> io::Result<()> {
         "kv max",
         "retracted",
         "preempted",
-    ]);
-    for i in &r.instances {
-        t.add_row(vec![
-            Cell::new(&i.instance),
-            Cell::new(i.engine.unwrap_or("?")),
-            Cell::new(i.span_s.map_or("–".into(), duration)),
-            Cell::new(group(i.stat_lines)),
-            Cell::new(i.gen_tokens.map_or("–".into(), |v| group(v as u64))),
-            Cell::new(i.gen_tps.map_or("–".into(), |v| format!("{v:.1}"))),
-            Cell::new(i.vs_median.map_or("–".into(), |v| {
-                let flag = if i.imbalanced == Some(true) {
-                    " ⚠"
-                } else {
-                    ""
-                };
-                format!("{:+.1}%{flag}", v * 100.0)
-            })),
-            Cell::new(opt(i.running_mean, 1)),
-            Cell::new(opt(i.waiting_mean, 1)),
-            Cell::new(opt(i.kv_usage_max, 2)),
-            Cell::new(group(i.retracted_requests)),
-            Cell::new(group(i.preemptions)),
-        ]);
-    }
-    right_align(&mut t, 2, 12);
+    ];
+    let rows: Vec<Vec<String>> = r
+        .instances
+        .iter()
+        .map(|i| {
+            vec![
+                i.instance.clone(),
+                i.engine.unwrap_or("?").to_string(),
+                i.span_s.map_or("–".into(), duration),
+                group(i.stat_lines),
+                i.gen_tokens.map_or("–".into(), |v| group(v as u64)),
+                i.gen_tps.map_or("–".into(), |v| format!("{v:.1}")),
+                i.vs_median.map_or("–".into(), |v| {
+                    let flag = if i.imbalanced == Some(true) {
+                        " ⚠"
+                    } else {
+                        ""
+                    };
+                    format!("{:+.1}%{flag}", v * 100.0)
+                }),
+                opt(i.running_mean, 1),
+                opt(i.waiting_mean, 1),
+                opt(i.kv_usage_max, 2),
+                group(i.retracted_requests),
+                group(i.preemptions),
+            ]
+        })
+        .collect();
+    let (t, dropped) = fitted(&header, &rows, 2, &INSTANCE_DROP);
     writeln!(out, "{t}")?;
+    if !dropped.is_empty() {
+        writeln!(
+            out,
+            "  left out to fit the terminal: {}",
+            dropped.join(", ")
+        )?;
+    }
     writeln!(
         out,
         "  lines: stats lines · tokens: generated, estimated from the logged rates · running, waiting: means · retracted: requests\n"
@@ -202,7 +300,10 @@ fn write_server(out: &mut dyn Write, r: &Report) -> io::Result<()> {
         .map(|row| row.gen_tps.unwrap_or(f64::NAN))
         .collect();
     let steady: Vec<bool> = total.iter().map(|row| row.steady).collect();
-    let width = 100usize;
+    // a column a bucket, at most 100 (fewer on a narrow terminal)
+    let width = style()
+        .width
+        .map_or(100, |w| (usize::from(w).saturating_sub(12)).clamp(20, 100));
     let (rates, steady, per) = if rates.len() > width {
         let per = rates.len().div_ceil(width);
         let r: Vec<f64> = rates
@@ -274,8 +375,12 @@ fn write_curve(out: &mut dyn Write, r: &Report) -> io::Result<()> {
         .map(|c| c.tps_median)
         .fold(0.0, f64::max)
         .max(1e-9);
+    // the bar takes what a narrow terminal leaves beside the figures (about 90 columns)
+    let bar_w = style()
+        .width
+        .map_or(40, |w| usize::from(w).saturating_sub(92).clamp(6, 40));
     for c in &r.curve {
-        let bar = "█".repeat((c.tps_median / max * 40.0).round() as usize);
+        let bar = "█".repeat((c.tps_median / max * bar_w as f64).round() as usize);
         let knee = r
             .knee
             .filter(|k| {
@@ -289,7 +394,7 @@ fn write_curve(out: &mut dyn Write, r: &Report) -> io::Result<()> {
         };
         writeln!(
             out,
-            "  {range:>9} running {bar:<40} {:>8.0} tok/s (p10 {:.0}, p90 {:.0}) · {:>6.1} per req · {:>5.1}% of time{knee}",
+            "  {range:>9} running {bar:<bar_w$} {:>8.0} tok/s (p10 {:.0}, p90 {:.0}) · {:>6.1} per req · {:>5.1}% of time{knee}",
             c.tps_median,
             c.tps_p10,
             c.tps_p90,
@@ -313,10 +418,15 @@ pub fn write_hints(out: &mut dyn Write, hints: &[Hint]) -> io::Result<()> {
     if !hints.is_empty() {
         writeln!(out, "Hints")?;
         for h in hints {
+            let tone = match h.severity {
+                crate::analysis::hints::Severity::Critical => Tone::Bad,
+                crate::analysis::hints::Severity::Warning => Tone::Warning,
+                crate::analysis::hints::Severity::Info => Tone::Muted,
+            };
             writeln!(
                 out,
                 "  [{}] {}: {}",
-                h.severity.as_str(),
+                style().paint(h.severity.as_str(), tone),
                 h.id,
                 h.evidence.text
             )?;
