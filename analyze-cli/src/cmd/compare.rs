@@ -24,7 +24,15 @@ pub fn run(a: &CompareArgs, style: Style, out: &mut dyn Write) -> Result<i32> {
         force: a.force,
         segments: a.segments,
     };
-    let c = compare::build(&opts)?;
+    let c = super::progress::with_bar(false, |progress| {
+        compare::build(&Options {
+            report: crate::report::Options {
+                progress,
+                ..opts.report.clone()
+            },
+            ..opts.clone()
+        })
+    })?;
     Format::from(a.format.format).render_comparison(&c, style, out)?;
     Ok(0)
 }

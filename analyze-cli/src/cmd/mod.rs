@@ -3,6 +3,7 @@
 mod compare;
 mod demo;
 mod parse;
+mod progress;
 mod report;
 pub mod schema;
 

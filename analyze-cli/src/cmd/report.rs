@@ -19,6 +19,7 @@ pub fn options(input: &InputArgs, c: &CompletionArgs, srv: &ServerArgs) -> Optio
         slo: c.slo,
         bucket_ms: srv.bucket,
         interval_s: srv.interval,
+        progress: None,
     }
 }
 
@@ -30,7 +31,12 @@ pub fn run(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<i32> {
-    let report = report::build(opts)?;
+    let report = super::progress::with_bar(quiet, |progress| {
+        report::build(&Options {
+            progress,
+            ..opts.clone()
+        })
+    })?;
     format.render(&report, style, out)?;
     // the table shows the accounting itself; beside the other formats it goes to stderr
     if !quiet && format != Format::Table {

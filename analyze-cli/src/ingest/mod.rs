@@ -5,6 +5,7 @@
 pub mod completions;
 pub mod inputs;
 pub mod instance;
+pub mod progress;
 pub mod scan;
 pub mod scrapes;
 pub mod series;
@@ -29,6 +30,8 @@ pub struct ReadOptions {
     pub dates: Dates,
     /// Where token counts and finish reasons are in records of another shape.
     pub paths: Paths,
+    /// Counts what is read, for a display.
+    pub progress: Option<std::sync::Arc<progress::Progress>>,
 }
 
 /// One input read, and its line accounting.
@@ -91,6 +94,14 @@ impl Ingested {
 pub fn read(inputs: &[Input], opts: &ReadOptions) -> Ingested {
     let mut r = Ingested::default();
     let names = instance_names(inputs);
+    let size = |input: &Input| match input {
+        Input::Path(p) => std::fs::metadata(p).map_or(0, |m| m.len()),
+        Input::Stdin => 0,
+    };
+    let progress = opts.progress.as_deref();
+    if let Some(p) = progress {
+        p.start(inputs.len() as u64, inputs.iter().map(size).sum());
+    }
     // A folder of 500-record batch files is hundreds of JSONL files too small to split into
     // chunks: read one after the other they kept a core idle. Such files (plain, and no
     // bigger than a chunk, so that a worker reads each whole and never waits on other work)
@@ -119,26 +130,44 @@ pub fn read(inputs: &[Input], opts: &ReadOptions) -> Ingested {
     for ((input, name), read) in inputs.iter().zip(names).zip(json) {
         if let Some((part, err)) = read {
             r.add_json(input, part, err);
+            if let Some(p) = progress {
+                p.file_done(size(input), 0);
+            }
             continue;
         }
+        let counted = std::sync::atomic::AtomicU64::new(0);
         let opened = open(input);
         let src = match opened.source {
             Ok(s) => s,
             Err(sk) => {
                 r.skipped.push(sk);
+                if let Some(p) = progress {
+                    p.file_done(size(input), 0);
+                }
                 continue;
             }
         };
+        // chunks of a plain file count as they are read (a stream's decompressed bytes are
+        // not its size on disk: it counts when done)
+        let plain = matches!(src.data, Data::Mapped(_) | Data::Owned(_));
         match opened.kind {
             Kind::Log | Kind::Empty => {
                 let logs = &mut r.logs;
+                let work = |f: &FileCtx, c: Chunk<'_>| {
+                    if let (Some(p), true) = (progress, plain) {
+                        let n = c.bytes.len() as u64;
+                        p.read(n);
+                        counted.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
+                    }
+                    log_work(f, c)
+                };
                 let (file, tally, err) = scan_log(
                     input,
                     name,
                     src,
                     opts.dates,
                     LineNumbers::Relative,
-                    &log_work,
+                    &work,
                     &mut |f: &FileCtx, s: ChunkSummary| logs.absorb(f, s),
                 );
                 r.skipped.extend(err);
@@ -167,6 +196,9 @@ pub fn read(inputs: &[Input], opts: &ReadOptions) -> Ingested {
                     failed: true,
                 }),
             },
+        }
+        if let Some(p) = progress {
+            p.file_done(size(input), counted.into_inner());
         }
     }
     r

@@ -37,6 +37,8 @@ pub struct Options {
     pub bucket_ms: Option<i64>,
     /// Seconds between Prometheus scrapes that carry no time.
     pub interval_s: Option<f64>,
+    /// Counts what is read, for a progress display.
+    pub progress: Option<std::sync::Arc<crate::ingest::progress::Progress>>,
 }
 
 /// Reads the inputs and runs every analysis. Fails only on options that cannot be used or
@@ -55,6 +57,7 @@ pub fn build_with_samples(opts: &Options) -> Result<(Report, Samples)> {
             tokens: opts.tokens_path.as_deref().map(Paths::pointer),
             finish: opts.finish_path.as_deref().map(Paths::pointer),
         },
+        progress: opts.progress.clone(),
     };
     let mut r = ingest::read(&inputs, &read);
     let completions =
