@@ -354,3 +354,27 @@ fn output_fits_80_columns_and_ascii_locales() {
         assert!(text.contains("steady"), "{text}");
     }
 }
+
+/// The progress counters end at every input's size on disk and every file, for logs read
+/// in chunks, JSON files read whole and a compressed file.
+#[test]
+fn progress_counts_every_byte_and_file() {
+    use std::sync::Arc;
+    use tokstat::ingest::progress::Progress;
+    let progress = Arc::new(Progress::default());
+    let inputs = vec![fixture("runs/demo"), fixture("runs/completions")];
+    let size: u64 = ["runs/demo", "runs/completions"]
+        .iter()
+        .flat_map(|d| std::fs::read_dir(fixture(d)).unwrap())
+        .map(|e| e.unwrap().metadata().unwrap().len())
+        .sum();
+    let report = tokstat::report::build(&tokstat::report::Options {
+        inputs,
+        year: Some(2026),
+        progress: Some(progress.clone()),
+        ..Default::default()
+    })
+    .unwrap();
+    assert_eq!(report.files.len(), 5);
+    assert_eq!(progress.get(), (size, size, 5, 5));
+}
