@@ -20,20 +20,22 @@ pub fn with_bar<T>(quiet: bool, f: impl FnOnce(Option<Arc<Progress>>) -> T) -> T
     let progress = Arc::new(Progress::default());
     let done = AtomicBool::new(false);
     std::thread::scope(|s| {
-        s.spawn(|| draw(&progress, &done));
+        let drawer = s.spawn(|| draw(&progress, &done));
         let out = f(Some(progress.clone()));
         done.store(true, Ordering::Relaxed);
+        // woken at once: a drawer asleep until its next tick would hold the exit back
+        drawer.thread().unpark();
         out
     })
 }
 
 fn draw(p: &Progress, done: &AtomicBool) {
     let start = Instant::now();
-    while start.elapsed() < AFTER {
+    while let Some(left) = AFTER.checked_sub(start.elapsed()) {
         if done.load(Ordering::Relaxed) {
             return;
         }
-        std::thread::sleep(Duration::from_millis(25));
+        std::thread::park_timeout(left);
     }
     let bar = ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::stderr());
     bar.set_style(
@@ -47,7 +49,7 @@ fn draw(p: &Progress, done: &AtomicBool) {
         bar.set_length(total.max(bytes));
         bar.set_position(bytes);
         bar.set_message(format!("{files}/{total_files} files"));
-        std::thread::sleep(Duration::from_millis(100));
+        std::thread::park_timeout(Duration::from_millis(100));
     }
     bar.finish_and_clear();
 }
