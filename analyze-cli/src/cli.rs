@@ -20,6 +20,8 @@ pub enum Command {
     Compare(CompareArgs),
     /// The report on the bundled demo run.
     Demo(DemoArgs),
+    /// Every table as Parquet (or CSV, JSON lines) for notebooks and query engines.
+    Export(ExportArgs),
     /// The documented tables: columns, types, units.
     Schema(FormatArgs),
 }
@@ -186,4 +188,42 @@ fn parse_share(s: &str) -> Result<f64, String> {
     v.ok()
         .filter(|x| x.is_finite() && (0.0..1.0).contains(x))
         .ok_or_else(|| format!("`{s}`: expected a share such as 2% or 0.02"))
+}
+
+/// File formats of `export`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum TableFormat {
+    #[default]
+    Parquet,
+    Csv,
+    Jsonl,
+}
+
+/// What `--partition-by` may name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Partition {
+    Run,
+    Instance,
+}
+
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
+    /// The folder the tables are written into (created if missing).
+    #[arg(long, value_name = "DIR")]
+    pub to: std::path::PathBuf,
+    /// File format of the tables.
+    #[arg(long, value_enum, default_value_t)]
+    pub format: TableFormat,
+    /// Hive partitions: `run`, `instance` or both (`run,instance`).
+    #[arg(long, value_enum, value_delimiter = ',', value_name = "KEYS")]
+    pub partition_by: Vec<Partition>,
+    /// The run's label (default: the first input's folder or file name).
+    #[arg(long, value_name = "LABEL")]
+    pub run: Option<String>,
+    #[command(flatten)]
+    pub completions: CompletionArgs,
+    #[command(flatten)]
+    pub server: ServerArgs,
 }

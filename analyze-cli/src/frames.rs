@@ -1,5 +1,6 @@
 //! Records → polars DataFrames named and typed as the documented schema (`tokstat schema`):
-//! `steps`, `events`, `config`, `metrics` and `timeline`, for notebooks and export.
+//! `steps`, `events`, `config`, `metrics`, `timeline`, `completions` and `requests`, for
+//! notebooks and `export`.
 //!
 //! The frames hold what the analyses keep of each line ([`crate::series`]): the columns a
 //! query of throughput, load and pressure needs, not the rarely used ones (`tokens`,
@@ -8,12 +9,16 @@
 //! the engines log local time without a zone.
 
 use crate::analysis::finite;
-use crate::analysis::server::Server;
+use crate::ingest::completions::CompletionRow;
 use crate::ingest::instance::Instance;
 use crate::ingest::scrapes::Scrapes;
 use crate::ingest::series::{PointKind, Step};
+use crate::ingest::Ingested;
+use crate::report::TimelineRow;
 use polars::prelude::*;
 use std::collections::BTreeMap;
+use tokstat_parsers::bench::Request;
+use tokstat_parsers::completion::Finish;
 
 fn datetime(name: &str, ms: Vec<i64>) -> PolarsResult<Column> {
     Column::new(name.into(), ms).cast(&DataType::Datetime(TimeUnit::Milliseconds, None))
@@ -222,32 +227,18 @@ pub fn metrics(s: &Scrapes) -> PolarsResult<DataFrame> {
     ])
 }
 
-/// The timeline: the run's total (`instance` null) and, with several instances, each one.
-pub fn timeline(s: &Server) -> PolarsResult<DataFrame> {
-    let tl = &s.timeline;
-    let mut rows: Vec<(Option<&str>, usize, &crate::analysis::timeline::Bucket)> = tl
-        .total
-        .iter()
-        .enumerate()
-        .map(|(k, b)| (None, k, b))
-        .collect();
-    if tl.instances.len() > 1 {
-        for (name, v) in &tl.instances {
-            rows.extend(
-                v.iter()
-                    .enumerate()
-                    .map(|(k, b)| (Some(name.as_str()), k, b)),
-            );
-        }
-    }
-    let f = |g: fn(&crate::analysis::timeline::Bucket) -> f64| -> Vec<Option<f64>> {
-        rows.iter().map(|r| finite(g(r.2))).collect()
-    };
+/// The timeline: the run's total (`instance` null) and, with several instances, each one,
+/// as the report has it.
+pub fn timeline(rows: &[TimelineRow]) -> PolarsResult<DataFrame> {
+    let f =
+        |g: fn(&TimelineRow) -> Option<f64>| -> Vec<Option<f64>> { rows.iter().map(g).collect() };
     DataFrame::new_infer_height(vec![
-        datetime("ts", rows.iter().map(|r| r.2.ts).collect())?,
+        datetime("ts", rows.iter().map(|r| r.ts.0).collect())?,
         Column::new(
             "instance".into(),
-            rows.iter().map(|r| r.0).collect::<Vec<_>>(),
+            rows.iter()
+                .map(|r| r.instance.as_deref())
+                .collect::<Vec<_>>(),
         ),
         Column::new("gen_tps".into(), f(|b| b.gen_tps)),
         Column::new("prompt_tps".into(), f(|b| b.prompt_tps)),
@@ -258,7 +249,99 @@ pub fn timeline(s: &Server) -> PolarsResult<DataFrame> {
         Column::new("events".into(), f(|b| b.events)),
         Column::new(
             "steady".into(),
-            rows.iter().map(|r| s.in_steady(r.1)).collect::<Vec<_>>(),
+            rows.iter().map(|r| r.steady).collect::<Vec<_>>(),
+        ),
+    ])
+}
+
+/// One row per completion (per choice): the file it came from and its place among the
+/// file's records, token counts, the finish reason (stop, length, error, abort, other),
+/// latency and creation time where the record has them.
+pub fn completions(read: &Ingested) -> PolarsResult<DataFrame> {
+    let mut source = Vec::with_capacity(read.completions.len());
+    let mut record = Vec::with_capacity(read.completions.len());
+    for &(file, n) in &read.completion_files {
+        let name = read.files[file].file.source.as_str();
+        source.extend(std::iter::repeat_n(name, n));
+        record.extend(1..=n as u64);
+    }
+    let rows = &read.completions;
+    let count = |f: fn(&CompletionRow) -> Option<u64>| rows.iter().map(f).collect::<Vec<_>>();
+    DataFrame::new_infer_height(vec![
+        Column::new("source".into(), source),
+        Column::new("record".into(), record),
+        Column::new("output_tokens".into(), count(|r| r.completion_tokens.get())),
+        Column::new("input_tokens".into(), count(|r| r.prompt_tokens.get())),
+        Column::new(
+            "reasoning_tokens".into(),
+            count(|r| r.reasoning_tokens.get()),
+        ),
+        Column::new("output_chars".into(), count(|r| r.output_chars.get())),
+        Column::new(
+            "finish_reason".into(),
+            rows.iter().map(|r| finish(r.finish)).collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "latency_s".into(),
+            rows.iter().map(CompletionRow::latency).collect::<Vec<_>>(),
+        ),
+        datetime_opt(
+            "created",
+            rows.iter()
+                .map(|r| r.created().map(|s| s as i64 * 1000))
+                .collect(),
+        )?,
+    ])
+}
+
+/// A finish reason normalised to stop, length, error, abort or other.
+fn finish(f: Finish) -> &'static str {
+    match f {
+        Finish::Stop => "stop",
+        Finish::Length => "length",
+        Finish::Error => "error",
+        Finish::Abort => "abort",
+        _ => "other",
+    }
+}
+
+fn datetime_opt(name: &str, ms: Vec<Option<i64>>) -> PolarsResult<Column> {
+    Column::new(name.into(), ms).cast(&DataType::Datetime(TimeUnit::Milliseconds, None))
+}
+
+/// One row per request of a benchmark result file, times in milliseconds.
+pub fn requests(read: &Ingested) -> PolarsResult<DataFrame> {
+    let rows: Vec<(&str, &Request)> = read
+        .runs
+        .iter()
+        .flat_map(|run| run.requests.iter().map(move |r| (run.name.as_str(), r)))
+        .collect();
+    let ms = |f: fn(&Request) -> Option<f64>| {
+        rows.iter()
+            .map(|(_, r)| f(r).map(|s| s * 1000.0))
+            .collect::<Vec<_>>()
+    };
+    DataFrame::new_infer_height(vec![
+        Column::new("run".into(), rows.iter().map(|r| r.0).collect::<Vec<_>>()),
+        Column::new(
+            "request".into(),
+            rows.iter().map(|r| r.1.index).collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "input_tokens".into(),
+            rows.iter().map(|r| r.1.input_len).collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "output_tokens".into(),
+            rows.iter().map(|r| r.1.output_len).collect::<Vec<_>>(),
+        ),
+        Column::new("ttft_ms".into(), ms(|r| r.ttft_s)),
+        Column::new("tpot_ms".into(), ms(|r| r.tpot_s)),
+        Column::new("itl_ms".into(), ms(|r| r.itl_mean_s)),
+        Column::new("e2e_ms".into(), ms(|r| r.e2e_s)),
+        Column::new(
+            "error".into(),
+            rows.iter().map(|r| r.1.error).collect::<Vec<_>>(),
         ),
     ])
 }
@@ -310,8 +393,8 @@ pub fn json_rows(df: &DataFrame) -> PolarsResult<Vec<serde_json::Value>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cmd::schema::TABLES;
     use crate::ingest::series::{EventPoint, Order, Point, Prefill, Series, Setting};
+    use crate::schema::TABLES;
     use tokstat_parsers::record::EventKind;
 
     fn dtype_of(schema: &str) -> DataType {
@@ -399,10 +482,21 @@ mod tests {
         let mf = metrics(&scrapes).unwrap();
         documented("metrics", &mf);
         assert_eq!(json_rows(&mf).unwrap()[0]["type"], "counter");
-        let server = crate::analysis::server::analyze(&mut m, None).unwrap();
-        let t = timeline(&server).unwrap();
+        let row = |ts: i64, instance: Option<&str>| TimelineRow {
+            ts: tokstat_parsers::stamp::Ts(ts),
+            instance: instance.map(str::to_string),
+            gen_tps: Some(10.0),
+            prompt_tps: None,
+            running: Some(2.0),
+            waiting: None,
+            kv_usage: Some(0.5),
+            accept_len: None,
+            events: Some(0.0),
+            steady: true,
+        };
+        let t = timeline(&[row(0, None), row(0, Some("gpu0"))]).unwrap();
         documented("timeline", &t);
-        assert_eq!(t.height(), server.timeline.total.len());
+        assert_eq!(t.height(), 2);
     }
 
     /// A vLLM instance's rows keep what lives beside its points: each row's kind (periodic

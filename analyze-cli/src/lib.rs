@@ -11,10 +11,12 @@ pub mod analysis;
 pub mod cli;
 pub mod cmd;
 pub mod compare;
+pub mod export;
 pub mod frames;
 pub mod ingest;
 pub mod render;
 pub mod report;
+pub mod schema;
 #[cfg(test)]
 mod testing;
 

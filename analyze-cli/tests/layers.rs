@@ -1,11 +1,11 @@
 //! The layers of the crate import only what the README's layout allows: `ingest/` nothing
 //! above it, `analysis/` no renderer and no command line, `report/` and `compare/` no
-//! renderer, `render/` no command line.
+//! renderer, `render/` no command line, `export/` no command line.
 
 use std::path::Path;
 
 /// The `crate::` modules each source folder may name.
-const ALLOWED: [(&str, &[&str]); 5] = [
+const ALLOWED: [(&str, &[&str]); 6] = [
     ("ingest", &["ingest", "testing"]),
     ("analysis", &["analysis", "ingest", "testing"]),
     ("report", &["report", "analysis", "ingest"]),
@@ -13,6 +13,12 @@ const ALLOWED: [(&str, &[&str]); 5] = [
     (
         "render",
         &["render", "compare", "report", "analysis", "ingest"],
+    ),
+    (
+        "export",
+        &[
+            "export", "report", "frames", "schema", "render", "analysis", "ingest",
+        ],
     ),
 ];
 

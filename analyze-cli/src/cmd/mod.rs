@@ -2,10 +2,11 @@
 
 mod compare;
 mod demo;
+mod export;
 mod parse;
 mod progress;
 mod report;
-pub mod schema;
+mod schema;
 
 use crate::cli::{Cli, Command};
 use crate::render::Style;
@@ -20,7 +21,7 @@ pub fn dispatch(cli: Cli, style: Style, out: &mut dyn Write, err: &mut dyn Write
         Command::Compare(a) => a.format.output.clone(),
         Command::Demo(a) => a.format.output.clone(),
         Command::Schema(a) => a.output.clone(),
-        Command::Parse(_) => None,
+        Command::Parse(_) | Command::Export(_) => None,
     };
     match output {
         // a file gets no colour and no terminal's width
@@ -60,6 +61,7 @@ fn run(cli: Cli, style: Style, out: &mut dyn Write, err: &mut dyn Write) -> Resu
         ),
         Command::Compare(a) => compare::run(&a, style, out),
         Command::Demo(a) => demo::run(&a, style, out, err),
+        Command::Export(a) => export::run(&a, out, err),
         Command::Schema(a) => schema::run(a.format, out),
     }
 }

@@ -51,6 +51,8 @@ pub struct Ingested {
     pub logs: Logs,
     /// Completion records, one row per choice, in input order.
     pub completions: Vec<CompletionRow>,
+    /// The file each run of completion rows came from: `(index in files, rows)`, in order.
+    pub completion_files: Vec<(usize, usize)>,
     pub dropped_choices: u64,
     /// JSON records of no known shape.
     pub unknown_records: u64,
@@ -73,6 +75,10 @@ fn log_work(file: &FileCtx, chunk: Chunk<'_>) -> (ChunkOut<ChunkSummary>, Calend
 impl Ingested {
     fn add_json(&mut self, input: &Input, part: Part, err: Option<Skipped>) {
         self.skipped.extend(err);
+        if !part.rows.is_empty() {
+            self.completion_files
+                .push((self.files.len(), part.rows.len()));
+        }
         self.completions.extend(part.rows);
         self.runs.extend(part.runs);
         self.dropped_choices += part.dropped_choices;

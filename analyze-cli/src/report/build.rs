@@ -50,6 +50,19 @@ pub fn build(opts: &Options) -> Result<Report> {
 /// [`build`], with the per-request values behind the report's distributions (for tests
 /// between runs).
 pub fn build_with_samples(opts: &Options) -> Result<(Report, Samples)> {
+    build_full(opts).map(|b| (b.report, b.samples))
+}
+
+/// Everything a build makes: the report, its samples, and what was read (series in time
+/// order), for the tables `export` writes.
+pub struct Built {
+    pub report: Report,
+    pub samples: Samples,
+    pub read: Ingested,
+}
+
+/// [`build`], keeping what was read.
+pub fn build_full(opts: &Options) -> Result<Built> {
     let inputs = expand(&opts.inputs)?;
     let read = ingest::ReadOptions {
         dates: Dates::new(opts.year, opts.date.as_deref())?,
@@ -88,7 +101,11 @@ pub fn build_with_samples(opts: &Options) -> Result<(Report, Samples)> {
             .collect(),
     };
     let report = assemble(&r, &server, completions, hints, metrics, bench_runs);
-    Ok((report, samples))
+    Ok(Built {
+        report,
+        samples,
+        read: r,
+    })
 }
 
 impl LineCounts {

@@ -6,7 +6,7 @@
 
 mod build;
 
-pub use build::{build, build_with_samples, Options};
+pub use build::{build, build_full, build_with_samples, Built, Options};
 
 use crate::analysis::bench::RunReport;
 use crate::analysis::completions::Completions;

@@ -1,0 +1,37 @@
+//! `tokstat export`: every table written into a folder, and what was written.
+
+use crate::cli::{ExportArgs, Partition, TableFormat};
+use crate::export::{self, FileFormat, Options};
+use crate::render::num::group;
+use anyhow::Result;
+use std::io::Write;
+
+pub fn run(a: &ExportArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<i32> {
+    let opts = Options {
+        report: super::report::options(&a.input, &a.completions, &a.server),
+        to: a.to.clone(),
+        format: match a.format {
+            TableFormat::Parquet => FileFormat::Parquet,
+            TableFormat::Csv => FileFormat::Csv,
+            TableFormat::Jsonl => FileFormat::Jsonl,
+        },
+        by_run: a.partition_by.contains(&Partition::Run),
+        by_instance: a.partition_by.contains(&Partition::Instance),
+        run: a.run.clone(),
+    };
+    let (written, report) = export::run(&opts)?;
+    for w in &written {
+        writeln!(
+            out,
+            "{:<12} {:>12} rows in {} file(s)",
+            w.table,
+            group(w.rows as u64),
+            w.files
+        )?;
+    }
+    writeln!(out, "written to {}", a.to.display())?;
+    if !a.input.quiet {
+        crate::render::accounting::write(err, &report.files, &report.skipped)?;
+    }
+    Ok(super::report::exit_code(&report))
+}

@@ -1,0 +1,356 @@
+//! `export`: every table of the schema written as files a notebook or a query engine reads —
+//! Parquet (zstd, full statistics, row groups of 128 k rows, key-value metadata naming the
+//! tokstat and schema versions, the table, the run, the inputs and each column's unit), CSV
+//! or JSON lines — with the report beside them as `report.json`.
+//!
+//! `--partition-by run,instance` lays tables out as Hive partitions,
+//! `TABLE/run=LABEL/instance=NAME/part-WRITER.parquet`, with file names unique per writer
+//! (host, process, time), so that the nodes of a cluster export their own logs into one
+//! shared folder and DuckDB, polars or Spark read the union as one table per kind.
+
+use crate::frames;
+use crate::report::{self, Built};
+use crate::schema::{unit, TABLES};
+use anyhow::{bail, Context, Result};
+use polars::prelude::*;
+use std::path::{Path, PathBuf};
+
+/// The file format of the tables.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileFormat {
+    Parquet,
+    Csv,
+    Jsonl,
+}
+
+impl FileFormat {
+    fn extension(self) -> &'static str {
+        match self {
+            FileFormat::Parquet => "parquet",
+            FileFormat::Csv => "csv",
+            FileFormat::Jsonl => "jsonl",
+        }
+    }
+}
+
+/// What to export, where, and how.
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub report: report::Options,
+    pub to: PathBuf,
+    pub format: FileFormat,
+    /// Partition by the run's label.
+    pub by_run: bool,
+    /// Partition by instance (tables that have the column).
+    pub by_instance: bool,
+    /// The run's label (default: the folder or file name of the first input).
+    pub run: Option<String>,
+}
+
+/// One table written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Written {
+    pub table: &'static str,
+    pub rows: usize,
+    pub files: usize,
+}
+
+/// Rows in a Parquet row group: large enough for scans, small enough to skip by statistics.
+const ROW_GROUP: usize = 128 * 1024;
+
+/// A name unique to this writer: host, process and start time.
+fn writer_id() -> String {
+    let host = std::fs::read_to_string("/etc/hostname")
+        .ok()
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .map(|h| h.trim().to_string())
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "host".into());
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    format!("{}-{}-{nanos:x}", escape(&host), std::process::id())
+}
+
+/// A value as a Hive partition path component: characters outside `[A-Za-z0-9._-]` as
+/// `%XX`; a null as `__HIVE_DEFAULT_PARTITION__`, as Hive, Spark and DuckDB write it.
+fn escape(v: &str) -> String {
+    v.bytes()
+        .map(|b| {
+            if b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-') {
+                (b as char).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
+        .collect()
+}
+
+/// The run's label: given, or the first input's folder or file name.
+fn label(opts: &Options) -> String {
+    opts.run.clone().unwrap_or_else(|| {
+        opts.report
+            .inputs
+            .first()
+            .and_then(|i| Path::new(i.trim_end_matches('/')).file_name())
+            .map_or_else(|| "run".into(), |n| n.to_string_lossy().into_owned())
+    })
+}
+
+fn metadata(table: &str, df: &DataFrame, run: &str, inputs: &[String]) -> KeyValueMetadata {
+    let units: serde_json::Map<String, serde_json::Value> = df
+        .get_column_names()
+        .iter()
+        .map(|c| (c.to_string(), serde_json::Value::from(unit(c))))
+        .collect();
+    KeyValueMetadata::from_static(vec![
+        ("tokstat_version".into(), env!("CARGO_PKG_VERSION").into()),
+        (
+            "tokstat_schema_version".into(),
+            crate::report::SCHEMA_VERSION.to_string(),
+        ),
+        ("tokstat_table".into(), table.into()),
+        ("tokstat_run".into(), run.into()),
+        (
+            "tokstat_inputs".into(),
+            serde_json::to_string(inputs).unwrap_or_default(),
+        ),
+        (
+            "tokstat_units".into(),
+            serde_json::Value::Object(units).to_string(),
+        ),
+    ])
+}
+
+fn write_file(
+    path: &Path,
+    df: &mut DataFrame,
+    format: FileFormat,
+    meta: KeyValueMetadata,
+) -> Result<()> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    }
+    let file =
+        std::fs::File::create(path).with_context(|| format!("cannot write {}", path.display()))?;
+    match format {
+        FileFormat::Parquet => {
+            ParquetWriter::new(file)
+                .with_compression(ParquetCompression::Zstd(None))
+                .with_statistics(StatisticsOptions::full())
+                .with_row_group_size(Some(ROW_GROUP))
+                .with_key_value_metadata(Some(meta))
+                .finish(df)?;
+        }
+        FileFormat::Csv => {
+            CsvWriter::new(file).finish(df)?;
+        }
+        FileFormat::Jsonl => {
+            use std::io::Write;
+            let mut w = std::io::BufWriter::new(file);
+            for row in frames::json_rows(df)? {
+                serde_json::to_writer(&mut w, &row)?;
+                w.write_all(b"\n")?;
+            }
+            w.flush()?;
+        }
+    }
+    Ok(())
+}
+
+/// The tables of a build, by name (empty ones left out).
+fn tables(built: &Built) -> Result<Vec<(&'static str, DataFrame)>> {
+    let read = &built.read;
+    let instances = &read.logs.instances;
+    let all = [
+        ("steps", frames::steps(instances)?),
+        ("events", frames::events(instances)?),
+        ("config", frames::config(instances)?),
+        ("metrics", frames::metrics(&read.scrapes)?),
+        ("timeline", frames::timeline(&built.report.timeline)?),
+        ("completions", frames::completions(read)?),
+        ("requests", frames::requests(read)?),
+    ];
+    Ok(all.into_iter().filter(|(_, df)| df.height() > 0).collect())
+}
+
+/// Reads the inputs once, writes every table and `report.json`; returns what was written
+/// and the report.
+pub fn run(opts: &Options) -> Result<(Vec<Written>, report::Report)> {
+    let built = report::build_full(&opts.report)?;
+    let run = label(opts);
+    let writer = writer_id();
+    let ext = opts.format.extension();
+    let mut written = Vec::new();
+    for (table, mut df) in tables(&built)? {
+        debug_assert!(TABLES.iter().any(|t| t.0 == table));
+        let meta = metadata(table, &df, &run, &opts.report.inputs);
+        let partitioned = opts.by_run || opts.by_instance;
+        if !partitioned {
+            write_file(
+                &opts.to.join(format!("{table}.{ext}")),
+                &mut df,
+                opts.format,
+                meta,
+            )?;
+            written.push(Written {
+                table,
+                rows: df.height(),
+                files: 1,
+            });
+            continue;
+        }
+        let mut dir = opts.to.join(table);
+        if opts.by_run {
+            dir = dir.join(format!("run={}", escape(&run)));
+        }
+        let by_instance = opts.by_instance
+            && df
+                .get_column_names()
+                .iter()
+                .any(|c| c.as_str() == "instance");
+        let parts: Vec<(Option<String>, DataFrame)> = if by_instance {
+            // the key is the path's: dropped from the files, as readers add it back from there
+            df.partition_by_stable(["instance"], true)?
+                .into_iter()
+                .map(|mut part| {
+                    let name = part
+                        .column("instance")
+                        .ok()
+                        .and_then(|c| c.str().ok()?.get(0).map(str::to_string));
+                    let _ = part.drop_in_place("instance");
+                    (name, part)
+                })
+                .collect()
+        } else {
+            vec![(None, df.clone())]
+        };
+        let rows = df.height();
+        let files = parts.len();
+        for (instance, mut part) in parts {
+            let mut d = dir.clone();
+            if by_instance {
+                d = d.join(format!(
+                    "instance={}",
+                    instance
+                        .as_deref()
+                        .map_or_else(|| "__HIVE_DEFAULT_PARTITION__".to_string(), escape)
+                ));
+            }
+            write_file(
+                &d.join(format!("part-{writer}.{ext}")),
+                &mut part,
+                opts.format,
+                meta.clone(),
+            )?;
+        }
+        written.push(Written { table, rows, files });
+    }
+    // the report beside the tables (one per writer when partitioned)
+    let report_path = if opts.by_run || opts.by_instance {
+        opts.to
+            .join("report")
+            .join(format!("run={}", escape(&run)))
+            .join(format!("report-{writer}.json"))
+    } else {
+        opts.to.join("report.json")
+    };
+    if let Some(dir) = report_path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let mut buf = Vec::new();
+    crate::render::json::write(&mut buf, &built.report)?;
+    std::fs::write(&report_path, buf)
+        .with_context(|| format!("cannot write {}", report_path.display()))?;
+    if written.is_empty() {
+        bail!("nothing to export: no input held a record of any table");
+    }
+    Ok((written, built.report))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::schema::TABLES;
+
+    fn fixtures(rel: &str) -> String {
+        format!("{}/../fixtures/{rel}", env!("CARGO_MANIFEST_DIR"))
+    }
+
+    fn dtype_of(schema: &str) -> DataType {
+        match schema {
+            "str" | "json" => DataType::String,
+            "u64" => DataType::UInt64,
+            "u32" => DataType::UInt32,
+            "f64" => DataType::Float64,
+            "bool" => DataType::Boolean,
+            "datetime" => DataType::Datetime(TimeUnit::Milliseconds, None),
+            other => panic!("{other}"),
+        }
+    }
+
+    /// Every table written agrees with the schema column by column (name and type), holds
+    /// the rows the report counts, and `report.json` is the report.
+    #[test]
+    fn written_tables_follow_the_schema() {
+        let dir = std::env::temp_dir().join(format!("tokstat-export-test-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let opts = Options {
+            report: report::Options {
+                inputs: vec![fixtures("runs/demo"), fixtures("runs/completions")],
+                year: Some(2026),
+                ..Default::default()
+            },
+            to: dir.clone(),
+            format: FileFormat::Parquet,
+            by_run: false,
+            by_instance: false,
+            run: None,
+        };
+        let (written, report) = run(&opts).unwrap();
+        let names: Vec<&str> = written.iter().map(|w| w.table).collect();
+        // the demo logs have no events (retractions, preemptions)
+        assert_eq!(names, ["steps", "config", "timeline", "completions"]);
+        for w in &written {
+            let file = std::fs::File::open(dir.join(format!("{}.parquet", w.table))).unwrap();
+            let df = ParquetReader::new(file).finish().unwrap();
+            assert_eq!(df.height(), w.rows, "{}", w.table);
+            let cols = TABLES.iter().find(|t| t.0 == w.table).unwrap().1;
+            for c in df.columns() {
+                let (_, ty, _) = cols
+                    .iter()
+                    .find(|d| d.0 == c.name().as_str())
+                    .unwrap_or_else(|| panic!("{}.{} is not documented", w.table, c.name()));
+                assert_eq!(c.dtype(), &dtype_of(ty), "{}.{}", w.table, c.name());
+            }
+        }
+        let c = report.completions.as_ref().unwrap();
+        assert_eq!(written[3].rows as u64, c.figures.count);
+        assert_eq!(written[2].rows, report.timeline.len());
+        let json: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(dir.join("report.json")).unwrap()).unwrap();
+        assert_eq!(json["completions"]["count"], c.figures.count);
+        // the same tables as CSV and JSON lines
+        for format in [FileFormat::Csv, FileFormat::Jsonl] {
+            let o = Options {
+                format,
+                ..opts.clone()
+            };
+            run(&o).unwrap();
+            let text =
+                std::fs::read_to_string(dir.join(format!("timeline.{}", format.extension())))
+                    .unwrap();
+            let lines = text.lines().count();
+            let header = usize::from(format == FileFormat::Csv);
+            assert_eq!(lines, report.timeline.len() + header, "{format:?}");
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn partition_values_are_escaped() {
+        assert_eq!(escape("gpu0"), "gpu0");
+        assert_eq!(escape("node-1/gpu0#DP1"), "node-1%2Fgpu0%23DP1");
+        assert_eq!(escape("a b"), "a%20b");
+    }
+}

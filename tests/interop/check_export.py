@@ -1,0 +1,100 @@
+#!/usr/bin/env python3
+"""The exported dataset in DuckDB and pyarrow: two runs (the 7-GPU fleet with its
+completions, and vLLM at 128 clients) exported by two writers into one folder, partitioned
+by run and instance, then read back as one table per kind. DuckDB must reproduce the report's
+completions count, cap-hit rate, output-token p99 and each instance's steady tok/s (the
+report.json each writer left beside its tables); pyarrow must read the same rows; every
+Parquet file must carry tokstat's key-value metadata.
+
+Usage: tests/interop/check_export.py TOKSTAT_BINARY
+"""
+import glob
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import duckdb
+import pyarrow.dataset as ds
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+RUNS = os.path.join(ROOT, "fixtures", "runs")
+
+
+def close(a, b):
+    return abs(a - b) <= 1e-9 * max(1.0, abs(a), abs(b))
+
+
+def main():
+    tokstat = os.path.abspath(sys.argv[1])
+    checks = 0
+    with tempfile.TemporaryDirectory() as out:
+        for run, path in [("fleet", "fleet"), ("c128", "vllm-c128")]:
+            subprocess.run([tokstat, "export", "-q", "--year", "2026", "--to", out,
+                            "--partition-by", "run,instance", "--run", run,
+                            os.path.join(RUNS, path)], check=True, stdout=subprocess.DEVNULL)
+        db = duckdb.connect()
+
+        def table(name):
+            return f"read_parquet('{out}/{name}/**/*.parquet', hive_partitioning = true)"
+
+        for run in ("fleet", "c128"):
+            (report_path,) = glob.glob(f"{out}/report/run={run}/*.json")
+            report = json.load(open(report_path))
+            # each instance's steady tok/s: the mean of its steady buckets
+            rows = db.execute(
+                f"select instance, avg(gen_tps) from {table('timeline')} "
+                f"where run = ? and steady and instance is not null group by instance", [run]
+            ).fetchall()
+            want = {i["instance"]: i["gen_tps"] for i in report["instances"]}
+            if len(want) > 1:
+                assert dict((k, v) for k, v in rows).keys() == want.keys(), (rows, want)
+                for inst, tps in rows:
+                    assert close(tps, want[inst]), (run, inst, tps, want[inst])
+                    checks += 1
+            # the run's steady tok/s: the mean of the total's steady buckets
+            (steady,) = db.execute(
+                f"select avg(gen_tps) from {table('timeline')} "
+                f"where run = ? and steady and instance is null", [run]
+            ).fetchone()
+            if len(want) == 1:
+                # one instance: its rows are the total's (no per-instance rows are written)
+                (steady,) = db.execute(
+                    f"select avg(gen_tps) from {table('timeline')} where run = ? and steady", [run]
+                ).fetchone()
+            assert close(steady, report["steady"]["gen_tps"]), (run, steady, report["steady"])
+            checks += 1
+            c = report["completions"]
+            if c is None:
+                continue
+            n, hits, p99 = db.execute(
+                f"select count(*), count(*) filter (finish_reason = 'length'), "
+                f"quantile_cont(output_tokens, 0.99) from {table('completions')} where run = ?", [run]
+            ).fetchone()
+            assert n == c["count"], (n, c["count"])
+            assert close(hits / n, c["cap"]["hit_rate"]), (hits / n, c["cap"])
+            assert close(p99, c["output_tokens"]["p99"]), (p99, c["output_tokens"])
+            checks += 3
+        # pyarrow reads the same rows, partitions included
+        for name in ("steps", "timeline", "completions"):
+            arrow = ds.dataset(f"{out}/{name}", format="parquet", partitioning="hive").to_table()
+            (duck,) = db.execute(f"select count(*) from {table(name)}").fetchone()
+            assert arrow.num_rows == duck > 0, (name, arrow.num_rows, duck)
+            assert "run" in arrow.column_names
+            checks += 1
+        # every file says what it is
+        for path in glob.glob(f"{out}/*/**/*.parquet", recursive=True):
+            meta = {k.decode(): v.decode() for k, v in db.execute(
+                "select key, value from parquet_kv_metadata(?)", [path]).fetchall()}
+            for key in ("tokstat_version", "tokstat_schema_version", "tokstat_table",
+                        "tokstat_run", "tokstat_inputs", "tokstat_units"):
+                assert key in meta, (path, meta.keys())
+            units = json.loads(meta["tokstat_units"])
+            assert "ts" not in units or units["ts"].startswith("datetime"), units
+        checks += 1
+    print(f"export: {checks} passed, 0 failed")
+
+
+if __name__ == "__main__":
+    main()
