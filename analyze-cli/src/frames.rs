@@ -395,19 +395,8 @@ mod tests {
     use super::*;
     use crate::ingest::series::{EventPoint, Order, Point, Prefill, Series, Setting};
     use crate::schema::TABLES;
+    use crate::testing::dtype_of;
     use tokstat_parsers::record::EventKind;
-
-    fn dtype_of(schema: &str) -> DataType {
-        match schema {
-            "str" | "json" => DataType::String,
-            "u64" => DataType::UInt64,
-            "u32" => DataType::UInt32,
-            "f64" => DataType::Float64,
-            "bool" => DataType::Boolean,
-            "datetime" => DataType::Datetime(TimeUnit::Milliseconds, None),
-            other => panic!("{other}"),
-        }
-    }
 
     /// Every column of a frame is a documented column of its table, with its type.
     fn documented(table: &str, df: &DataFrame) {

@@ -17,7 +17,7 @@ const ALLOWED: [(&str, &[&str]); 6] = [
     (
         "export",
         &[
-            "export", "report", "frames", "schema", "render", "analysis", "ingest",
+            "export", "report", "frames", "schema", "render", "analysis", "ingest", "testing",
         ],
     ),
 ];

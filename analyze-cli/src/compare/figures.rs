@@ -17,15 +17,15 @@ enum Source {
     },
     /// A quantile of per-request values.
     Quantile {
-        values: Values,
+        values: ValuesOf,
         q: f64,
         /// The run's own figure where it has no per-request values (a benchmark summary).
-        point: Point,
+        point: ValueOf,
     },
     /// A proportion: `(successes, trials)`.
     Proportion(fn(&Unit<'_>) -> Option<(u64, u64)>),
     /// A figure with no samples behind it.
-    Point(Point),
+    Point(ValueOf),
 }
 
 struct Figure {
@@ -73,8 +73,8 @@ fn latency(u: &Unit<'_>, f: fn(&tokstat_parsers::bench::Request) -> Option<f64>)
     })
 }
 
-type Values = fn(&Unit<'_>) -> Vec<f64>;
-type Point = fn(&Unit<'_>) -> Option<f64>;
+type ValuesOf = fn(&Unit<'_>) -> Vec<f64>;
+type ValueOf = fn(&Unit<'_>) -> Option<f64>;
 
 fn none(_: &Unit<'_>) -> Option<f64> {
     None
@@ -201,7 +201,7 @@ fn figures() -> Vec<Figure> {
     });
     // per-request latencies, each with the result file's own median where there are no
     // per-request lists
-    let latencies: [(&str, &str, Values, Point); 4] = [
+    let latencies: [(&str, &str, ValuesOf, ValueOf); 4] = [
         ("TTFT p50", "TTFT p99", ttft, |u| {
             bench_point(u, |b| b.median_ttft_ms)
         }),
@@ -216,7 +216,7 @@ fn figures() -> Vec<Figure> {
         }),
     ];
     for (p50, p99, values, point) in latencies {
-        for (name, q, point) in [(p50, 0.5, point), (p99, 0.99, none as Point)] {
+        for (name, q, point) in [(p50, 0.5, point), (p99, 0.99, none as ValueOf)] {
             v.push(Figure {
                 name,
                 unit: "ms",

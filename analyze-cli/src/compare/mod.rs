@@ -31,6 +31,19 @@ pub struct Comparison {
     pub overlays: Overlays,
 }
 
+impl Comparison {
+    /// The figures' names in their order, once each (a figure has a row per compared run).
+    pub fn figure_names(&self) -> Vec<&str> {
+        let mut names: Vec<&str> = Vec::new();
+        for r in &self.figures {
+            if !names.contains(&r.name.as_str()) {
+                names.push(&r.name);
+            }
+        }
+        names
+    }
+}
+
 /// One run as compared.
 #[derive(Debug, Clone, Serialize)]
 pub struct RunInfo {

@@ -272,21 +272,10 @@ pub fn run(opts: &Options) -> Result<(Vec<Written>, report::Report)> {
 mod tests {
     use super::*;
     use crate::schema::TABLES;
+    use crate::testing::dtype_of;
 
     fn fixtures(rel: &str) -> String {
         format!("{}/../fixtures/{rel}", env!("CARGO_MANIFEST_DIR"))
-    }
-
-    fn dtype_of(schema: &str) -> DataType {
-        match schema {
-            "str" | "json" => DataType::String,
-            "u64" => DataType::UInt64,
-            "u32" => DataType::UInt32,
-            "f64" => DataType::Float64,
-            "bool" => DataType::Boolean,
-            "datetime" => DataType::Datetime(TimeUnit::Milliseconds, None),
-            other => panic!("{other}"),
-        }
     }
 
     /// Every table written agrees with the schema column by column (name and type), holds

@@ -75,12 +75,7 @@ pub fn write(out: &mut dyn Write, c: &Comparison) -> io::Result<()> {
         rule.extend(["---:".into(), "---:".into(), "---:".into(), "---".into()]);
     }
     writeln!(out, "| {} |\n|{}|", header.join(" | "), rule.join("|"))?;
-    let mut names: Vec<&str> = Vec::new();
-    for r in &c.figures {
-        if !names.contains(&r.name.as_str()) {
-            names.push(&r.name);
-        }
-    }
+    let names = c.figure_names();
     for name in names {
         let rows: Vec<_> = c.figures.iter().filter(|r| r.name == name).collect();
         let mut cells = vec![

@@ -201,12 +201,7 @@ fn write_figures(out: &mut dyn Write, c: &Comparison, style: Style) -> io::Resul
         ]);
     }
     t.set_header(header);
-    let mut names: Vec<&str> = Vec::new();
-    for r in &c.figures {
-        if !names.contains(&r.name.as_str()) {
-            names.push(&r.name);
-        }
-    }
+    let names = c.figure_names();
     for name in names {
         let rows: Vec<&FigureRow> = c.figures.iter().filter(|r| r.name == name).collect();
         let first = rows[0];

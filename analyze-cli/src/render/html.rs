@@ -730,12 +730,7 @@ pub fn write_comparison(out: &mut dyn Write, c: &Comparison) -> io::Result<()> {
         let _ = write!(b, "<p class=\"verdict\">{}</p>", esc(s));
     }
     b.push_str("</section><section id=\"figures\"><h2>Figures</h2>");
-    let mut names: Vec<&str> = Vec::new();
-    for r in &c.figures {
-        if !names.contains(&r.name.as_str()) {
-            names.push(&r.name);
-        }
-    }
+    let names = c.figure_names();
     let rows: Vec<Vec<String>> = names
         .iter()
         .map(|name| {
