@@ -30,11 +30,39 @@ fn opt32(v: f32) -> Option<f64> {
 
 /// One row per stats line (decode / periodic stats, prefill, speculative metrics).
 pub fn steps(instances: &BTreeMap<String, Instance>) -> PolarsResult<DataFrame> {
-    let rows = instances.iter().flat_map(|(n, i)| {
-        i.series
-            .steps()
-            .map(move |s| (n, i.engine, StepRow::of(&i.series, s)))
-    });
+    let rows: Vec<(&String, Option<&str>, StepRow)> = instances
+        .iter()
+        .flat_map(|(n, i)| {
+            i.series
+                .steps()
+                .map(move |s| (n, i.engine, StepRow::of(&i.series, s)))
+        })
+        .collect();
+    steps_frame(&rows)
+}
+
+/// The `steps` table in frames of at most `n` rows, each of one instance: what a writer
+/// takes batch by batch, so that a long log's rows never sit in memory all at once.
+pub fn steps_batches<'a>(
+    instances: impl Iterator<Item = (&'a String, &'a Instance)> + 'a,
+    n: usize,
+) -> impl Iterator<Item = PolarsResult<DataFrame>> + 'a {
+    instances.flat_map(move |(name, i)| {
+        let mut steps = i.series.steps().peekable();
+        std::iter::from_fn(move || {
+            steps.peek()?;
+            let rows: Vec<(&String, Option<&str>, StepRow)> = steps
+                .by_ref()
+                .take(n)
+                .map(|s| (name, i.engine, StepRow::of(&i.series, s)))
+                .collect();
+            Some(steps_frame(&rows))
+        })
+    })
+}
+
+fn steps_frame(rows: &[(&String, Option<&str>, StepRow)]) -> PolarsResult<DataFrame> {
+    let rows = rows.iter().copied();
     DataFrame::new_infer_height(vec![
         Column::new(
             "instance".into(),
