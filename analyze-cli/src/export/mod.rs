@@ -177,7 +177,7 @@ fn write_batches(
     let Some(first) = frames.next().transpose()? else {
         return Ok(0);
     };
-    let mut first = strip(first);
+    let first = strip(first);
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     }
@@ -203,7 +203,7 @@ fn write_batches(
         }
         FileFormat::Csv => {
             let mut w = CsvWriter::new(file).batched(&schema)?;
-            w.write_batch(&mut first)?;
+            w.write_batch(&first)?;
             for df in frames {
                 let df = strip(df?);
                 rows += df.height();
