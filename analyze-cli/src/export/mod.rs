@@ -1,5 +1,5 @@
 //! `export`: every table of the schema written as files a notebook or a query engine reads —
-//! Parquet (zstd, full statistics, row groups of 128 k rows, key-value metadata naming the
+//! Parquet (zstd, min / max / null-count statistics, row groups of 128 k rows, key-value metadata naming the
 //! tokstat and schema versions, the table, the run, the inputs and each column's unit), CSV
 //! or JSON lines — with the report beside them as `report.json`.
 //!
@@ -138,7 +138,7 @@ fn write_file(
         FileFormat::Parquet => {
             ParquetWriter::new(file)
                 .with_compression(ParquetCompression::Zstd(None))
-                .with_statistics(StatisticsOptions::full())
+                .with_statistics(StatisticsOptions::default())
                 .with_row_group_size(Some(ROW_GROUP))
                 .with_key_value_metadata(Some(meta))
                 .finish(df)?;
@@ -189,7 +189,7 @@ fn write_batches(
         FileFormat::Parquet => {
             let mut w = ParquetWriter::new(file)
                 .with_compression(ParquetCompression::Zstd(None))
-                .with_statistics(StatisticsOptions::full())
+                .with_statistics(StatisticsOptions::default())
                 .with_row_group_size(Some(ROW_GROUP))
                 .with_key_value_metadata(Some(meta(&first)))
                 .batched(&schema)?;
