@@ -73,6 +73,39 @@ pub struct Provenance {
     pub forced: bool,
 }
 
+impl Provenance {
+    /// Per run, what it says of one property (engines, models, versions): its values joined,
+    /// `?` where the logs do not say.
+    pub fn shown(values: &[Vec<String>]) -> Vec<String> {
+        values
+            .iter()
+            .map(|x| {
+                if x.is_empty() {
+                    "?".to_string()
+                } else {
+                    x.join(", ")
+                }
+            })
+            .collect()
+    }
+}
+
+impl Setting {
+    /// Per run, the setting's values joined with `/`, `–` where the logs do not say.
+    pub fn shown(&self) -> Vec<String> {
+        self.values
+            .iter()
+            .map(|x| {
+                if x.is_empty() {
+                    "–".to_string()
+                } else {
+                    x.join("/")
+                }
+            })
+            .collect()
+    }
+}
+
 /// A setting's values in each run (empty where a run's logs do not say).
 #[derive(Debug, Clone, Serialize)]
 pub struct Setting {

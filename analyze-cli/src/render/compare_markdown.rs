@@ -2,6 +2,7 @@
 //! GFM table, to paste into the pull request that made the change.
 
 use crate::compare::Comparison;
+use crate::compare::Provenance;
 use crate::render::compare_table::{change, interval, value};
 use std::io::{self, Write};
 
@@ -14,18 +15,7 @@ pub fn write(out: &mut dyn Write, c: &Comparison) -> io::Result<()> {
     writeln!(out, "## tokstat compare: {}\n", labels.join(" vs "))?;
     let p = &c.provenance;
     writeln!(out, "### Provenance\n")?;
-    let per = |v: &[Vec<String>]| {
-        v.iter()
-            .map(|x| {
-                if x.is_empty() {
-                    "?".to_string()
-                } else {
-                    x.join(", ")
-                }
-            })
-            .collect::<Vec<_>>()
-            .join(" \\| ")
-    };
+    let per = |v: &[Vec<String>]| Provenance::shown(v).join(" \\| ");
     writeln!(out, "- engines: {}", per(&p.engines))?;
     writeln!(out, "- models: {}", per(&p.models))?;
     writeln!(out, "- versions: {}", per(&p.versions))?;
@@ -43,17 +33,7 @@ pub fn write(out: &mut dyn Write, c: &Comparison) -> io::Result<()> {
         )?,
         None => {
             for s in &p.changed {
-                let v: Vec<String> = s
-                    .values
-                    .iter()
-                    .map(|x| {
-                        if x.is_empty() {
-                            "–".into()
-                        } else {
-                            x.join("/")
-                        }
-                    })
-                    .collect();
+                let v = s.shown();
                 writeln!(out, "- `{}`: {}", s.key, v.join(" → "))?;
             }
         }

@@ -1,6 +1,7 @@
 //! A comparison in the terminal: provenance first, the verdict in words, the figures with
 //! their changes and intervals, and the runs' timelines and curves overlaid.
 
+use crate::compare::Provenance;
 use crate::compare::Verdict;
 use crate::compare::{Comparison, FigureRow, Method};
 use crate::render::num::group;
@@ -134,18 +135,7 @@ fn legend(out: &mut dyn Write, c: &Comparison) -> io::Result<()> {
 fn write_provenance(out: &mut dyn Write, c: &Comparison) -> io::Result<()> {
     let p = &c.provenance;
     writeln!(out, "Provenance")?;
-    let per = |v: &[Vec<String>]| {
-        v.iter()
-            .map(|x| {
-                if x.is_empty() {
-                    "?".to_string()
-                } else {
-                    x.join(", ")
-                }
-            })
-            .collect::<Vec<_>>()
-            .join(" | ")
-    };
+    let per = |v: &[Vec<String>]| Provenance::shown(v).join(" | ");
     writeln!(
         out,
         "  engines: {} · models: {} · versions: {}",
@@ -168,17 +158,7 @@ fn write_provenance(out: &mut dyn Write, c: &Comparison) -> io::Result<()> {
         (None, n) => {
             writeln!(out, "  {n} settings differ:")?;
             for s in &p.changed {
-                let v: Vec<String> = s
-                    .values
-                    .iter()
-                    .map(|x| {
-                        if x.is_empty() {
-                            "–".into()
-                        } else {
-                            x.join("/")
-                        }
-                    })
-                    .collect();
+                let v = s.shown();
                 writeln!(out, "    {}: {}", s.key, v.join(" → "))?;
             }
         }

@@ -2,7 +2,7 @@
 //! script, nothing loaded from anywhere, so it opens from disk or an e-mail attachment.
 //! Readable on a laptop screen, in dark mode (`prefers-color-scheme`) and printed.
 
-use crate::compare::{Comparison, Verdict};
+use crate::compare::{Comparison, Provenance, Verdict};
 use crate::render::compare_table::{change, interval, value};
 use crate::render::num::{duration, group, opt};
 use crate::render::svg::{esc, Chart, PALETTE};
@@ -683,14 +683,9 @@ pub fn write_comparison(out: &mut dyn Write, c: &Comparison) -> io::Result<()> {
     let p = &c.provenance;
     b.push_str("<section id=\"provenance\"><h2>Provenance</h2>");
     let per = |v: &[Vec<String>]| {
-        v.iter()
-            .map(|x| {
-                if x.is_empty() {
-                    "?".to_string()
-                } else {
-                    esc(&x.join(", "))
-                }
-            })
+        Provenance::shown(v)
+            .iter()
+            .map(|x| esc(x))
             .collect::<Vec<_>>()
     };
     let mut rows = vec![];
@@ -705,13 +700,7 @@ pub fn write_comparison(out: &mut dyn Write, c: &Comparison) -> io::Result<()> {
     }
     for s in &p.changed {
         let mut row = vec![format!("<strong>{}</strong>", esc(&s.key))];
-        row.extend(s.values.iter().map(|x| {
-            if x.is_empty() {
-                "–".into()
-            } else {
-                esc(&x.join("/"))
-            }
-        }));
+        row.extend(s.shown().iter().map(|x| esc(x)));
         rows.push(row);
     }
     let mut header = vec!["what"];
@@ -774,76 +763,61 @@ pub fn write_comparison(out: &mut dyn Write, c: &Comparison) -> io::Result<()> {
         &rows,
     ));
     b.push_str("<p class=\"meta\">Intervals (95%): steady-state buckets with effective sample sizes; percentiles by order statistics; rates of requests by Newcombe; † a point figure, no interval. ~: no significant change, or one below the threshold.</p></section>");
-    // overlays
-    let legend: Vec<(&str, &str)> = c
-        .runs
-        .iter()
-        .enumerate()
-        .map(|(k, r)| (r.label.as_str(), PALETTE[k % PALETTE.len()]))
-        .collect();
-    let xmax = c
-        .overlays
-        .timelines
-        .iter()
-        .flatten()
-        .map(|p| p.0)
-        .fold(0.0, f64::max);
-    let ymax = c
-        .overlays
-        .timelines
-        .iter()
-        .flatten()
-        .map(|p| p.1)
-        .fold(0.0, f64::max);
-    if xmax > 0.0 {
-        let mut ch = Chart::new("timelines", (0.0, xmax), ymax).time_axis();
-        for (k, (t, run)) in c.overlays.timelines.iter().zip(&c.runs).enumerate() {
-            ch.line(
-                &run.label,
-                PALETTE[k % PALETTE.len()],
-                &t.iter().map(|p| (p.0, Some(p.1))).collect::<Vec<_>>(),
-                2.0,
-            );
-        }
+    // overlays: the runs' timelines and curves
+    let timelines = overlay(
+        c,
+        "timelines",
+        &c.overlays.timelines,
+        true,
+        "seconds from each run's start",
+        "generated tok/s",
+    );
+    if let Some(t) = timelines {
         b.push_str("<section id=\"overlays\"><h2>Overlaid</h2>");
-        b.push_str(&ch.finish(
-            "seconds from each run's start",
-            "generated tok/s",
-            &|v| format!("{v:.0}"),
-            &legend,
-        ));
-        let xmax = c
-            .overlays
-            .curves
-            .iter()
-            .flatten()
-            .map(|p| p.0)
-            .fold(0.0, f64::max);
-        let ymax = c
-            .overlays
-            .curves
-            .iter()
-            .flatten()
-            .map(|p| p.1)
-            .fold(0.0, f64::max);
-        if xmax > 0.0 {
-            let mut ch = Chart::new("curves", (0.0, xmax), ymax);
-            for (k, (t, run)) in c.overlays.curves.iter().zip(&c.runs).enumerate() {
-                ch.line(
-                    &run.label,
-                    PALETTE[k % PALETTE.len()],
-                    &t.iter().map(|p| (p.0, Some(p.1))).collect::<Vec<_>>(),
-                    2.0,
-                );
-            }
-            b.push_str(&ch.finish(
-                "running requests (per instance)",
-                "median generated tok/s per instance",
-                &|v| format!("{v:.0}"),
-                &legend,
-            ));
-        }
+        b.push_str(&t);
+        let curves = overlay(
+            c,
+            "curves",
+            &c.overlays.curves,
+            false,
+            "running requests (per instance)",
+            "median generated tok/s per instance",
+        );
+        b.push_str(&curves.unwrap_or_default());
         b.push_str("</section>");
     }
     page(out, "tokstat compare", &b)
+}
+
+/// One chart of every run's series (`None` when there is nothing to draw).
+fn overlay(
+    c: &Comparison,
+    name: &str,
+    series: &[Vec<(f64, f64)>],
+    time: bool,
+    x_title: &str,
+    y_title: &str,
+) -> Option<String> {
+    let points = series.iter().flatten();
+    let xmax = points.clone().map(|p| p.0).fold(0.0, f64::max);
+    let ymax = points.map(|p| p.1).fold(0.0, f64::max);
+    if xmax <= 0.0 {
+        return None;
+    }
+    let mut ch = Chart::new(name, (0.0, xmax), ymax);
+    if time {
+        ch = ch.time_axis();
+    }
+    let mut legend = Vec::new();
+    for (k, (s, run)) in series.iter().zip(&c.runs).enumerate() {
+        let colour = PALETTE[k % PALETTE.len()];
+        ch.line(
+            &run.label,
+            colour,
+            &s.iter().map(|p| (p.0, Some(p.1))).collect::<Vec<_>>(),
+            2.0,
+        );
+        legend.push((run.label.as_str(), colour));
+    }
+    Some(ch.finish(x_title, y_title, &|v| format!("{v:.0}"), &legend))
 }
