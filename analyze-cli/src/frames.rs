@@ -62,38 +62,16 @@ pub fn steps_batches<'a>(
 }
 
 fn steps_frame(rows: &[(&String, Option<&str>, StepRow)]) -> PolarsResult<DataFrame> {
-    // the rows of one instance (a batch) hold one instance and one engine: constant columns,
-    // which polars builds without a string per row
-    let single = rows.first().filter(|f| rows.iter().all(|r| r.0 == f.0));
-    let (instance, engine) = match single {
-        Some(&(name, engine, _)) => {
-            let n = rows.len();
-            let text = |v: Option<&str>| {
-                Scalar::new(
-                    DataType::String,
-                    v.map_or(AnyValue::Null, |v| AnyValue::StringOwned(v.into())),
-                )
-            };
-            (
-                Column::new_scalar("instance".into(), text(Some(name)), n),
-                Column::new_scalar("engine".into(), text(engine), n),
-            )
-        }
-        None => (
-            Column::new(
-                "instance".into(),
-                rows.iter().map(|r| r.0.as_str()).collect::<Vec<_>>(),
-            ),
-            Column::new(
-                "engine".into(),
-                rows.iter().map(|r| r.1).collect::<Vec<Option<&str>>>(),
-            ),
-        ),
-    };
     let rows = rows.iter().copied();
     DataFrame::new_infer_height(vec![
-        instance,
-        engine,
+        Column::new(
+            "instance".into(),
+            rows.clone().map(|r| r.0.as_str()).collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "engine".into(),
+            rows.clone().map(|r| r.1).collect::<Vec<Option<&str>>>(),
+        ),
         Column::new(
             "kind".into(),
             rows.clone().map(|r| r.2.kind(r.1)).collect::<Vec<_>>(),
