@@ -209,3 +209,33 @@ fn parse_writes_the_metrics_table() {
         .unwrap()
         .contains("157 lines: 103 parsed, 54 other, 0 malformed"));
 }
+
+/// A scrape pasted without its `# HELP` / `# TYPE` lines, in a file named like anything, is
+/// read as Prometheus by its content, with the same figures as the whole scrape (it was read
+/// as a log: every line `other`, no metrics).
+#[test]
+fn scrape_excerpts_without_comments_read_like_the_scrape() {
+    let dir = tempfile::tempdir().unwrap();
+    for name in [
+        "sglang-metrics-v0.4.10",
+        "sglang-metrics-v0.5.23",
+        "vllm-metrics-v0-v0.6.3",
+        "vllm-metrics-v1-v0.8.5",
+        "vllm-metrics-v1-v0.33.0",
+    ] {
+        let whole = fixture(&format!("formats/prometheus/{name}.prom"));
+        let text = std::fs::read_to_string(&whole).unwrap();
+        let excerpt: String = text
+            .lines()
+            .filter(|l| !l.starts_with('#'))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        let path = dir.path().join(format!("{name}-pasted.txt"));
+        std::fs::write(&path, &excerpt).unwrap();
+        let (a, b) = (report(&[&whole]), report(&[path.to_str().unwrap()]));
+        assert_eq!(a["metrics"], b["metrics"], "{name}");
+        assert_eq!(b["files"][0]["kind"], "prometheus", "{name}");
+        let samples = excerpt.lines().filter(|l| !l.trim().is_empty()).count();
+        assert_eq!(b["lines"]["parsed"], samples as u64, "{name}");
+    }
+}
