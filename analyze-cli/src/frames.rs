@@ -2,7 +2,7 @@
 //! `steps`, `events`, `config`, `metrics`, `timeline`, `completions` and `requests`, for
 //! notebooks and `export`.
 //!
-//! The frames hold what the analyses keep of each line ([`crate::series`]): the columns a
+//! The frames hold what the analyses keep of each line ([`crate::ingest::series`]): the columns a
 //! query of throughput, load and pressure needs, not the rarely used ones (`tokens`,
 //! `cached_tokens`, `extra`, …) that `tokstat parse` writes. Prefill batches sharing a
 //! stamp are one row (their tokens summed; their gauges are left to the decode rows). Times are naive datetimes in milliseconds, as

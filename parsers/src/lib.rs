@@ -3,7 +3,7 @@
 //!
 //! The path of a byte: [`source`] opens an input (mmap, or a gzip / zstd / stdin stream) and
 //! cuts it into whole-line chunks; [`scan`] runs a parser over the chunks on all cores and
-//! hands results back in file order; [`line`] turns one line into a [`record::Line`]
+//! hands results back in file order; [`line`](mod@line) turns one line into a [`record::Line`]
 //! that borrows the line: [`prefix`] strips what loggers and wrappers put in front,
 //! [`sglang`] and [`vllm`] read the message. Nothing here knows about tables or reports.
 

@@ -224,7 +224,7 @@ impl Instance {
 
 impl Visitor for ChunkSummary {
     const QUICK: bool = true;
-    /// A prefill batch adds its new tokens only (see [`Instance::step`]).
+    /// A prefill batch adds its new tokens only (see `Instance::step`).
     const KEEP: Keep = Keep::new(GaugeSet::ALL, GaugeSet::NEW_TOKENS);
 
     fn line(&mut self, v: Visit<'_, '_>) {
