@@ -325,3 +325,53 @@ fn report_is_the_same_on_any_number_of_threads() {
     assert_eq!(one, on(2));
     assert_eq!(one, on(3));
 }
+
+/// Short and gappy excerpts (under 30 s of decode lines, then a silence of up to half an
+/// hour, then prefill lines): the peak is never below the steady rate — a minute-long peak
+/// window shrinks to a shorter steady window (a paste of 8 s of lines reported "steady 476,
+/// peak 119 tok/s (best 1m)").
+#[test]
+fn short_excerpts_keep_peak_at_or_above_steady() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut state: u64 = 7;
+    let mut next = |n: u64| {
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (state >> 33) % n
+    };
+    for case in 0..40 {
+        let mut lines = Vec::new();
+        let mut t_ms: u64 = 0;
+        let decode = 3 + next(30);
+        let step = 200 + next(800);
+        for _ in 0..decode {
+            if t_ms > 29_000 {
+                break;
+            }
+            let s = t_ms / 1000;
+            let rate = 500 + next(950);
+            lines.push(format!("[2026-05-10 00:{:02}:{:02} TP0] Decode batch, #running-req: 40, #token: 51200, token usage: 0.12, cuda graph: True, gen throughput (token/s): {rate}.00, #queue-req: 0", s / 60, s % 60));
+            t_ms += step;
+        }
+        let silence = next(1800);
+        for k in 0..1 + next(6) {
+            let s = t_ms / 1000 + silence + k;
+            lines.push(format!("[2026-05-10 {:02}:{:02}:{:02} TP0] Prefill batch, #new-seq: 1, #new-token: 896, #cached-token: 0, token usage: 0.12, #running-req: 40, #queue-req: 0", s / 3600, s / 60 % 60, s % 60));
+        }
+        let path = dir.path().join(format!("case{case}.log"));
+        std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+        let r = tokstat::report::build(&tokstat::report::Options {
+            inputs: vec![path.display().to_string()],
+            ..Default::default()
+        })
+        .unwrap();
+        let (Some(steady), Some(peak)) = (r.steady.gen_tps, r.steady.peak_gen_tps) else {
+            continue;
+        };
+        assert!(
+            peak >= steady * (1.0 - 1e-12),
+            "case {case}: peak {peak} below steady {steady}"
+        );
+    }
+}

@@ -32,8 +32,10 @@ pub struct Segment {
     /// Tokens over the time instances were working.
     pub gen_tps_mean: f64,
     pub steady: Option<Steady>,
-    /// Best one-minute window.
+    /// Best one-minute window (or as long as the steady window, if that is shorter).
     pub peak_tps: Option<f64>,
+    /// The buckets of that window.
+    pub peak_window: usize,
     pub instances: usize,
     pub changes: Vec<Change>,
     /// Settings of the segment, per key the distinct values (`max_running_requests` …).
@@ -209,7 +211,11 @@ pub fn analyze(
         let buckets = (bucket_of(lo), (bucket_of(hi) + 1).min(rates.len()));
         let slice = &rates[buckets.0..buckets.1];
         let steady = steady::find(slice);
-        let peak_tps = steady::peak(slice, peak_w).map(|p| p.1);
+        // a steady window shorter than the peak's window shrinks it: the best window is then
+        // no longer than the steady one, which is among the candidates (peak ≥ steady); a
+        // short excerpt's minute would otherwise average its few seconds with silence
+        let peak_window = steady.map_or(peak_w, |st| peak_w.min(st.end - st.start));
+        let peak_tps = steady::peak(slice, peak_window).map(|p| p.1);
         let changes = if prev_settings.is_empty() {
             Vec::new()
         } else {
@@ -244,6 +250,7 @@ pub fn analyze(
             },
             steady,
             peak_tps,
+            peak_window,
             instances: active,
             changes,
             settings,

@@ -287,7 +287,21 @@ fn steady(s: &Server) -> SteadyReport {
     SteadyReport {
         gen_tps: s.steady_tps.and_then(finite),
         peak_gen_tps: s.peak_tps.and_then(finite),
-        peak_window_s: (PEAK_WINDOW_MS.max(s.timeline.bucket_ms)) as f64 / 1000.0,
+        // the window of the segment with the best peak (shorter than a minute only where a
+        // steady window is)
+        peak_window_s: s
+            .segments
+            .iter()
+            .filter(|g| g.peak_tps.is_some())
+            .max_by(|a, b| {
+                a.peak_tps
+                    .unwrap_or(0.0)
+                    .total_cmp(&b.peak_tps.unwrap_or(0.0))
+            })
+            .map_or(PEAK_WINDOW_MS.max(s.timeline.bucket_ms), |g| {
+                g.peak_window as i64 * s.timeline.bucket_ms
+            }) as f64
+            / 1000.0,
         mean_gen_tps: (secs > 0.0).then(|| s.gen_tokens / secs).and_then(finite),
         gen_tokens: s.gen_tokens.round(),
         ramp_up_s: s.segments.first().and_then(|g| ramp_drain(g, s).0),
