@@ -80,11 +80,24 @@ pub fn cuts(s: &Series) -> Vec<(i64, Reason)> {
     }
     // (every gap is longer than `GAP_MIN_MS`: its candidates come from the same pass)
     let (typical, long) = typical_gap_and_longer(stats(), GAP_MIN_MS);
-    if let Some(typical) = typical {
-        let min_gap = (typical * GAP_FACTOR).max(GAP_MIN_MS);
+    let min_gap = typical.map_or(GAP_MIN_MS, |t| (t * GAP_FACTOR).max(GAP_MIN_MS));
+    if typical.is_some() {
         for (a, b) in long {
             if b - a > min_gap && !out.iter().any(|&(c, _)| c > a && c <= b) {
                 out.push((b, Reason::Gap));
+            }
+        }
+    }
+    // a silence before the first stats line or after the last, with other lines (prefill
+    // batches) beyond it, is a gap too: an idle stretch, not ramp-up or drain
+    if let (Some(first), Some(last)) = (first, stats().last()) {
+        let others = || s.prefill.iter().map(|p| p.ts);
+        if others().any(|t| t < first - min_gap) && !out.iter().any(|&(c, _)| c <= first) {
+            out.push((first, Reason::Gap));
+        }
+        if let Some(after) = others().filter(|&t| t > last + min_gap).min() {
+            if !out.iter().any(|&(c, _)| c > last && c <= after) {
+                out.push((after, Reason::Gap));
             }
         }
     }
