@@ -32,15 +32,22 @@ pub struct InputArgs {
     /// Files, folders (recursed), globs, or `-` for stdin. gzip / zstd detected by content.
     #[arg(required = true, value_name = "INPUTS")]
     pub inputs: Vec<String>,
+    #[command(flatten)]
+    pub dates: DateArgs,
+    /// No accounting summary on stderr.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// What completes stamps that carry no year or no date.
+#[derive(Debug, Args, Clone, Default)]
+pub struct DateArgs {
     /// Year for vLLM stamps, which carry none (default: the file's modification year).
     #[arg(long, value_name = "YYYY")]
     pub year: Option<i32>,
     /// Date for SGLang 0.2.14–0.3.3 time-only stamps (default: the file's modification date).
     #[arg(long, value_name = "YYYY-MM-DD")]
     pub date: Option<String>,
-    /// No accounting summary on stderr.
-    #[arg(long, short)]
-    pub quiet: bool,
 }
 
 #[derive(Debug, Args)]
@@ -165,12 +172,8 @@ pub struct CompareArgs {
     /// Compare the segments of one run (before and after each restart or long silence).
     #[arg(long)]
     pub segments: bool,
-    /// Year for vLLM stamps, which carry none (default: the file's modification year).
-    #[arg(long, value_name = "YYYY")]
-    pub year: Option<i32>,
-    /// Date for SGLang 0.2.14–0.3.3 time-only stamps (default: the file's modification date).
-    #[arg(long, value_name = "YYYY-MM-DD")]
-    pub date: Option<String>,
+    #[command(flatten)]
+    pub dates: DateArgs,
     #[command(flatten)]
     pub format: FormatArgs,
     #[command(flatten)]

@@ -10,16 +10,8 @@ use std::io::Write;
 pub fn run(a: &CompareArgs, style: Style, out: &mut dyn Write) -> Result<i32> {
     let opts = Options {
         runs: a.runs.iter().map(|r| RunSpec::parse(r)).collect(),
-        report: super::report::options(
-            &crate::cli::InputArgs {
-                inputs: Vec::new(),
-                year: a.year,
-                date: a.date.clone(),
-                quiet: true,
-            },
-            &a.completions,
-            &a.server,
-        ),
+        // each run has its own inputs
+        report: super::report::options(&[], &a.dates, &a.completions, &a.server),
         threshold: a.threshold,
         force: a.force,
         segments: a.segments,

@@ -8,7 +8,7 @@ use std::io::Write;
 
 pub fn run(a: &ExportArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<i32> {
     let opts = Options {
-        report: super::report::options(&a.input, &a.completions, &a.server),
+        report: super::report::options(&a.input.inputs, &a.input.dates, &a.completions, &a.server),
         to: a.to.clone(),
         format: match a.format {
             TableFormat::Parquet => FileFormat::Parquet,

@@ -52,7 +52,7 @@ fn run(cli: Cli, style: Style, out: &mut dyn Write, err: &mut dyn Write) -> Resu
     match cli.command {
         Command::Parse(a) => parse::run(&a, out, err),
         Command::Report(a) => report::run(
-            &report::options(&a.input, &a.completions, &a.server),
+            &report::options(&a.input.inputs, &a.input.dates, &a.completions, &a.server),
             a.format.format.into(),
             a.input.quiet,
             style,

@@ -13,7 +13,7 @@ use tokstat_parsers::source::Input;
 
 pub fn run(args: &ParseArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<i32> {
     let all = expand(&args.input.inputs)?;
-    let dates = Dates::new(args.input.year, args.input.date.as_deref())?;
+    let dates = Dates::new(args.input.dates.year, args.input.dates.date.as_deref())?;
     // Prometheus scrapes become `metrics` rows; every other input goes to the log scan
     // (stdin is left to it: it cannot be opened twice)
     let mut scrapes = Scrapes::default();

@@ -1,18 +1,23 @@
 //! `tokstat report`: the post-mortem of the given inputs — server logs, completions,
 //! benchmark result files and Prometheus scrapes — in the format asked for.
 
-use crate::cli::{CompletionArgs, InputArgs, ServerArgs};
+use crate::cli::{CompletionArgs, DateArgs, ServerArgs};
 use crate::render::{self, Format, Style};
 use crate::report::{self, Options, Report};
 use anyhow::Result;
 use std::io::Write;
 
 /// The report's options from the command line's flags.
-pub fn options(input: &InputArgs, c: &CompletionArgs, srv: &ServerArgs) -> Options {
+pub fn options(
+    inputs: &[String],
+    dates: &DateArgs,
+    c: &CompletionArgs,
+    srv: &ServerArgs,
+) -> Options {
     Options {
-        inputs: input.inputs.clone(),
-        year: input.year,
-        date: input.date.clone(),
+        inputs: inputs.to_vec(),
+        year: dates.year,
+        date: dates.date.clone(),
         cap: c.cap,
         tokens_path: c.tokens_path.clone(),
         finish_path: c.finish_path.clone(),

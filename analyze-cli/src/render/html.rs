@@ -352,26 +352,12 @@ fn server(b: &mut String, r: &Report) {
         .instances
         .iter()
         .map(|i| {
-            vec![
-                esc(&i.instance),
-                i.engine.unwrap_or("?").into(),
-                i.span_s.map_or("–".into(), duration),
-                group(i.stat_lines),
-                i.gen_tokens.map_or("–".into(), |v| group(v as u64)),
-                opt(i.gen_tps, 1),
-                match (i.vs_median, i.imbalanced) {
-                    (Some(v), Some(true)) => {
-                        format!("<span class=\"imbalanced\">{:+.1}% ⚠</span>", v * 100.0)
-                    }
-                    (Some(v), _) => format!("{:+.1}%", v * 100.0),
-                    _ => "–".into(),
-                },
-                opt(i.running_mean, 1),
-                opt(i.waiting_mean, 1),
-                opt(i.kv_usage_max, 2),
-                group(i.retracted_requests),
-                group(i.preemptions),
-            ]
+            let mut cells: Vec<String> = super::instance_cells(i).iter().map(|c| esc(c)).collect();
+            if i.imbalanced == Some(true) {
+                let v = &cells[super::VS_MEDIAN];
+                cells[super::VS_MEDIAN] = format!("<span class=\"imbalanced\">{v}</span>");
+            }
+            cells
         })
         .collect();
     b.push_str(&table(

@@ -242,23 +242,9 @@ fn write_server(out: &mut dyn Write, r: &Report) -> io::Result<()> {
         "preempted",
     ]);
     for i in &r.instances {
-        g.row(vec![
-            format!("`{}`", i.instance),
-            i.engine.unwrap_or("?").into(),
-            i.span_s.map_or("–".into(), duration),
-            group(i.stat_lines),
-            i.gen_tokens.map_or("–".into(), |v| group(v as u64)),
-            opt(i.gen_tps, 1),
-            match (i.vs_median, i.imbalanced) {
-                (Some(v), Some(true)) => format!("{} ⚠", signed_pct(Some(v))),
-                (v, _) => signed_pct(v),
-            },
-            opt(i.running_mean, 1),
-            opt(i.waiting_mean, 1),
-            opt(i.kv_usage_max, 2),
-            group(i.retracted_requests),
-            group(i.preemptions),
-        ]);
+        let mut cells = super::instance_cells(i);
+        cells[0] = format!("`{}`", cells[0]);
+        g.row(cells);
     }
     g.write(out)?;
     if r.segments.len() > 1 {

@@ -74,3 +74,34 @@ pub fn unknown_note(n: u64) -> Option<String> {
         )
     })
 }
+
+/// One instance's row of the instance table, as text, in the columns every renderer shows:
+/// instance, engine, span, stats lines, tokens, steady tok/s, vs median (`⚠` beyond the
+/// imbalance threshold), running, waiting, kv max, retracted, preempted.
+pub fn instance_cells(i: &crate::report::InstanceReport) -> Vec<String> {
+    use num::{duration, group, opt};
+    vec![
+        i.instance.clone(),
+        i.engine.unwrap_or("?").to_string(),
+        i.span_s.map_or("–".into(), duration),
+        group(i.stat_lines),
+        i.gen_tokens.map_or("–".into(), |v| group(v as u64)),
+        opt(i.gen_tps, 1),
+        i.vs_median.map_or("–".into(), |v| {
+            let flag = if i.imbalanced == Some(true) {
+                " ⚠"
+            } else {
+                ""
+            };
+            format!("{:+.1}%{flag}", v * 100.0)
+        }),
+        opt(i.running_mean, 1),
+        opt(i.waiting_mean, 1),
+        opt(i.kv_usage_max, 2),
+        group(i.retracted_requests),
+        group(i.preemptions),
+    ]
+}
+
+/// Column of the vs-median cell in [`instance_cells`].
+pub const VS_MEDIAN: usize = 6;

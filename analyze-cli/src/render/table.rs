@@ -184,33 +184,7 @@ fn write_instances(out: &mut dyn Write, r: &Report) -> io::Result<()> {
         "retracted",
         "preempted",
     ];
-    let rows: Vec<Vec<String>> = r
-        .instances
-        .iter()
-        .map(|i| {
-            vec![
-                i.instance.clone(),
-                i.engine.unwrap_or("?").to_string(),
-                i.span_s.map_or("–".into(), duration),
-                group(i.stat_lines),
-                i.gen_tokens.map_or("–".into(), |v| group(v as u64)),
-                i.gen_tps.map_or("–".into(), |v| format!("{v:.1}")),
-                i.vs_median.map_or("–".into(), |v| {
-                    let flag = if i.imbalanced == Some(true) {
-                        " ⚠"
-                    } else {
-                        ""
-                    };
-                    format!("{:+.1}%{flag}", v * 100.0)
-                }),
-                opt(i.running_mean, 1),
-                opt(i.waiting_mean, 1),
-                opt(i.kv_usage_max, 2),
-                group(i.retracted_requests),
-                group(i.preemptions),
-            ]
-        })
-        .collect();
+    let rows: Vec<Vec<String>> = r.instances.iter().map(super::instance_cells).collect();
     let (t, dropped) = fitted(&header, &rows, 2, &INSTANCE_DROP);
     writeln!(out, "{t}")?;
     if !dropped.is_empty() {
