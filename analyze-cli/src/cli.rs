@@ -37,6 +37,13 @@ pub struct InputArgs {
     /// No accounting summary on stderr.
     #[arg(long, short)]
     pub quiet: bool,
+    /// Exit with code 1 when any line is malformed or any input is not read in full.
+    #[arg(long)]
+    pub strict: bool,
+    /// How long to wait for a writer on a named pipe (FIFO) before giving up, e.g. `30s`
+    /// (default: wait, and say so after a second).
+    #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration)]
+    pub timeout: Option<std::time::Duration>,
 }
 
 /// What completes stamps that carry no year or no date.

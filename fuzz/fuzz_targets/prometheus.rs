@@ -1,17 +1,4 @@
-//! Prometheus lines: no panic; names and label pairs are slices of the input.
+//! Fuzz target `prometheus`: the check is in `../checks/prometheus.rs`.
 #![no_main]
-use libfuzzer_sys::fuzz_target;
-use tokstat_parsers::prometheus::{labels, parse_line, scrape_time, unescape, Line};
-
-fuzz_target!(|data: &[u8]| {
-    let Ok(s) = std::str::from_utf8(data) else { return };
-    let range = s.as_ptr() as usize..=s.as_ptr() as usize + s.len();
-    if let Ok(Line::Sample(x)) = parse_line(s) {
-        assert!(range.contains(&(x.name.as_ptr() as usize)));
-        for (k, v) in labels(x.labels) {
-            assert!(range.contains(&(k.as_ptr() as usize)) || k.is_empty());
-            let _ = unescape(v);
-        }
-    }
-    let _ = scrape_time(s);
-});
+include!("../checks/prometheus.rs");
+libfuzzer_sys::fuzz_target!(|data: &[u8]| check(data));

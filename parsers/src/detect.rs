@@ -11,6 +11,8 @@ pub enum Kind {
     Prometheus,
     /// Nothing to read.
     Empty,
+    /// Not text (an image, an archive, UTF-16, random bytes): listed, not read.
+    Binary,
 }
 
 impl Kind {
@@ -20,6 +22,7 @@ impl Kind {
             Kind::Json => "json",
             Kind::Prometheus => "prometheus",
             Kind::Empty => "empty",
+            Kind::Binary => "binary",
         }
     }
 }
@@ -27,6 +30,9 @@ impl Kind {
 /// Classifies an input from its first bytes (a few KB are enough).
 pub fn sniff(head: &[u8]) -> Kind {
     let head = crate::text::without_bom(head);
+    if is_binary(head) {
+        return Kind::Binary;
+    }
     for raw in head.split(|&c| c == b'\n').take(32) {
         let line = raw.trim_ascii();
         if line.is_empty() {
@@ -45,6 +51,20 @@ pub fn sniff(head: &[u8]) -> Kind {
         return Kind::Log;
     }
     Kind::Empty
+}
+
+/// Whether the first bytes of an input are not text: more than one in ten is a NUL, a control
+/// character no log holds (tab, form feed, carriage return and the escape of colour codes
+/// are text) or not UTF-8. A log with a few stray NULs or bad bytes in its lines is text, and
+/// read; its odd lines are counted as malformed or other.
+pub fn is_binary(head: &[u8]) -> bool {
+    let control = head
+        .iter()
+        .filter(|&&c| c < 0x20 && !matches!(c, b'\t' | b'\n' | b'\r' | 0x0c | 0x1b))
+        .count();
+    let invalid: usize = head.utf8_chunks().map(|c| c.invalid().len()).sum();
+    // a head cut inside a character ends in a few invalid bytes: no reason to call it binary
+    (control + invalid) * 10 > head.len().max(64)
 }
 
 /// A Prometheus sample line of an engine's metrics (`vllm:…`, `sglang:…`, `sglang_…`), or
@@ -75,6 +95,27 @@ mod tests {
         assert_eq!(sniff(b"# HELP vllm:x y\n"), Kind::Prometheus);
         assert_eq!(sniff(b"[2026-05-09 22:29:22 TP0] Decode batch"), Kind::Log);
         assert_eq!(sniff(b"\n\n"), Kind::Empty);
+    }
+
+    /// Images, UTF-16 and random bytes are binary; a log with a few NULs and bad bytes in its
+    /// lines, ANSI colours or CRLF line ends is not.
+    #[test]
+    fn binary_or_text() {
+        let mut png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\x01\0".to_vec();
+        png.extend((0..200u8).map(|i| i.wrapping_mul(37)));
+        assert_eq!(sniff(&png), Kind::Binary);
+        let utf16: Vec<u8> = "INFO 03-02 09:14:05 metrics.py:341] Avg prompt throughput\n"
+            .encode_utf16()
+            .flat_map(u16::to_le_bytes)
+            .collect();
+        assert_eq!(sniff(&utf16), Kind::Binary);
+        let line = "[2026-05-09 22:29:22 TP0] Decode batch, #running-req: 1, gen throughput (token/s): 5.0\r\n";
+        let mut log = line.repeat(20).into_bytes();
+        log[30] = 0;
+        log[200] = 0xff;
+        log.extend(b"\x1b[32mINFO\x1b[0m ready\n");
+        assert_eq!(sniff(&log), Kind::Log);
+        assert!(!is_binary(b""));
     }
 
     /// Regression: a scrape excerpt that starts at a sample line was read as a log (every

@@ -9,8 +9,9 @@
 //! chunk) that chunk is parsed again with the right start. The result is exact, and costs one
 //! extra pass only where a log is odd.
 
+use crate::guard::Guard;
 use crate::prefix::stamp_of;
-use crate::source::{release, Data, Filled, Grid, StreamChunks};
+use crate::source::{release, Data, Filled, Grid, Shrank, StreamChunks};
 use crate::stamp::{Calendar, Stamp};
 use rayon::prelude::*;
 use std::io;
@@ -332,6 +333,26 @@ impl<'a> Batch<'a> {
 /// Called with each chunk once it has been worked on (see [`release`]).
 type Release<'r> = Option<&'r (dyn Fn(&[u8]) + Sync)>;
 
+/// How many bytes at the start of a chunk were still in the file when read (see
+/// [`Guard::intact`]); `None` for inputs that cannot shrink underneath.
+type Intact<'r> = Option<&'r (dyn Fn(&[u8]) -> usize + Sync)>;
+
+/// What a scan of a mapped file does besides the work: drop the pages of chunks worked on,
+/// and keep only what the file still held when read. Other inputs have neither.
+#[derive(Clone, Copy, Default)]
+struct MapHooks<'r> {
+    done_with: Release<'r>,
+    intact: Intact<'r>,
+}
+
+/// The whole lines of `bytes[..valid]`: a chunk cut where its file ended.
+fn whole_lines(bytes: &[u8], valid: usize) -> &[u8] {
+    if valid >= bytes.len() {
+        return bytes;
+    }
+    memchr::memrchr(b'\n', &bytes[..valid]).map_or(&[][..], |i| &bytes[..=i])
+}
+
 /// Works on a batch of chunks in parallel, from where the batch before left `at` (by its
 /// pre-scan: the real calendar is checked when the batch is drained). Chunks no line starts
 /// in (cells inside a line longer than a cell) are left out.
@@ -402,9 +423,16 @@ where
 }
 
 /// Hands a batch's results to the sink in file order. `real` is the calendar as the lines
-/// before the batch really left it; a chunk that assumed another one is worked on again.
-fn drain<R, W, S>(done: Done<'_, R>, real: &mut Calendar, work: &W, sink: &mut S)
-where
+/// before the batch really left it; a chunk that assumed another one is worked on again. A
+/// chunk its file no longer held when read (`intact`) is worked on again up to where the file
+/// ended, and the chunks after it are left out.
+fn drain<R, W, S>(
+    done: Done<'_, R>,
+    real: &mut Calendar,
+    work: &W,
+    sink: &mut S,
+    intact: Intact<'_>,
+) where
     W: Fn(Chunk<'_>) -> (R, Calendar) + Sync,
     S: FnMut(R),
 {
@@ -413,7 +441,18 @@ where
         .into_iter()
         .zip(done.chunks.iter().zip(&done.starts))
     {
-        let (result, end) = if assumed == *real {
+        let valid = intact.map_or(bytes.len(), |f| f(bytes));
+        let (result, end) = if valid < bytes.len() {
+            let cut = whole_lines(bytes, valid);
+            if cut.is_empty() {
+                continue;
+            }
+            work(Chunk {
+                bytes: cut,
+                first_line,
+                calendar: *real,
+            })
+        } else if assumed == *real {
             (result, end)
         } else {
             work(Chunk {
@@ -438,7 +477,7 @@ fn pipeline<'a, R, W, S>(
     work: &W,
     sink: &mut S,
     pool: Option<&rayon::ThreadPool>,
-    done_with: Release<'_>,
+    hooks: MapHooks<'_>,
 ) where
     R: Send,
     W: Fn(Chunk<'_>) -> (R, Calendar) + Sync,
@@ -453,9 +492,9 @@ fn pipeline<'a, R, W, S>(
             ($($scope:tt)+) => {
                 $($scope)+(|s| {
                     let (next, at) = (&mut next, &mut *at);
-                    s.spawn(move |_| *next = Some(work_batch(group, at, mode, work, done_with)));
+                    s.spawn(move |_| *next = Some(work_batch(group, at, mode, work, hooks.done_with)));
                     if let Some(done) = pending.take() {
-                        drain(done, &mut real, work, sink);
+                        drain(done, &mut real, work, sink, hooks.intact);
                     }
                 })
             };
@@ -485,7 +524,7 @@ fn pipeline<'a, R, W, S>(
         pending = next;
     }
     if let Some(done) = pending {
-        drain(done, &mut real, work, sink);
+        drain(done, &mut real, work, sink, hooks.intact);
     }
     at.calendar = real;
 }
@@ -557,16 +596,25 @@ where
     // the mode, so that reading from a pipe stays within a few tens of megabytes
     let per_stream_batch = STREAM_BATCH * threads;
     let mut at = Cursor { line: 0, calendar };
-    let mut whole = |bytes: &[u8], at: &mut Cursor, done_with: Release<'_>| {
+    let mut whole = |bytes: &[u8], at: &mut Cursor, hooks: MapHooks<'_>| {
         let grid = Grid::new(bytes, chunk);
         if grid.len() == 1 {
             // one chunk is worked on here: no batch, and no wait in which this thread (maybe
             // a worker reading many small files side by side) would take up other work
-            let (r, calendar) = work(Chunk {
+            let start = Chunk {
                 bytes,
                 first_line: at.line,
                 calendar: at.calendar,
-            });
+            };
+            let (mut r, mut calendar) = work(start);
+            let valid = hooks.intact.map_or(bytes.len(), |f| f(bytes));
+            let bytes = whole_lines(bytes, valid);
+            if valid < start.bytes.len() {
+                if bytes.is_empty() {
+                    return;
+                }
+                (r, calendar) = work(Chunk { bytes, ..start });
+            }
             if mode.count {
                 at.line += count_lines(bytes);
             }
@@ -579,11 +627,23 @@ where
             from,
             to: (from + per_batch).min(grid.len()),
         });
-        pipeline(batches, at, mode, &work, &mut sink, None, done_with);
+        pipeline(batches, at, mode, &work, &mut sink, None, hooks);
     };
     match data {
-        Data::Mapped(m) => whole(&m, &mut at, Some(&|part: &[u8]| release(&m, part))),
-        Data::Owned(v) => whole(&v, &mut at, None),
+        Data::Mapped(m) => {
+            let guard = Guard::new(&m);
+            let done_with = |part: &[u8]| release(&m, part);
+            let intact = |part: &[u8]| guard.intact(part);
+            let hooks = MapHooks {
+                done_with: Some(&done_with),
+                intact: Some(&intact),
+            };
+            whole(&m, &mut at, hooks);
+            if let Some(at) = guard.fault() {
+                return Err(Shrank::error(at, m.len()));
+            }
+        }
+        Data::Owned(v) => whole(&v, &mut at, MapHooks::default()),
         Data::Stream(reader) => {
             let (tx, rx) = std::sync::mpsc::sync_channel::<io::Result<Filled>>(per_stream_batch);
             // the reading thread (a decompressor, often the slowest stage) keeps a core of
@@ -624,7 +684,15 @@ where
                     if pending.len() == per_stream_batch {
                         let refs: Vec<&[u8]> = pending.iter().map(Filled::bytes).collect();
                         let group = [Batch::Cut(&refs)].into_iter();
-                        pipeline(group, &mut at, mode, &work, &mut sink, pool.as_ref(), None);
+                        pipeline(
+                            group,
+                            &mut at,
+                            mode,
+                            &work,
+                            &mut sink,
+                            pool.as_ref(),
+                            MapHooks::default(),
+                        );
                         for c in pending.drain(..) {
                             // a reader at its end takes no more
                             if let Err(std::sync::mpsc::SendError(c)) = back.send(c.into_buf()) {
@@ -636,7 +704,15 @@ where
                 // what was read before an error is still reported
                 let refs: Vec<&[u8]> = pending.iter().map(Filled::bytes).collect();
                 let group = [Batch::Cut(&refs)].into_iter();
-                pipeline(group, &mut at, mode, &work, &mut sink, pool.as_ref(), None);
+                pipeline(
+                    group,
+                    &mut at,
+                    mode,
+                    &work,
+                    &mut sink,
+                    pool.as_ref(),
+                    MapHooks::default(),
+                );
                 drop(rx);
                 drop(back);
                 kept.extend(reading.join().unwrap_or_default());

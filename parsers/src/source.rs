@@ -7,6 +7,7 @@
 //! through a decoder on a reader thread, cut into chunks that end on a newline. Mapped and
 //! read files are cut by a [`Grid`], each chunk by the worker that takes it.
 
+use crate::guard::Guard;
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
@@ -23,6 +24,35 @@ pub enum SourceError {
     Glob { pattern: String, msg: String },
     #[error("{0}: no such file or directory, and no file matches it as a glob")]
     NotFound(String),
+}
+
+/// A mapped file found shorter than when it was opened, part way through a read (truncated
+/// by log rotation, say): what lay before `at` was read, the rest was gone.
+#[derive(Debug, Clone, Copy, thiserror::Error)]
+#[error("the file shrank while it was read: {len} bytes when opened, gone from byte {at} on")]
+pub struct Shrank {
+    /// Where the first missing page began.
+    pub at: u64,
+    /// The file's size when opened.
+    pub len: u64,
+}
+
+impl Shrank {
+    /// As an I/O error, for readers that return one (find it again with [`Shrank::of`]).
+    pub fn error(at: usize, len: usize) -> io::Error {
+        io::Error::new(
+            io::ErrorKind::UnexpectedEof,
+            Shrank {
+                at: at as u64,
+                len: len as u64,
+            },
+        )
+    }
+
+    /// The shrink an I/O error stands for, if it does.
+    pub fn of(e: &io::Error) -> Option<Shrank> {
+        e.get_ref()?.downcast_ref::<Shrank>().copied()
+    }
 }
 
 /// Compression found from the first bytes.
@@ -133,23 +163,39 @@ pub fn instance_names(inputs: &[Input]) -> Vec<String> {
         .collect()
 }
 
+/// A path met while expanding the arguments that is not read: a link that loops back to a
+/// folder above it, or an entry that could not be listed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unread {
+    pub path: String,
+    pub why: String,
+    /// Whether files may be missing because of it (a folder not listed), rather than a link
+    /// not followed twice.
+    pub lost: bool,
+}
+
+/// The inputs the arguments name, and what was met but not read.
+#[derive(Debug, Default)]
+pub struct Expanded {
+    pub inputs: Vec<Input>,
+    pub unread: Vec<Unread>,
+}
+
 /// Expands command-line arguments into inputs: `-` is stdin, folders are walked recursively
 /// (sorted, hidden entries skipped), anything that is not a path is tried as a glob.
-pub fn expand(args: &[String]) -> Result<Vec<Input>, SourceError> {
-    let mut out = Vec::new();
+pub fn expand(args: &[String]) -> Result<Expanded, SourceError> {
+    let mut out = Expanded::default();
     for arg in args {
         if arg == "-" {
-            out.push(Input::Stdin);
+            out.inputs.push(Input::Stdin);
             continue;
         }
         let path = Path::new(arg);
         if path.is_dir() {
-            walk(path, &mut out).map_err(|source| SourceError::Read {
-                path: arg.clone(),
-                source,
-            })?;
-        } else if path.exists() {
-            out.push(Input::Path(path.to_path_buf()));
+            walk(path, &mut out);
+        } else if path.exists() || path.symlink_metadata().is_ok() {
+            // a dangling link or an unreadable file is named, to fail with its reason
+            out.inputs.push(Input::Path(path.to_path_buf()));
         } else {
             let paths = glob::glob(arg).map_err(|e| SourceError::Glob {
                 pattern: arg.clone(),
@@ -162,12 +208,9 @@ pub fn expand(args: &[String]) -> Result<Vec<Input>, SourceError> {
             found.sort();
             for p in found {
                 if p.is_dir() {
-                    walk(&p, &mut out).map_err(|source| SourceError::Read {
-                        path: p.display().to_string(),
-                        source,
-                    })?;
+                    walk(&p, &mut out);
                 } else {
-                    out.push(Input::Path(p));
+                    out.inputs.push(Input::Path(p));
                 }
             }
         }
@@ -176,21 +219,36 @@ pub fn expand(args: &[String]) -> Result<Vec<Input>, SourceError> {
 }
 
 /// The files under `dir`, depth first in name order, hidden ones (`.name`) left out. Links
-/// are followed; a link back to a folder above it is an error naming both, not a walk forty
-/// levels deep.
-fn walk(dir: &Path, out: &mut Vec<Input>) -> io::Result<()> {
+/// are followed; a link back to a folder above it is noted once and not followed (not a walk
+/// forty levels deep), and a folder that cannot be listed is noted with its reason.
+fn walk(dir: &Path, out: &mut Expanded) {
     let entries = walkdir::WalkDir::new(dir)
         .follow_links(true)
         .sort_by_file_name()
         .into_iter()
         .filter_entry(|e| e.depth() == 0 || !e.file_name().to_string_lossy().starts_with('.'));
     for e in entries {
-        let e = e?;
-        if !e.file_type().is_dir() {
-            out.push(Input::Path(e.into_path()));
+        match e {
+            Ok(e) if !e.file_type().is_dir() => out.inputs.push(Input::Path(e.into_path())),
+            Ok(_) => {}
+            Err(err) => {
+                let path = err
+                    .path()
+                    .map_or_else(|| dir.display().to_string(), |p| p.display().to_string());
+                let (why, lost) = match err.loop_ancestor() {
+                    Some(up) => (
+                        format!("a link back to {}, not followed again", up.display()),
+                        false,
+                    ),
+                    None => match err.io_error() {
+                        Some(io) => (format!("cannot list: {io}"), true),
+                        None => (err.to_string(), true),
+                    },
+                };
+                out.unread.push(Unread { path, why, lost });
+            }
         }
     }
-    Ok(())
 }
 
 /// An opened input.
@@ -199,7 +257,61 @@ pub struct Source {
     pub compression: Compression,
     /// Modification time (completes year-less stamps when `--year` is not given).
     pub modified: Option<SystemTime>,
+    /// A regular file's identity and size when opened, to tell afterwards whether it changed
+    /// while it was read ([`Opened::change`]).
+    pub opened: Option<Opened>,
     pub data: Data,
+}
+
+/// A regular file as it was when opened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Opened {
+    pub len: u64,
+    dev: u64,
+    ino: u64,
+}
+
+/// How a file changed between its opening and the end of its reading. A report reads the
+/// bytes the file held when opened; these say what it may have missed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Change {
+    /// Bytes were appended (a server still writing): `len` now.
+    Grew { len: u64 },
+    /// The file is shorter now, with no read past its new end (that is [`Shrank`]).
+    Shrank { len: u64 },
+    /// Another file now has its name (rotation by rename and re-create).
+    Replaced,
+    /// Its name is gone.
+    Deleted,
+}
+
+impl Opened {
+    fn of(meta: &std::fs::Metadata) -> Opened {
+        use std::os::unix::fs::MetadataExt;
+        Opened {
+            len: meta.len(),
+            dev: meta.dev(),
+            ino: meta.ino(),
+        }
+    }
+
+    /// What happened to the file at `path` since it was opened, if anything.
+    pub fn change(&self, path: &Path) -> Option<Change> {
+        let now = match std::fs::metadata(path) {
+            Ok(m) => Opened::of(&m),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Some(Change::Deleted),
+            Err(_) => return None,
+        };
+        if (now.dev, now.ino) != (self.dev, self.ino) {
+            Some(Change::Replaced)
+        } else if now.len > self.len {
+            Some(Change::Grew { len: now.len })
+        } else if now.len < self.len {
+            Some(Change::Shrank { len: now.len })
+        } else {
+            None
+        }
+    }
 }
 
 /// The bytes of an input: all at once, or a stream.
@@ -214,7 +326,7 @@ impl Data {
     /// like Prometheus scrapes.
     pub fn read_all(self) -> io::Result<Vec<u8>> {
         match self {
-            Data::Mapped(m) => Ok(m.to_vec()),
+            Data::Mapped(m) => guarded_copy(&m, ..),
             Data::Owned(v) => Ok(v),
             Data::Stream(mut r) => {
                 let mut v = Vec::new();
@@ -236,16 +348,26 @@ impl Source {
         match input {
             Input::Stdin => stream(input, io::stdin(), None).map_err(read_err),
             Input::Path(path) => {
-                let file = File::open(path).map_err(|source| SourceError::Open {
+                let open_err = |source| SourceError::Open {
                     path: name.clone(),
                     source,
-                })?;
+                };
+                let fifo = std::fs::metadata(path).is_ok_and(|m| {
+                    use std::os::unix::fs::FileTypeExt;
+                    m.file_type().is_fifo()
+                });
+                let file = if fifo {
+                    open_pipe(path).map_err(open_err)?
+                } else {
+                    File::open(path).map_err(open_err)?
+                };
                 let meta = file.metadata().map_err(read_err)?;
                 let modified = meta.modified().ok();
                 if !meta.is_file() {
                     // a named pipe (`<(zcat …)`) or a device: read once, as it comes
                     return stream(input, file, modified).map_err(read_err);
                 }
+                let opened = Some(Opened::of(&meta));
                 let mut head = [0u8; 4];
                 let n = read_head(&file, &mut head).map_err(read_err)?;
                 let compression = Compression::sniff(&head[..n]);
@@ -267,11 +389,79 @@ impl Source {
                     input: input.clone(),
                     compression,
                     modified,
+                    opened,
                     data,
                 })
             }
         }
     }
+}
+
+/// How long [`Source::open`] waits for a writer on a named pipe, in milliseconds (`u64::MAX`:
+/// for ever). Set once from the command line (`--timeout`).
+static PIPE_TIMEOUT_MS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(u64::MAX);
+
+/// Gives up on a named pipe that no process writes to after `t`.
+pub fn set_pipe_timeout(t: std::time::Duration) {
+    let ms = u64::try_from(t.as_millis()).unwrap_or(u64::MAX);
+    PIPE_TIMEOUT_MS.store(ms, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Opens a named pipe for reading without blocking on its `open` (which waits, silently and
+/// for ever, for a writer), then waits for its first bytes or its end: for the time set by
+/// [`set_pipe_timeout`], saying on stderr after a second that it waits.
+fn open_pipe(path: &Path) -> io::Result<File> {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)?;
+    let limit = PIPE_TIMEOUT_MS.load(std::sync::atomic::Ordering::Relaxed);
+    let start = std::time::Instant::now();
+    let mut said = false;
+    loop {
+        let waited = start.elapsed().as_millis() as u64;
+        if waited >= limit {
+            return Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                format!(
+                    "a named pipe with no writer after {:.1}s (--timeout)",
+                    limit as f64 / 1000.0
+                ),
+            ));
+        }
+        if waited >= 1000 && !said {
+            eprintln!(
+                "tokstat: waiting for a process to write to the named pipe {} (--timeout to give up)",
+                path.display()
+            );
+            said = true;
+        }
+        let step = (limit - waited).min(250) as libc::c_int;
+        let mut fd = libc::pollfd {
+            fd: file.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one valid pollfd for a descriptor this function owns
+        let n = unsafe { libc::poll(&mut fd, 1, step) };
+        if n < 0 {
+            let e = io::Error::last_os_error();
+            if e.kind() != io::ErrorKind::Interrupted {
+                return Err(e);
+            }
+        } else if n > 0 {
+            break;
+        }
+    }
+    // blocking reads from here on
+    // SAFETY: fcntl on a descriptor this function owns
+    unsafe {
+        let flags = libc::fcntl(file.as_raw_fd(), libc::F_GETFL);
+        libc::fcntl(file.as_raw_fd(), libc::F_SETFL, flags & !libc::O_NONBLOCK);
+    }
+    Ok(file)
 }
 
 /// A source read once from where it stands (stdin, a pipe): compression is sniffed from
@@ -287,6 +477,7 @@ fn stream(
         input: input.clone(),
         compression,
         modified,
+        opened: None,
         data: Data::Stream(decoder(compression, Box::new(r))?),
     })
 }
@@ -297,19 +488,50 @@ impl Source {
     pub fn head(&mut self) -> io::Result<Vec<u8>> {
         const HEAD: usize = 64 * 1024;
         match &mut self.data {
-            Data::Mapped(m) => Ok(m[..m.len().min(HEAD)].to_vec()),
+            Data::Mapped(m) => guarded_copy(m, ..m.len().min(HEAD)),
             Data::Owned(v) => Ok(v[..v.len().min(HEAD)].to_vec()),
             Data::Stream(r) => {
                 let mut head = Vec::with_capacity(HEAD);
                 let mut limited = r.take(HEAD as u64);
-                limited.read_to_end(&mut head)?;
+                // a stream that fails within its first bytes (a truncated or corrupt gzip or
+                // zstd file) keeps what it gave before, and fails after it, in the scan
+                let failed = limited.read_to_end(&mut head).err();
                 let rest = std::mem::replace(&mut self.data, Data::Owned(Vec::new()));
                 let Data::Stream(reader) = rest else {
                     unreachable!("matched a stream above")
                 };
-                self.data = Data::Stream(Box::new(io::Cursor::new(head.clone()).chain(reader)));
+                let replay = io::Cursor::new(head.clone());
+                self.data = Data::Stream(match failed {
+                    None => Box::new(replay.chain(reader)),
+                    Some(e) => Box::new(replay.chain(Failed(Some(e)))),
+                });
                 Ok(head)
             }
+        }
+    }
+}
+
+/// A copy of `range` of a map, or [`Shrank`] if the file no longer held all of it.
+fn guarded_copy(
+    map: &[u8],
+    range: impl std::slice::SliceIndex<[u8], Output = [u8]>,
+) -> io::Result<Vec<u8>> {
+    let guard = Guard::new(map);
+    let v = map[range].to_vec();
+    match guard.fault() {
+        Some(at) => Err(Shrank::error(at, map.len())),
+        None => Ok(v),
+    }
+}
+
+/// A reader that fails with the error it holds, once, then ends.
+struct Failed(Option<io::Error>);
+
+impl Read for Failed {
+    fn read(&mut self, _: &mut [u8]) -> io::Result<usize> {
+        match self.0.take() {
+            Some(e) => Err(e),
+            None => Ok(0),
         }
     }
 }
@@ -439,6 +661,8 @@ pub struct StreamChunks {
     carry: Vec<u8>,
     target: usize,
     done: bool,
+    /// A read error held back until the bytes read before it are handed out.
+    failed: Option<io::Error>,
     spare: Option<std::sync::mpsc::Receiver<Vec<u8>>>,
 }
 
@@ -449,6 +673,7 @@ impl StreamChunks {
             carry: Vec::new(),
             target: target.max(1),
             done: false,
+            failed: None,
             spare: None,
         }
     }
@@ -494,6 +719,10 @@ impl Iterator for StreamChunks {
         if self.done {
             return None;
         }
+        if let Some(e) = self.failed.take() {
+            self.done = true;
+            return Some(Err(e));
+        }
         // the whole of `buf` is initialised; `len` bytes of it are the chunk so far
         let mut buf = self
             .spare
@@ -529,6 +758,13 @@ impl Iterator for StreamChunks {
                 }
                 Ok(n) => len += n,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) if len > 0 => {
+                    // what came before the error (a cut or corrupt compressed stream) is a
+                    // chunk of its own, the error comes next
+                    self.failed = Some(e);
+                    self.carry.clear();
+                    return Some(Ok(Filled { buf, len }));
+                }
                 Err(e) => {
                     self.done = true;
                     return Some(Err(e));
@@ -543,11 +779,11 @@ mod tests {
     use super::*;
 
     /// Folders are walked in name order, hidden names left out, links followed; a link back
-    /// to a folder above it is reported once, naming the loop (it used to recurse until the
-    /// path was too long).
+    /// to a folder above it is noted once, naming the loop, and the files are still read (it
+    /// used to recurse until the path was too long, then to fail the whole command).
     #[cfg(unix)]
     #[test]
-    fn folders_walk_in_order_and_loops_are_errors() {
+    fn folders_walk_in_order_and_loops_are_noted_once() {
         let tmp = std::env::temp_dir().join(format!("tokstat-walk-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&tmp);
         std::fs::create_dir_all(tmp.join("b/inner")).unwrap();
@@ -562,15 +798,26 @@ mod tests {
             std::fs::write(tmp.join(f), "x\n").unwrap();
         }
         let root = tmp.display().to_string();
-        let got: Vec<String> = expand(std::slice::from_ref(&root))
-            .unwrap()
-            .iter()
-            .map(|i| i.display()[root.len() + 1..].to_string())
-            .collect();
-        assert_eq!(got, ["a.log", "b/inner/c.log", "b/z.log"]);
+        let names = |e: &Expanded| -> Vec<String> {
+            e.inputs
+                .iter()
+                .map(|i| i.display()[root.len() + 1..].to_string())
+                .collect()
+        };
+        let got = expand(std::slice::from_ref(&root)).unwrap();
+        assert_eq!(names(&got), ["a.log", "b/inner/c.log", "b/z.log"]);
+        assert!(got.unread.is_empty());
         std::os::unix::fs::symlink(&tmp, tmp.join("b/inner/up")).unwrap();
-        let err = expand(std::slice::from_ref(&root)).unwrap_err().to_string();
-        assert!(err.contains("loop") && err.contains("up"), "{err}");
+        let got = expand(std::slice::from_ref(&root)).unwrap();
+        assert_eq!(names(&got), ["a.log", "b/inner/c.log", "b/z.log"]);
+        assert_eq!(
+            got.unread,
+            [Unread {
+                path: tmp.join("b/inner/up").display().to_string(),
+                why: format!("a link back to {}, not followed again", tmp.display()),
+                lost: false,
+            }]
+        );
         std::fs::remove_dir_all(&tmp).unwrap();
     }
 

@@ -103,5 +103,5 @@ pub fn run(args: &DemoArgs, style: Style, out: &mut dyn Write, err: &mut dyn Wri
         let h = "tokstat demo: a bundled run (two GPUs' SGLang logs and the job's completions)\n\n";
         out.write_all(style.finish(h.into()).as_bytes())?;
     }
-    super::report::run(&opts, format, true, style, out, err)
+    super::report::run(&opts, format, true, false, style, out, err)
 }

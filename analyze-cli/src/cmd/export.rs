@@ -33,5 +33,5 @@ pub fn run(a: &ExportArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<i
     if !a.input.quiet {
         crate::render::accounting::write(err, &report.files, &report.skipped)?;
     }
-    Ok(super::report::exit_code(&report))
+    super::report::exit_code(&report, a.input.strict, err)
 }

@@ -49,12 +49,22 @@ fn to_file(path: &Path, f: impl FnOnce(&mut dyn Write) -> Result<i32>) -> Result
 }
 
 fn run(cli: Cli, style: Style, out: &mut dyn Write, err: &mut dyn Write) -> Result<i32> {
+    let input = match &cli.command {
+        Command::Parse(a) => Some(&a.input),
+        Command::Report(a) => Some(&a.input),
+        Command::Export(a) => Some(&a.input),
+        _ => None,
+    };
+    if let Some(t) = input.and_then(|i| i.timeout) {
+        tokstat_parsers::source::set_pipe_timeout(t);
+    }
     match cli.command {
         Command::Parse(a) => parse::run(&a, out, err),
         Command::Report(a) => report::run(
             &report::options(&a.input.inputs, &a.input.dates, &a.completions, &a.server),
             a.format.format.into(),
             a.input.quiet,
+            a.input.strict,
             style,
             out,
             err,

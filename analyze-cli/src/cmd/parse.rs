@@ -12,7 +12,7 @@ use tokstat_parsers::detect::Kind;
 use tokstat_parsers::source::Input;
 
 pub fn run(args: &ParseArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<i32> {
-    let all = expand(&args.input.inputs)?;
+    let (all, unread) = expand(&args.input.inputs)?;
     let dates = Dates::new(args.input.dates.year, args.input.dates.date.as_deref())?;
     // Prometheus scrapes become `metrics` rows; every other input goes to the log scan
     // (stdin is left to it: it cannot be opened twice)
@@ -42,7 +42,7 @@ pub fn run(args: &ParseArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result
     records::write_metrics(&scrapes, &mut rows);
     out.write_all(&rows)?;
     let mut write_err = None;
-    let (files, skipped) = scan_logs(
+    let (files, mut skipped) = scan_logs(
         &inputs,
         dates,
         |file, chunk| {
@@ -67,6 +67,7 @@ pub fn run(args: &ParseArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result
     if let Some(e) = write_err {
         return Err(e.into());
     }
+    skipped.extend(unread);
     out.flush()?;
     let mut reports: Vec<FileReport> = files
         .iter()
@@ -79,6 +80,13 @@ pub fn run(args: &ParseArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result
     }
     let failed = skipped.iter().any(|s| s.failed);
     let parsed: u64 = reports.iter().map(|f| f.lines.parsed).sum();
+    if args.input.strict && !failed {
+        let malformed = reports.iter().map(|f| f.lines.malformed).sum();
+        if let Some(why) = super::report::strict_failure(malformed, skipped.len()) {
+            writeln!(err, "tokstat: --strict: {why}")?;
+            return Ok(crate::EXIT_FAILURE);
+        }
+    }
     Ok(
         if failed || (parsed == 0 && reports.iter().any(|f| f.lines.total > 0)) {
             crate::EXIT_FAILURE

@@ -32,6 +32,7 @@ pub fn run(
     opts: &Options,
     format: Format,
     quiet: bool,
+    strict: bool,
     style: Style,
     out: &mut dyn Write,
     err: &mut dyn Write,
@@ -50,14 +51,41 @@ pub fn run(
             writeln!(err, "{note}")?;
         }
     }
-    Ok(exit_code(&report))
+    exit_code(&report, strict, err)
 }
 
-/// 1 when an input failed to read or nothing at all was parsed, else 0.
-pub fn exit_code(report: &Report) -> i32 {
-    if report.failed() || report.lines.parsed == 0 {
-        crate::EXIT_FAILURE
-    } else {
-        0
+/// 1 when an input failed to read or nothing at all was parsed, else 0. With `strict`, also 1
+/// when any line is malformed or any input was not read in full, saying why on `err`.
+pub fn exit_code(report: &Report, strict: bool, err: &mut dyn Write) -> Result<i32> {
+    if report.failed() {
+        return Ok(crate::EXIT_FAILURE);
     }
+    if report.lines.parsed == 0 {
+        writeln!(
+            err,
+            "tokstat: nothing to report: no line of the inputs ({} in all) is a record tokstat \
+             reads (engine stats lines, completions, benchmark results, Prometheus samples)",
+            report.lines.total
+        )?;
+        return Ok(crate::EXIT_FAILURE);
+    }
+    if strict {
+        if let Some(why) = strict_failure(report.lines.malformed, report.skipped.len()) {
+            writeln!(err, "tokstat: --strict: {why}")?;
+            return Ok(crate::EXIT_FAILURE);
+        }
+    }
+    Ok(0)
+}
+
+/// What `--strict` refuses: malformed lines, inputs not read in full.
+pub fn strict_failure(malformed: u64, not_read: usize) -> Option<String> {
+    let mut why = Vec::new();
+    if malformed > 0 {
+        why.push(format!("{malformed} malformed line(s)"));
+    }
+    if not_read > 0 {
+        why.push(format!("{not_read} input(s) not read in full"));
+    }
+    (!why.is_empty()).then(|| why.join(", "))
 }

@@ -9,9 +9,10 @@ use tokstat_parsers::bench::{is_bench, read_run, Run};
 use tokstat_parsers::completion::{
     read_record_into, read_record_line, Finish, Paths, Record, Shape,
 };
+use tokstat_parsers::guard::Guard;
 use tokstat_parsers::json::Scanner;
 use tokstat_parsers::scan::{self, lines, Chunk};
-use tokstat_parsers::source::{Data, Input, Source};
+use tokstat_parsers::source::{Data, Input, Shrank, Source};
 use tokstat_parsers::stamp::Calendar;
 use tokstat_parsers::text::{without_bom, BOM};
 
@@ -289,27 +290,18 @@ pub fn read_json(input: &Input, mut src: Source, paths: &Paths) -> (Part, Option
             part.append(p);
         },
     );
-    let err = result.err().map(|e| Skipped {
-        source: name,
-        why: format!("read error after {} lines: {e}", part.tally.total),
-        failed: true,
-    });
+    let err = result
+        .err()
+        .map(|e| Skipped::read_error(&name, part.tally.total, &e));
     (part, err)
 }
 
 fn all_bytes(name: &str, src: Source) -> Result<Vec<u8>, Skipped> {
-    Ok(match src.data {
-        Data::Mapped(m) => m.to_vec(),
-        Data::Owned(v) => v,
-        Data::Stream(mut r) => {
-            let mut v = Vec::new();
-            std::io::Read::read_to_end(&mut r, &mut v).map_err(|e| Skipped {
-                source: name.to_string(),
-                why: format!("cannot read: {e}"),
-                failed: true,
-            })?;
-            v
-        }
+    src.data.read_all().map_err(|e| Skipped {
+        source: name.to_string(),
+        why: format!("cannot read: {e}"),
+        failed: true,
+        partly_read: false,
     })
 }
 
@@ -378,12 +370,14 @@ fn read_document(name: &str, src: Source, paths: &Paths) -> (Part, Option<Skippe
                         source: name.to_string(),
                         why: format!("cannot read: {e}"),
                         failed: true,
+                        partly_read: false,
                     }),
                 );
             }
             &owned
         }
     };
+    let guard = Guard::new(bytes);
     let mut part = Part::default();
     let lines_in_file = scan::count_lines(bytes);
     let text = without_bom(bytes.trim_ascii()).trim_ascii();
@@ -416,6 +410,18 @@ fn read_document(name: &str, src: Source, paths: &Paths) -> (Part, Option<Skippe
         }
     } else {
         part = read(&[(0, text.len())]);
+    }
+    if let Some(at) = guard.fault() {
+        let why = Shrank::error(at, bytes.len()).to_string();
+        return (
+            Part::default(),
+            Some(Skipped {
+                source: name.to_string(),
+                why: format!("not read: {why}"),
+                failed: true,
+                partly_read: false,
+            }),
+        );
     }
     // the document's lines are one record: count them all as its lines
     let extra = lines_in_file.saturating_sub(part.tally.total);

@@ -60,7 +60,80 @@ pub struct Skipped {
     pub why: String,
     /// An I/O failure (exit code 1), rather than a kind of input this command does not read.
     pub failed: bool,
+    /// Part of it was read and is in the report (a read cut short, a file that changed).
+    pub partly_read: bool,
 }
+
+impl Skipped {
+    /// An input whose reading failed part way: what was read before is in the report.
+    pub fn read_error(source: &str, lines: u64, e: &std::io::Error) -> Skipped {
+        let why = match source::Shrank::of(e) {
+            Some(s) => format!(
+                "file shrank while read (truncated by log rotation?): {lines} lines read \
+                 before byte {} are kept; the {} bytes after it were gone",
+                s.at,
+                s.len - s.at
+            ),
+            None if lines > 0 => {
+                format!("read error after {lines} lines (they are in the report): {e}")
+            }
+            None => format!("read error before the first line: {e}"),
+        };
+        Skipped {
+            source: source.to_string(),
+            why,
+            failed: true,
+            partly_read: lines > 0,
+        }
+    }
+
+    /// A file that changed while it was read (`opened` is how it was when opened), if it did.
+    /// The report holds the bytes it had when opened; a file that shrank is an I/O failure.
+    pub fn changed(input: &Input, opened: Option<source::Opened>) -> Option<Skipped> {
+        let (Input::Path(path), Some(o)) = (input, opened) else {
+            return None;
+        };
+        let (why, failed) = match o.change(path)? {
+            source::Change::Grew { len } => (
+                format!(
+                    "grew while read: the {} bytes it held when opened are in the report, the {} \
+                     appended since are not (run again, or `tokstat watch`, to follow it)",
+                    o.len,
+                    len - o.len
+                ),
+                false,
+            ),
+            source::Change::Shrank { len } => (
+                format!(
+                    "shrank while read, from {} to {len} bytes (truncated by log rotation?): \
+                     lines past byte {len} may be cut",
+                    o.len
+                ),
+                true,
+            ),
+            source::Change::Replaced => (
+                "replaced while read (renamed over by log rotation?): the report reads the file \
+                 that was opened, not the new one at this path"
+                    .to_string(),
+                false,
+            ),
+            source::Change::Deleted => (
+                "deleted while read: the report reads the file as it was when opened".to_string(),
+                false,
+            ),
+        };
+        Some(Skipped {
+            source: input.display(),
+            why,
+            failed,
+            partly_read: true,
+        })
+    }
+}
+
+/// Why a binary input is not read.
+pub const BINARY: &str =
+    "binary content, not read (no text in its first 64 KiB: an image, an archive, UTF-16?)";
 
 /// An input, opened and sniffed (or why it could not be).
 pub struct Opened {
@@ -76,6 +149,7 @@ pub fn open(input: &Input) -> Opened {
         source: name.clone(),
         why,
         failed: true,
+        partly_read: false,
     };
     match Source::open(input) {
         Err(e) => Opened {
@@ -98,11 +172,33 @@ pub fn open(input: &Input) -> Opened {
     }
 }
 
-/// Expands the input arguments, with a clear message when nothing matches.
-pub fn expand(paths: &[String]) -> Result<Vec<Input>> {
-    let v = source::expand(paths)?;
-    if v.is_empty() {
-        bail!("no input files found in {}", paths.join(" "));
+/// Expands the input arguments, with a clear message when nothing matches; what was met but
+/// not read (a link that loops, a folder that cannot be listed) comes back as skipped.
+pub fn expand(paths: &[String]) -> Result<(Vec<Input>, Vec<Skipped>)> {
+    let e = source::expand(paths)?;
+    let skipped: Vec<Skipped> = e
+        .unread
+        .into_iter()
+        .map(|u| Skipped {
+            source: u.path,
+            why: u.why,
+            failed: u.lost,
+            partly_read: false,
+        })
+        .collect();
+    if e.inputs.is_empty() {
+        let why: Vec<String> = skipped
+            .iter()
+            .map(|s| format!("{}: {}", s.source, s.why))
+            .collect();
+        match why.is_empty() {
+            true => bail!("no input files found in {}", paths.join(" ")),
+            false => bail!(
+                "no input files found in {} ({})",
+                paths.join(" "),
+                why.join("; ")
+            ),
+        }
     }
-    Ok(v)
+    Ok((e.inputs, skipped))
 }

@@ -11,7 +11,7 @@ pub mod scrapes;
 pub mod series;
 
 use crate::ingest::completions::{read_json, CompletionRow, Part};
-use crate::ingest::inputs::{open, Dates, Skipped};
+use crate::ingest::inputs::{open, Dates, Skipped, BINARY};
 use crate::ingest::instance::{ChunkSummary, Logs};
 use crate::ingest::scan::{scan_log, visit_chunk, ChunkOut, FileCtx, LineNumbers, Tally};
 use crate::ingest::scrapes::Scrapes;
@@ -130,7 +130,11 @@ pub fn read(inputs: &[Input], opts: &ReadOptions) -> Ingested {
             let opened = open(input);
             let src = opened.source.ok()?;
             let plain = matches!(src.data, Data::Mapped(_) | Data::Owned(_));
-            (opened.kind == Kind::Json && plain).then(|| read_json(input, src, &opts.paths))
+            let at_open = src.opened;
+            (opened.kind == Kind::Json && plain).then(|| {
+                let (part, err) = read_json(input, src, &opts.paths);
+                (part, err.or_else(|| Skipped::changed(input, at_open)))
+            })
         })
         .collect();
     for ((input, name), read) in inputs.iter().zip(names).zip(json) {
@@ -156,6 +160,7 @@ pub fn read(inputs: &[Input], opts: &ReadOptions) -> Ingested {
         // chunks of a plain file count as they are read (a stream's decompressed bytes are
         // not its size on disk: it counts when done)
         let plain = matches!(src.data, Data::Mapped(_) | Data::Owned(_));
+        let (at_open, skipped_before) = (src.opened, r.skipped.len());
         match opened.kind {
             Kind::Log | Kind::Empty => {
                 let logs = &mut r.logs;
@@ -187,6 +192,12 @@ pub fn read(inputs: &[Input], opts: &ReadOptions) -> Ingested {
                 let (part, err) = read_json(input, src, &opts.paths);
                 r.add_json(input, part, err);
             }
+            Kind::Binary => r.skipped.push(Skipped {
+                source: input.display(),
+                why: BINARY.to_string(),
+                failed: false,
+                partly_read: false,
+            }),
             Kind::Prometheus => match r.scrapes.read_input(input, src) {
                 Ok(tally) => r.files.push(FileRead {
                     file: FileCtx {
@@ -200,8 +211,13 @@ pub fn read(inputs: &[Input], opts: &ReadOptions) -> Ingested {
                     source: input.display(),
                     why: format!("cannot read: {e}"),
                     failed: true,
+                    partly_read: false,
                 }),
             },
+        }
+        // a file that changed while read says so, unless its reading already failed
+        if r.skipped.len() == skipped_before {
+            r.skipped.extend(Skipped::changed(input, at_open));
         }
         if let Some(p) = progress {
             p.file_done(size(input), counted.into_inner());

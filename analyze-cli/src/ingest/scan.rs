@@ -1,7 +1,7 @@
 //! The parallel scan of a log: each file's lines visited chunk by chunk on all cores, their
 //! stamps completed, and every line accounted for (parsed, other, malformed) in a [`Tally`].
 
-use crate::ingest::inputs::{open, Dates, Skipped};
+use crate::ingest::inputs::{open, Dates, Skipped, BINARY};
 use std::borrow::Cow;
 use tokstat_parsers::detect;
 use tokstat_parsers::record::{Body, Engine, Gauges, Line, StepKind};
@@ -280,11 +280,9 @@ where
             scan::scan(src.data, calendar, scan::Mode::LOG_RELATIVE, each, absorb)
         }
     };
-    let err = result.err().map(|e| Skipped {
-        source: file.source.clone(),
-        why: format!("read error after {} lines: {e}", tally.total),
-        failed: true,
-    });
+    let err = result
+        .err()
+        .map(|e| Skipped::read_error(&file.source, tally.total, &e));
     (file, tally, err)
 }
 
@@ -322,11 +320,16 @@ where
         if !matches!(opened.kind, detect::Kind::Log | detect::Kind::Empty) {
             skipped.push(Skipped {
                 source: input.display(),
-                why: format!("{} content, not a server log", opened.kind.as_str()),
+                why: match opened.kind {
+                    detect::Kind::Binary => BINARY.to_string(),
+                    k => format!("{} content, not a server log", k.as_str()),
+                },
                 failed: false,
+                partly_read: false,
             });
             continue;
         }
+        let at_open = src.opened;
         let (file, tally, err) = scan_log(
             input,
             name,
@@ -336,7 +339,7 @@ where
             &work,
             &mut sink,
         );
-        skipped.extend(err);
+        skipped.extend(err.or_else(|| Skipped::changed(input, at_open)));
         files.push((file, tally));
     }
     (files, skipped)

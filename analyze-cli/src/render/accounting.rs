@@ -43,7 +43,7 @@ pub fn write(
         writeln!(err)?;
     }
     for s in skipped {
-        writeln!(err, "{}: skipped: {}", s.source, s.reason)?;
+        writeln!(err, "{}: {}: {}", s.source, s.label(), s.reason)?;
     }
     Ok(())
 }

@@ -75,7 +75,7 @@ pub fn write(out: &mut dyn Write, r: &Report) -> io::Result<()> {
         group(t.parsed),
         group(t.other),
         group(t.malformed),
-        if r.skipped.is_empty() { String::new() } else { format!(" · {} skipped", r.skipped.len()) }
+        if r.skipped.is_empty() { String::new() } else { format!(" · {} not read in full", r.skipped.len()) }
     );
     key_figures(&mut b, r);
     hints(&mut b, r);
@@ -628,7 +628,7 @@ fn inputs(b: &mut String, r: &Report) {
         .chain(r.skipped.iter().map(|s| {
             vec![
                 esc(&s.source),
-                format!("skipped: {}", esc(&s.reason)),
+                format!("{}: {}", s.label(), esc(&s.reason)),
                 String::new(),
                 String::new(),
                 String::new(),

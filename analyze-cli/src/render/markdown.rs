@@ -180,7 +180,7 @@ pub fn write(out: &mut dyn Write, r: &Report) -> io::Result<()> {
         .chain(
             r.skipped
                 .iter()
-                .map(|s| format!("- `{}`: skipped: {}", s.source, s.reason)),
+                .map(|s| format!("- `{}`: {}: {}", s.source, s.label(), s.reason)),
         )
         .collect();
     if !problems.is_empty() {

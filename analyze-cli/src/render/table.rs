@@ -83,7 +83,7 @@ fn write_report(out: &mut dyn Write, r: &Report) -> io::Result<()> {
         }
     }
     for sk in &r.skipped {
-        writeln!(out, "{}: skipped: {}", sk.source, sk.reason)?;
+        writeln!(out, "{}: {}: {}", sk.source, sk.label(), sk.reason)?;
     }
     Ok(())
 }

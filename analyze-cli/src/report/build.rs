@@ -63,7 +63,7 @@ pub struct Built {
 
 /// [`build`], keeping what was read.
 pub fn build_full(opts: &Options) -> Result<Built> {
-    let inputs = expand(&opts.inputs)?;
+    let (inputs, unread) = expand(&opts.inputs)?;
     let read = ingest::ReadOptions {
         dates: Dates::new(opts.year, opts.date.as_deref())?,
         paths: Paths {
@@ -73,6 +73,7 @@ pub fn build_full(opts: &Options) -> Result<Built> {
         progress: opts.progress.clone(),
     };
     let mut r = ingest::read(&inputs, &read);
+    r.skipped.extend(unread);
     let completions =
         (!r.completions.is_empty()).then(|| completions::analyze(&r.completions, opts.cap));
     let server = server::analyze(&mut r.logs.instances, opts.bucket_ms)?;
@@ -141,6 +142,7 @@ impl From<&Skipped> for SkippedInput {
             source: s.source.clone(),
             reason: s.why.clone(),
             failed: s.failed,
+            partly_read: s.partly_read,
         }
     }
 }

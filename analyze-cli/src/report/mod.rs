@@ -88,6 +88,19 @@ pub struct SkippedInput {
     pub reason: String,
     /// An I/O failure (exit code 1), rather than a kind of input the command does not read.
     pub failed: bool,
+    /// Part of it is in the report: a read cut short, or a file that changed while read.
+    pub partly_read: bool,
+}
+
+impl SkippedInput {
+    /// How the renderings label it: `partly read` or `skipped`.
+    pub fn label(&self) -> &'static str {
+        if self.partly_read {
+            "partly read"
+        } else {
+            "skipped"
+        }
+    }
 }
 
 /// One server instance: its aggregates over stats lines and its throughput.
