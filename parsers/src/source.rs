@@ -589,9 +589,27 @@ impl<'a> Grid<'a> {
 
     /// The lines that start in cell `k` (the last may lack its newline).
     pub fn cell(&self, k: usize) -> &'a [u8] {
-        let start = self.line_start(k.saturating_mul(self.size));
-        let end = self.line_start(k.saturating_add(1).saturating_mul(self.size));
-        &self.data[start..end]
+        let from = k.saturating_mul(self.size);
+        let to = k.saturating_add(1).saturating_mul(self.size);
+        // the search for the first line start stops at the cell's end: inside a line longer
+        // than many cells, each cell searching on to the line's end made a 200 MB line cost
+        // 200 searches of 100 MB on average
+        match self.line_start_within(from, to) {
+            Some(start) => &self.data[start..self.line_start(to)],
+            None => &[],
+        }
+    }
+
+    /// The first line start in `x..limit`, if any.
+    fn line_start_within(&self, x: usize, limit: usize) -> Option<usize> {
+        let d = self.data;
+        if x == 0 {
+            return Some(0);
+        }
+        if x >= d.len() {
+            return None;
+        }
+        memchr::memchr(b'\n', &d[x - 1..limit.min(d.len())]).map(|i| x + i)
     }
 
     /// The first line start at or after `x`, or the end of the data.
@@ -732,6 +750,9 @@ impl Iterator for StreamChunks {
             .unwrap_or_default();
         let full = self.target + 64 * 1024;
         let mut len = self.carry.len();
+        // bytes past `half` already searched for a newline, in vain: a line longer than a
+        // chunk is searched once, not once per read
+        let mut searched = 0;
         if buf.len() < len {
             buf.resize(len, 0);
         }
@@ -739,8 +760,10 @@ impl Iterator for StreamChunks {
         loop {
             if len >= self.target {
                 let half = self.target / 2;
-                if let Some(i) = memchr::memrchr(b'\n', &buf[half..len]) {
-                    let cut = half + i + 1;
+                let from = half.max(searched);
+                searched = len;
+                if let Some(i) = memchr::memrchr(b'\n', &buf[from..len]) {
+                    let cut = from + i + 1;
                     self.carry.clear();
                     self.carry.extend_from_slice(&buf[cut..len]);
                     return Some(Ok(Filled { buf, len: cut }));
@@ -860,7 +883,10 @@ mod tests {
             let mut at = 0;
             for k in 0..g.len() {
                 let c = g.cell(k);
-                proptest::prop_assert_eq!(c.as_ptr() as usize - data.as_ptr() as usize, at);
+                // an empty cell has no place (the scan leaves it out)
+                if !c.is_empty() {
+                    proptest::prop_assert_eq!(c.as_ptr() as usize - data.as_ptr() as usize, at);
+                }
                 let cell = k * size..(k + 1) * size;
                 let inside: Vec<usize> = starts
                     .iter()

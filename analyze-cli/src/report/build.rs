@@ -73,7 +73,8 @@ pub fn build_full(opts: &Options) -> Result<Built> {
         progress: opts.progress.clone(),
     };
     let mut r = ingest::read(&inputs, &read);
-    r.skipped.extend(unread);
+    // met while listing the inputs, before any was read
+    r.skipped.splice(0..0, unread);
     let completions =
         (!r.completions.is_empty()).then(|| completions::analyze(&r.completions, opts.cap));
     let server = server::analyze(&mut r.logs.instances, opts.bucket_ms)?;
