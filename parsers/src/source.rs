@@ -801,6 +801,50 @@ impl Iterator for StreamChunks {
 mod tests {
     use super::*;
 
+    /// What happened to a file between its opening and the end of its reading: appended to,
+    /// truncated, renamed over, deleted; nothing when it did not change.
+    #[test]
+    fn changes_after_opening() {
+        use std::io::Write;
+        let dir = std::env::temp_dir().join(format!("tokstat-change-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("gpu0.log");
+        std::fs::write(&p, "a\nb\n").unwrap();
+        let opened = || {
+            Source::open(&Input::Path(p.clone()))
+                .unwrap()
+                .opened
+                .unwrap()
+        };
+        let o = opened();
+        assert_eq!(o.len, 4);
+        assert_eq!(o.change(&p), None);
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(&p)
+            .unwrap()
+            .write_all(b"c\n")
+            .unwrap();
+        assert_eq!(o.change(&p), Some(Change::Grew { len: 6 }));
+        let o = opened();
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&p)
+            .unwrap()
+            .set_len(1)
+            .unwrap();
+        assert_eq!(o.change(&p), Some(Change::Shrank { len: 1 }));
+        let o = opened();
+        let new = dir.join("new.log");
+        std::fs::write(&new, "x\n").unwrap();
+        std::fs::rename(&new, &p).unwrap();
+        assert_eq!(o.change(&p), Some(Change::Replaced));
+        std::fs::remove_file(&p).unwrap();
+        assert_eq!(o.change(&p), Some(Change::Deleted));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
     /// Folders are walked in name order, hidden names left out, links followed; a link back
     /// to a folder above it is noted once, naming the loop, and the files are still read (it
     /// used to recurse until the path was too long, then to fail the whole command).

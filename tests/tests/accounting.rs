@@ -39,7 +39,9 @@ fn every_fixture_line_is_parsed_other_or_malformed() {
         let p = path.display().to_string();
         let mut out = Vec::new();
         let mut err = Vec::new();
-        let args = ["tokstat", "report", "--format", "json", "--year", "2026", &p];
+        let args = [
+            "tokstat", "report", "--format", "json", "--year", "2026", &p,
+        ];
         tokstat::run(args, &mut out, &mut err);
         let r: Value = serde_json::from_slice(&out)
             .unwrap_or_else(|e| panic!("{p}: {e}: {}", String::from_utf8_lossy(&err)));
@@ -55,6 +57,10 @@ fn every_fixture_line_is_parsed_other_or_malformed() {
         }
         let want = line_count(&std::fs::read(path).unwrap());
         assert_eq!(n(&files[0], "total"), want, "{p}");
-        assert!(r["skipped"].as_array().unwrap().is_empty(), "{p}: {}", r["skipped"]);
+        assert!(
+            r["skipped"].as_array().unwrap().is_empty(),
+            "{p}: {}",
+            r["skipped"]
+        );
     }
 }

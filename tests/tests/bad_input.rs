@@ -384,3 +384,28 @@ extern "C" {
     #[link_name = "mkfifo"]
     fn libc_mkfifo(path: *const std::ffi::c_char, mode: u32) -> i32;
 }
+
+/// A file listed from a folder and deleted before it is read is listed as not read, with the
+/// system's reason; the other files are read.
+#[test]
+fn a_file_deleted_after_listing_is_listed_not_lost() {
+    let dir = tempfile::tempdir().unwrap();
+    for n in ["gpu0.log", "gpu1.log"] {
+        std::fs::write(dir.path().join(n), demo_log()).unwrap();
+    }
+    let listed = tokstat_parsers::source::expand(&[dir.path().display().to_string()]).unwrap();
+    assert_eq!(listed.inputs.len(), 2);
+    std::fs::remove_file(dir.path().join("gpu1.log")).unwrap();
+    let read = tokstat::ingest::read(&listed.inputs, &Default::default());
+    assert_eq!(read.files.len(), 1);
+    assert_eq!(read.files[0].tally.total, 2340);
+    assert_eq!(read.skipped.len(), 1);
+    assert!(read.skipped[0].source.ends_with("gpu1.log"));
+    assert!(
+        read.skipped[0].why.starts_with("cannot open")
+            && read.skipped[0].why.contains("No such file"),
+        "{}",
+        read.skipped[0].why
+    );
+    assert!(read.skipped[0].failed);
+}
