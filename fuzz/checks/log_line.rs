@@ -23,6 +23,13 @@ pub fn check(data: &[u8]) {
     if text.contains('\n') {
         return;
     }
+    // the pieces of a line that may hold glued records are its own text, in order
+    let mut at = 0;
+    for p in tokstat_parsers::glued::pieces(text) {
+        let off = p.as_ptr() as usize - text.as_ptr() as usize;
+        assert!(off >= at && off + p.len() <= text.len());
+        at = off + p.len();
+    }
     // by their text: NaN is a value lines may carry
     let general = format!(
         "{:?}",

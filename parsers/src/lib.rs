@@ -10,6 +10,7 @@
 pub mod bench;
 pub mod completion;
 pub mod detect;
+pub mod glued;
 pub mod guard;
 pub mod json;
 pub mod kv;

@@ -422,6 +422,60 @@ fn sglang_gpu_tag(i: &str) -> Res<'_, u32> {
 }
 
 /// vLLM process tag `(APIServer pid=31337) ` / `(RayWorkerWrapper pid=12, ip=10.0.0.1) `.
+/// SGLang under Python's logging with its own format (REFERENCE §1, other logging
+/// configurations): `2025-11-04 17:40:09 INFO 20457 [DP1 TP1 EP1 scheduler_metrics_mixin.py:222] `
+/// — date and time (milliseconds after `,` or `.`), level, process id, and in brackets the
+/// rank tags and the source file.
+fn logging_prefix(i: &str) -> Res<'_, (Stamp, Level, Ranks)> {
+    let err = || nom::Err::Error(());
+    let (r, days) = date(i)?;
+    let r = r.strip_prefix(' ').ok_or_else(err)?;
+    // Python's default `%(asctime)s` puts a comma before the milliseconds
+    let (r, mut ms) = time_of_day(r)?;
+    let r = match r.strip_prefix(',') {
+        Some(frac) => {
+            let n = frac.bytes().take_while(u8::is_ascii_digit).count();
+            let take = n.min(3);
+            if take == 0 {
+                return Err(err());
+            }
+            ms += fixed_digits(frac.as_bytes(), take).ok_or_else(err)? * 10u32.pow(3 - take as u32);
+            &frac[n..]
+        }
+        None => r,
+    };
+    let (r, lvl) = (char(' '), level, char(' '))
+        .parse(r)
+        .map(|(r, (_, l, _))| (r, l))?;
+    let (r, _) = take_while1(|c: char| c.is_ascii_digit()).parse(r)?;
+    let r = r.strip_prefix(" [").ok_or_else(err)?;
+    let close = r.find("] ").ok_or_else(err)?;
+    let mut ranks = Ranks::default();
+    let mut file = false;
+    for tag in r[..close].split(' ') {
+        let name_len = tag.bytes().take_while(|c| c.is_ascii_uppercase()).count();
+        let num = &tag[name_len..];
+        if name_len > 0
+            && !num.is_empty()
+            && num.len() <= 6
+            && num.bytes().all(|c| c.is_ascii_digit())
+        {
+            ranks.set(
+                &tag[..name_len],
+                fixed_digits(num.as_bytes(), num.len()).ok_or_else(err)?,
+            );
+        } else if tag.contains(".py:") {
+            file = true;
+        } else {
+            return Err(err());
+        }
+    }
+    if !file {
+        return Err(err());
+    }
+    Ok((&r[close + 2..], (Stamp::Full { days, ms }, lvl, ranks)))
+}
+
 fn vllm_process(i: &str) -> Res<'_, &str> {
     let (i, _) = char('(').parse(i)?;
     let close = i.find(") ").ok_or(nom::Err::Error(()))?;
@@ -589,6 +643,15 @@ fn split_from(line: &str, search: bool) -> (Prefix<'_>, &str) {
         if let Ok((r, gpu)) = sglang_gpu_tag(rest) {
             p.style = Style::Sglang;
             p.ranks.tp.get_or_insert(gpu);
+            rest = r;
+        }
+    }
+    if p.style == Style::Bare && rest.as_bytes().first().is_some_and(u8::is_ascii_digit) {
+        if let Ok((r, (stamp, lvl, ranks))) = logging_prefix(rest) {
+            p.style = Style::Sglang;
+            p.stamp = stamp;
+            p.level = Some(lvl);
+            p.ranks = ranks;
             rest = r;
         }
     }

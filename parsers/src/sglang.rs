@@ -619,12 +619,22 @@ fn full_swa(v: &str) -> (&str, Option<&str>) {
     }
 }
 
+/// A field met twice in one body: never last-wins (two records glued on one line gave one
+/// record with the values of both).
+pub const REPEATED: &str = "a key appears twice (several records on one line?)";
+
 fn set_u(slot: &mut Option<u64>, v: &str) -> Result<(), &'static str> {
+    if slot.is_some() {
+        return Err(REPEATED);
+    }
     *slot = Some(uint(v).ok_or("an integer field has a non-integer value")?);
     Ok(())
 }
 
 fn set_f(slot: &mut Option<f64>, v: &str) -> Result<(), &'static str> {
+    if slot.is_some() {
+        return Err(REPEATED);
+    }
     *slot = Some(float(v).ok_or("a number field has a non-numeric value")?);
     Ok(())
 }

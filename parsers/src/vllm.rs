@@ -126,12 +126,21 @@ fn stats(body: &str, engine_index: Option<u32>, aggregated: Option<u32>) -> Body
         ..Step::default()
     };
     let mut kv_seen = false;
+    let mut seen = 0u32;
     for (key, value) in pairs(body) {
         if key.is_empty() {
             return Body::Malformed("a part without `key: value` in a stats line");
         }
         let n = num_of(value);
-        let ok = match stat_field(key, &mut kv_seen) {
+        let stat = stat_field(key, &mut kv_seen);
+        if let Some(f) = stat {
+            // never last-wins: two records glued on one line repeat every key
+            if seen & (1 << f as u32) != 0 {
+                return Body::Malformed(crate::sglang::REPEATED);
+            }
+            seen |= 1 << f as u32;
+        }
+        let ok = match stat {
             Some(Stat::PromptTps) => float(n).map(|v| s.prompt_tps = Some(v)).is_some(),
             Some(Stat::GenTps) => float(n).map(|v| s.gen_tps = Some(v)).is_some(),
             Some(Stat::Running) => uint(n).map(|v| s.running = Some(v)).is_some(),

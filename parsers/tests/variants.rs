@@ -123,6 +123,23 @@ fn read(path: &Path) -> String {
     let mut out = String::new();
     for (i, raw) in lines(&bytes).enumerate() {
         let line = tokstat_parsers::parse_line(raw, &mut scratch);
+        // a line holding several records glued together: each piece on a line of its own,
+        // under the same line number
+        let pieces = match std::str::from_utf8(raw) {
+            Ok(text) if tokstat_parsers::glued::worth_splitting(&line) => {
+                tokstat_parsers::glued::pieces(text)
+            }
+            _ => Vec::new(),
+        };
+        if pieces.len() > 1 {
+            for p in pieces {
+                let mut scratch = String::new();
+                let line = tokstat_parsers::parse_str_line(p, &mut scratch, true);
+                let ts = cal.resolve(line.prefix.stamp).map(|t| t.to_string());
+                writeln!(out, "{} {}", i + 1, describe(&line, ts)).unwrap();
+            }
+            continue;
+        }
         let ts = cal.resolve(line.prefix.stamp).map(|t| t.to_string());
         writeln!(out, "{} {}", i + 1, describe(&line, ts)).unwrap();
     }

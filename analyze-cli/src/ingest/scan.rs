@@ -3,13 +3,13 @@
 
 use crate::ingest::inputs::{open, Dates, Skipped, BINARY};
 use std::borrow::Cow;
-use tokstat_parsers::detect;
 use tokstat_parsers::record::{Body, Engine, Gauges, Line, StepKind};
 use tokstat_parsers::scan::{self, lines, str_lines, text_lines, Chunk};
 use tokstat_parsers::sglang::Keep;
 use tokstat_parsers::source::{self, Input, Source};
 use tokstat_parsers::stamp::{Calendar, Stamp, Ts};
 use tokstat_parsers::Quick;
+use tokstat_parsers::{detect, glued};
 
 /// How many malformed line numbers a tally keeps to show.
 pub const SAMPLES: usize = 5;
@@ -154,7 +154,7 @@ pub fn visit_chunk<V: Visitor>(
                     V::KEEP,
                     &mut acc,
                     |acc, q| match q {
-                        Quick::Line(line) => acc.line(line_no(i), line),
+                        Quick::Line(line) => acc.line(line_no(i), line, Some(raw)),
                         Quick::Other(stamp) => acc.other(stamp),
                         Quick::Stats(stamp, dp, kind, gauges) => {
                             acc.tally.total += 1;
@@ -171,7 +171,7 @@ pub fn visit_chunk<V: Visitor>(
                     |acc, stamp| acc.other(stamp),
                 ),
                 Err(raw) => tokstat_parsers::visit_line(raw, &mut scratch, |line| {
-                    acc.line(line_no(i), line)
+                    acc.line(line_no(i), line, None)
                 }),
             }
         }
@@ -184,14 +184,14 @@ pub fn visit_chunk<V: Visitor>(
                 let ansi = tokstat_parsers::prefix::has_ansi(chunk.bytes);
                 for (i, raw) in str_lines(text).enumerate() {
                     tokstat_parsers::visit_str_line(raw, &mut scratch, ansi, |line| {
-                        acc.line(line_no(i), line)
+                        acc.line(line_no(i), line, Some(raw))
                     });
                 }
             }
             None => {
                 for (i, raw) in lines(chunk.bytes).enumerate() {
                     tokstat_parsers::visit_line(raw, &mut scratch, |line| {
-                        acc.line(line_no(i), line)
+                        acc.line(line_no(i), line, None)
                     });
                 }
             }
@@ -222,9 +222,17 @@ impl<V: Visitor> Acc<'_, V> {
     }
 
     /// A line parsed whole (lent by reference: a line is a few hundred bytes, not worth a
-    /// copy per call).
+    /// copy per call). `raw` is its text, when it is UTF-8: a line read as malformed, or as
+    /// other with no logger prefix, may hold several records glued together ([`glued`]), and
+    /// is then read piece by piece.
     #[inline]
-    fn line(&mut self, line_no: u64, line: &Line<'_>) {
+    fn line(&mut self, line_no: u64, line: &Line<'_>, raw: Option<&str>) {
+        if let (true, Some(raw)) = (glued::worth_splitting(line), raw) {
+            let pieces = glued::pieces(raw);
+            if pieces.len() > 1 {
+                return self.glued(line_no, &pieces);
+            }
+        }
         let ts = self.cal.resolve(line.prefix.stamp);
         self.tally.count(line_no, &line.body);
         if !matches!(line.body, Body::Other | Body::Malformed(_)) {
@@ -234,6 +242,42 @@ impl<V: Visitor> Acc<'_, V> {
                 ts,
                 line,
             });
+        }
+    }
+}
+
+impl<V: Visitor> Acc<'_, V> {
+    /// The records of one physical line, each read with its own values and stamp, in order.
+    /// The line counts once: parsed when any piece is a record, else malformed when one is,
+    /// else other (a progress bar's own `\r` updates).
+    #[cold]
+    fn glued(&mut self, line_no: u64, pieces: &[&str]) {
+        let mut scratch = String::new();
+        let (mut records, mut malformed) = (0, None);
+        for p in pieces {
+            let line = tokstat_parsers::parse_str_line(p, &mut scratch, true);
+            let ts = self.cal.resolve(line.prefix.stamp);
+            match line.body {
+                Body::Other => {}
+                Body::Malformed(why) => malformed = malformed.or(Some(why)),
+                _ => {
+                    records += 1;
+                    self.state.line(Visit {
+                        file: self.file,
+                        line_no,
+                        ts,
+                        line: &line,
+                    });
+                }
+            }
+        }
+        match (records, malformed) {
+            (0, Some(why)) => self.tally.count(line_no, &Body::Malformed(why)),
+            (0, None) => self.tally.count(line_no, &Body::Other),
+            _ => {
+                self.tally.total += 1;
+                self.tally.parsed += 1;
+            }
         }
     }
 }
