@@ -10,13 +10,17 @@
 //! readers then ask [`record_starts`] where records begin in it, and read each piece with its
 //! own values and stamp. Normal lines never get here, so the search costs nothing on them.
 
-/// Whether a line read whole as `line` may hold several records: malformed (its keys repeat,
-/// a value runs into the next record), or other with no logger prefix (a progress bar before
-/// a record). Only such lines are searched, so normal lines cost nothing more.
-pub fn worth_splitting(line: &crate::record::Line<'_>) -> bool {
+/// Whether `raw`, read whole as `line`, may hold several records: malformed (its keys repeat,
+/// a value runs into the next record), or other with no logger prefix and a progress bar's
+/// `|` or a `\r` in it (a bar before a record). Only such lines are searched, so normal lines
+/// (uvicorn's access lines have no logger prefix either) cost one vector search at most.
+pub fn worth_splitting(line: &crate::record::Line<'_>, raw: &str) -> bool {
     match line.body {
         crate::record::Body::Malformed(_) => true,
-        crate::record::Body::Other => line.prefix.style == crate::prefix::Style::Bare,
+        crate::record::Body::Other => {
+            line.prefix.style == crate::prefix::Style::Bare
+                && memchr::memchr2(b'\r', b'|', raw.as_bytes()).is_some()
+        }
         _ => false,
     }
 }

@@ -227,7 +227,7 @@ impl<V: Visitor> Acc<'_, V> {
     /// is then read piece by piece.
     #[inline]
     fn line(&mut self, line_no: u64, line: &Line<'_>, raw: Option<&str>) {
-        if let (true, Some(raw)) = (glued::worth_splitting(line), raw) {
+        if let Some(raw) = raw.filter(|raw| glued::worth_splitting(line, raw)) {
             let pieces = glued::pieces(raw);
             if pieces.len() > 1 {
                 return self.glued(line_no, &pieces);
