@@ -116,6 +116,22 @@ impl<'a> Iterator for Pairs<'a> {
     }
 }
 
+/// `body` without its last `", "` part when that part looks cut short: it has no `": "` and
+/// ends in `:` or holds a word (`, token usa`, `, Swapp`, `, #queue-req:`), and is no longer
+/// than a key. A part that
+/// continues a value (`0.6` of an acceptance list, `swa=2` of a `full=…, swa=…` pair) is not
+/// cut. `None` when the body looks whole.
+pub fn cut_tail(body: &str) -> Option<&str> {
+    let at = body.rfind(", ")?;
+    let last = &body[at + 2..];
+    // a cut part is the start of a key: short
+    let cut = last.len() <= 64
+        && !last.contains(": ")
+        && (last.ends_with(':')
+            || (last.bytes().any(|c| c.is_ascii_alphabetic()) && !last.contains(['=', ']', ')'])));
+    cut.then_some(&body[..at])
+}
+
 /// End of `NUMBER[%][ UNIT]` at the start of `v`, if it is followed by a space.
 fn value_end(v: &str) -> Option<usize> {
     let b = v.as_bytes();

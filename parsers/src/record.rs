@@ -136,6 +136,9 @@ pub struct Step<'a> {
     pub engine_index: Option<u32>,
     /// vLLM `N Engines Aggregated:`.
     pub aggregated_engines: Option<u32>,
+    /// The line was cut short (a paste window, a terminal's width): its last part had lost
+    /// its value, and the fields before it are what this step holds.
+    pub partial: bool,
     pub extra: Extra<'a>,
 }
 

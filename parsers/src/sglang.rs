@@ -190,7 +190,17 @@ fn fields<'a>(body: &'a str, kind: StepKind, running: Option<u64>, out: &mut Bod
         *s = fresh();
         for (key, value) in pairs(body) {
             if let Err(why) = apply(s, key, value) {
-                *out = Body::Malformed(why);
+                // a line cut short keeps the fields before its cut part, marked partial
+                match crate::kv::cut_tail(body).filter(|short| crate::kv::cut_tail(short).is_none())
+                {
+                    Some(short) => {
+                        fields(short, kind, running, out);
+                        if let Body::Step(s) = out {
+                            s.partial = true;
+                        }
+                    }
+                    None => *out = Body::Malformed(why),
+                }
                 return;
             }
         }

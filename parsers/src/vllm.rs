@@ -117,6 +117,15 @@ pub(crate) fn stats_extra<'a>(
 
 fn stats(body: &str, engine_index: Option<u32>, aggregated: Option<u32>) -> Body<'_> {
     let body = body.trim_end().trim_end_matches('.');
+    // a line cut short (`…, Swapp`): the fields before the cut part, marked partial (read
+    // whole, the cut part would continue the value before it, silently)
+    if let Some(short) = crate::kv::cut_tail(body).filter(|s| crate::kv::cut_tail(s).is_none()) {
+        let mut b = stats(short, engine_index, aggregated);
+        if let Body::Step(s) = &mut b {
+            s.partial = true;
+        }
+        return b;
+    }
     let mut s = Step {
         engine: VL,
         kind: Some(StepKind::Stats),

@@ -40,9 +40,10 @@ fn describe(line: &Line<'_>, ts: Option<String>) -> String {
         Body::Step(st) => {
             write!(
                 s,
-                "step {} {}{head}",
+                "step {} {}{}{head}",
                 st.engine.unwrap().as_str(),
-                st.kind.unwrap().as_str()
+                st.kind.unwrap().as_str(),
+                if st.partial { " partial" } else { "" }
             )
             .unwrap();
             let u = [

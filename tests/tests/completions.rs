@@ -41,7 +41,7 @@ fn simulated_run_matches_the_truth() {
     // three 500-record batches (one zstd-compressed), one truncated last line
     assert_eq!(
         v["lines"],
-        serde_json::json!({"total": 1501, "parsed": 1500, "other": 0, "malformed": 1})
+        serde_json::json!({"total": 1501, "parsed": 1500, "other": 0, "malformed": 1, "partial": 0})
     );
     let f1 = v["files"]
         .as_array()

@@ -21,6 +21,8 @@ pub struct Tally {
     pub parsed: u64,
     pub other: u64,
     pub malformed: u64,
+    /// Of the parsed lines, those cut short: their fields before the cut were read.
+    pub partial: u64,
     /// First malformed lines: `(line number, what was wrong)`.
     #[serde(skip)]
     pub samples: Vec<(u64, &'static str)>,
@@ -37,6 +39,10 @@ impl Tally {
                     self.samples.push((line_no, why));
                 }
             }
+            Body::Step(s) if s.partial => {
+                self.parsed += 1;
+                self.partial += 1;
+            }
             _ => self.parsed += 1,
         }
     }
@@ -47,6 +53,7 @@ impl Tally {
         self.parsed += o.parsed;
         self.other += o.other;
         self.malformed += o.malformed;
+        self.partial += o.partial;
         for s in &o.samples {
             if self.samples.len() < SAMPLES {
                 self.samples.push(*s);

@@ -87,6 +87,7 @@ impl Scrapes {
             parsed,
             other,
             malformed: bad.len() as u64,
+            partial: 0,
             samples: bad.into_iter().take(SAMPLES).collect(),
         })
     }

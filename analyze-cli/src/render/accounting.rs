@@ -4,6 +4,14 @@ use crate::render::num::group;
 use crate::report::{FileReport, SkippedInput};
 use std::io::{self, Write};
 
+/// `N parsed`, with how many of them were cut short when any were.
+pub fn parsed(t: &crate::report::LineCounts) -> String {
+    match t.partial {
+        0 => format!("{} parsed", group(t.parsed)),
+        k => format!("{} parsed ({} cut short)", group(t.parsed), group(k)),
+    }
+}
+
 /// Writes each file's line counts (with its first malformed lines) and the skipped inputs.
 pub fn write(
     err: &mut dyn Write,
@@ -14,10 +22,10 @@ pub fn write(
         let t = &f.lines;
         write!(
             err,
-            "{}: {} lines: {} parsed, {} other, {} malformed",
+            "{}: {} lines: {}, {} other, {} malformed",
             f.source,
             group(t.total),
-            group(t.parsed),
+            parsed(t),
             group(t.other),
             group(t.malformed)
         )?;

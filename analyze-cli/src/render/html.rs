@@ -69,10 +69,10 @@ pub fn write(out: &mut dyn Write, r: &Report) -> io::Result<()> {
     let t = &r.lines;
     let _ = write!(
         b,
-        "<h1>tokstat report</h1><p class=\"meta\">{} input file(s) · {} lines: {} parsed · {} other · {} malformed{}</p>",
+        "<h1>tokstat report</h1><p class=\"meta\">{} input file(s) · {} lines: {} · {} other · {} malformed{}</p>",
         r.files.len(),
         group(t.total),
-        group(t.parsed),
+        super::accounting::parsed(t),
         group(t.other),
         group(t.malformed),
         if r.skipped.is_empty() { String::new() } else { format!(" · {} not read in full", r.skipped.len()) }

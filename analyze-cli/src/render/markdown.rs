@@ -87,10 +87,10 @@ pub fn write(out: &mut dyn Write, r: &Report) -> io::Result<()> {
     let t = &r.lines;
     writeln!(
         out,
-        "**Inputs:** {} file(s) · {} lines: {} parsed · {} other · {} malformed\n",
+        "**Inputs:** {} file(s) · {} lines: {} · {} other · {} malformed\n",
         r.files.len(),
         group(t.total),
-        group(t.parsed),
+        super::accounting::parsed(t),
         group(t.other),
         group(t.malformed)
     )?;

@@ -38,10 +38,10 @@ fn write_report(out: &mut dyn Write, r: &Report) -> io::Result<()> {
     let t = &r.lines;
     writeln!(
         out,
-        "Inputs: {} file(s) · lines: {} total · {} parsed · {} other · {} malformed\n",
+        "Inputs: {} file(s) · lines: {} total · {} · {} other · {} malformed\n",
         r.files.len(),
         group(t.total),
-        group(t.parsed),
+        super::accounting::parsed(t),
         group(t.other),
         group(t.malformed)
     )?;

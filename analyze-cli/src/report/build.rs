@@ -117,6 +117,7 @@ impl LineCounts {
             parsed: t.parsed,
             other: t.other,
             malformed: t.malformed,
+            partial: t.partial,
         }
     }
 }

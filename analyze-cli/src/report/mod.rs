@@ -59,6 +59,8 @@ pub struct LineCounts {
     pub parsed: u64,
     pub other: u64,
     pub malformed: u64,
+    /// Of the parsed lines, those cut short (their fields before the cut were read).
+    pub partial: u64,
 }
 
 /// One input file and its line accounting.
