@@ -33,7 +33,9 @@ pub fn check(data: &[u8]) {
     let _ = parse("Prefill batch, #new-seq: 1");
     let general = parse(msg);
     let cached = parse(msg);
-    assert_eq!(general, cached);
+    // by their text: NaN is a value lines may carry, and NaN != NaN (a finding of this
+    // target: `full token usage: NAN` read the same twice, yet compared unequal)
+    assert_eq!(format!("{general:?}"), format!("{cached:?}"));
     let mut g = tokstat_parsers::record::Gauges::default();
     if let Some(kind) = tokstat_parsers::sglang::quick_gauges(msg, &mut g) {
         let Some(Body::Step(s)) = &general else {
