@@ -14,15 +14,20 @@
 /// a value runs into the next record), or other with no logger prefix and a progress bar's
 /// `|` or a `\r` in it (a bar before a record). Only such lines are searched, so normal lines
 /// (uvicorn's access lines have no logger prefix either) cost one vector search at most.
+///
+/// A long line (over 256 bytes) with a `\r` inside is searched too, whatever its reading: a
+/// file whose lines end in a lone `\r` is one physical line, whose first record (a
+/// configuration dump, say) would otherwise take in all the others.
 pub fn worth_splitting(line: &crate::record::Line<'_>, raw: &str) -> bool {
+    let b = raw.as_bytes();
     match line.body {
-        crate::record::Body::Malformed(_) => true,
-        crate::record::Body::Other => {
-            line.prefix.style == crate::prefix::Style::Bare
-                && memchr::memchr2(b'\r', b'|', raw.as_bytes()).is_some()
+        crate::record::Body::Malformed(_) => return true,
+        crate::record::Body::Other if line.prefix.style == crate::prefix::Style::Bare => {
+            return memchr::memchr2(b'\r', b'|', b).is_some();
         }
-        _ => false,
+        _ => {}
     }
+    b.len() > 256 && memchr::memchr(b'\r', &b[..b.len() - 1]).is_some()
 }
 
 /// Where records begin inside `line`, in order: after each `\r`, and at each logger prefix

@@ -212,6 +212,30 @@ fn crlf_line_ends_read_as_lf() {
     assert_eq!(ra["steady"], rb["steady"]);
 }
 
+/// A file whose lines end in a lone `\r` (old Mac line ends, a terminal capture) is one
+/// physical line: its records are read one by one, with the figures of the same file with
+/// `\n`, and the line counts once.
+#[test]
+fn lone_cr_line_ends_read_record_by_record() {
+    let dir = tempfile::tempdir().unwrap();
+    let lf = dir.path().join("lf.log");
+    let cr = dir.path().join("cr.log");
+    let text = demo_log();
+    std::fs::write(&lf, &text).unwrap();
+    let with_cr: Vec<u8> = text
+        .iter()
+        .map(|&c| if c == b'\n' { b'\r' } else { c })
+        .collect();
+    std::fs::write(&cr, &with_cr).unwrap();
+    let (a, ra, _) = report(&[&lf], &[]);
+    let (b, rb, _) = report(&[&cr], &[]);
+    assert_eq!((a, b), (0, 0));
+    assert_eq!(lines(&rb), [1, 1, 0, 0]);
+    for k in ["gen_tokens", "stat_lines", "prefill_lines", "running_mean"] {
+        assert_eq!(ra["instances"][0][k], rb["instances"][0][k], "{k}");
+    }
+}
+
 /// A compressed stream cut short: the lines decoded before the cut are read and counted,
 /// and the file is reported as partly read (exit code 1).
 #[test]
