@@ -24,6 +24,8 @@ pub enum Command {
     Export(ExportArgs),
     /// The documented tables: columns, types, units.
     Schema(FormatArgs),
+    /// A running job over a window: client and server rates, the gap, work left and an ETA.
+    Pulse(PulseArgs),
 }
 
 /// Options shared by commands that read inputs.
@@ -107,6 +109,29 @@ pub struct ReportArgs {
     pub completions: CompletionArgs,
     #[command(flatten)]
     pub server: ServerArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct PulseArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
+    /// How long to follow the inputs.
+    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = humantime::parse_duration)]
+    pub window: std::time::Duration,
+    /// Readings within the window, for the spread of the rates (the ETA's band).
+    #[arg(long, value_name = "N", default_value_t = 6, value_parser = clap::value_parser!(u32).range(2..=120))]
+    pub samples: u32,
+    /// Requests in the whole job, for the work left and the ETA.
+    #[arg(long, value_name = "N", conflicts_with = "total_from")]
+    pub total: Option<u64>,
+    /// The job's prompts file: one request per non-empty line.
+    #[arg(long, value_name = "FILE")]
+    pub total_from: Option<std::path::PathBuf>,
+    /// `table` or `json`.
+    #[arg(long, value_enum, default_value_t)]
+    pub format: Format,
+    #[command(flatten)]
+    pub completions: CompletionArgs,
 }
 
 /// How to analyse server logs.

@@ -14,6 +14,7 @@ pub mod compare;
 pub mod export;
 pub mod frames;
 pub mod ingest;
+pub mod pulse;
 pub mod render;
 pub mod report;
 pub mod schema;

@@ -5,14 +5,15 @@
 use std::path::Path;
 
 /// The `crate::` modules each source folder may name.
-const ALLOWED: [(&str, &[&str]); 6] = [
+const ALLOWED: [(&str, &[&str]); 7] = [
     ("ingest", &["ingest", "testing"]),
     ("analysis", &["analysis", "ingest", "testing"]),
     ("report", &["report", "analysis", "ingest"]),
     ("compare", &["compare", "report", "analysis", "ingest"]),
+    ("pulse", &["pulse", "report", "analysis", "ingest"]),
     (
         "render",
-        &["render", "compare", "report", "analysis", "ingest"],
+        &["render", "compare", "pulse", "report", "analysis", "ingest"],
     ),
     (
         "export",

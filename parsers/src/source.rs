@@ -340,6 +340,12 @@ impl Data {
 impl Source {
     /// Opens an input and sniffs its compression.
     pub fn open(input: &Input) -> Result<Source, SourceError> {
+        Source::open_upto(input, None)
+    }
+
+    /// [`Source::open`], reading a plain file only up to byte `limit` (where a growing file
+    /// stood at some moment: `pulse` reads the job up to where its window starts).
+    pub fn open_upto(input: &Input, limit: Option<u64>) -> Result<Source, SourceError> {
         let name = input.display();
         let read_err = |source| SourceError::Read {
             path: name.clone(),
@@ -374,6 +380,16 @@ impl Source {
                 let data = if compression != Compression::None {
                     let r = BufReader::with_capacity(1 << 20, file);
                     Data::Stream(decoder(compression, Box::new(r)).map_err(read_err)?)
+                } else if let Some(limit) = limit.filter(|&l| l < meta.len()) {
+                    // SAFETY: as below, over the first `limit` bytes only
+                    match unsafe { memmap2::MmapOptions::new().len(limit as usize).map(&file) } {
+                        Ok(m) if limit > 0 => Data::Mapped(m),
+                        _ => {
+                            let mut v = Vec::new();
+                            (&file).take(limit).read_to_end(&mut v).map_err(read_err)?;
+                            Data::Owned(v)
+                        }
+                    }
                 } else if meta.len() > 0 {
                     // SAFETY: the map is read-only and lives as long as the records that borrow
                     // it. A file truncated by another process while mapped can raise SIGBUS;

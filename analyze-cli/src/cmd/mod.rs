@@ -5,6 +5,7 @@ mod demo;
 mod export;
 mod parse;
 mod progress;
+mod pulse;
 mod report;
 mod schema;
 
@@ -21,7 +22,7 @@ pub fn dispatch(cli: Cli, style: Style, out: &mut dyn Write, err: &mut dyn Write
         Command::Compare(a) => a.format.output.clone(),
         Command::Demo(a) => a.format.output.clone(),
         Command::Schema(a) => a.output.clone(),
-        Command::Parse(_) | Command::Export(_) => None,
+        Command::Parse(_) | Command::Export(_) | Command::Pulse(_) => None,
     };
     match output {
         // a file gets no colour and no terminal's width
@@ -53,6 +54,7 @@ fn run(cli: Cli, style: Style, out: &mut dyn Write, err: &mut dyn Write) -> Resu
         Command::Parse(a) => Some(&a.input),
         Command::Report(a) => Some(&a.input),
         Command::Export(a) => Some(&a.input),
+        Command::Pulse(a) => Some(&a.input),
         _ => None,
     };
     if let Some(t) = input.and_then(|i| i.timeout) {
@@ -73,5 +75,6 @@ fn run(cli: Cli, style: Style, out: &mut dyn Write, err: &mut dyn Write) -> Resu
         Command::Demo(a) => demo::run(&a, style, out, err),
         Command::Export(a) => export::run(&a, out, err),
         Command::Schema(a) => schema::run(a.format, out),
+        Command::Pulse(a) => pulse::run(&a, style, out),
     }
 }

@@ -25,6 +25,7 @@ pub fn options(
         bucket_ms: srv.bucket,
         interval_s: srv.interval,
         progress: None,
+        limits: None,
     }
 }
 

@@ -144,6 +144,11 @@ pub struct Opened {
 
 /// Opens an input and sniffs what it holds.
 pub fn open(input: &Input) -> Opened {
+    open_upto(input, None)
+}
+
+/// [`open`], a plain file read only up to byte `limit`.
+pub fn open_upto(input: &Input, limit: Option<u64>) -> Opened {
     let name = input.display();
     let fail = |why: String| Skipped {
         source: name.clone(),
@@ -151,7 +156,7 @@ pub fn open(input: &Input) -> Opened {
         failed: true,
         partly_read: false,
     };
-    match Source::open(input) {
+    match Source::open_upto(input, limit) {
         Err(e) => Opened {
             input: input.clone(),
             source: Err(fail(e.to_string())),

@@ -11,7 +11,7 @@ pub mod scrapes;
 pub mod series;
 
 use crate::ingest::completions::{read_json, CompletionRow, Part};
-use crate::ingest::inputs::{open, Dates, Skipped, BINARY};
+use crate::ingest::inputs::{open_upto, Dates, Skipped, BINARY};
 use crate::ingest::instance::{ChunkSummary, Logs};
 use crate::ingest::scan::{scan_log, visit_chunk, ChunkOut, FileCtx, LineNumbers, Tally};
 use crate::ingest::scrapes::Scrapes;
@@ -32,6 +32,18 @@ pub struct ReadOptions {
     pub paths: Paths,
     /// Counts what is read, for a display.
     pub progress: Option<std::sync::Arc<progress::Progress>>,
+    /// Plain files read only up to these offsets (where they stood when a pulse began).
+    pub limits: Limits,
+}
+
+/// Byte offsets to read files up to, by path.
+pub type Limits = Option<std::sync::Arc<std::collections::HashMap<std::path::PathBuf, u64>>>;
+
+fn limit_of(limits: &Limits, input: &Input) -> Option<u64> {
+    match input {
+        Input::Path(p) => limits.as_ref()?.get(p).copied(),
+        Input::Stdin => None,
+    }
 }
 
 /// One input read, and its line accounting.
@@ -127,7 +139,7 @@ pub fn read(inputs: &[Input], opts: &ReadOptions) -> Ingested {
             if !small(input) {
                 return None;
             }
-            let opened = open(input);
+            let opened = open_upto(input, limit_of(&opts.limits, input));
             let src = opened.source.ok()?;
             let plain = matches!(src.data, Data::Mapped(_) | Data::Owned(_));
             let at_open = src.opened;
@@ -146,7 +158,7 @@ pub fn read(inputs: &[Input], opts: &ReadOptions) -> Ingested {
             continue;
         }
         let counted = std::sync::atomic::AtomicU64::new(0);
-        let opened = open(input);
+        let opened = open_upto(input, limit_of(&opts.limits, input));
         let src = match opened.source {
             Ok(s) => s,
             Err(sk) => {

@@ -11,6 +11,7 @@ pub mod json;
 pub mod json_writer;
 pub mod markdown;
 pub mod num;
+pub mod pulse;
 pub mod records;
 pub mod style;
 pub mod svg;

@@ -39,6 +39,8 @@ pub struct Options {
     pub interval_s: Option<f64>,
     /// Counts what is read, for a progress display.
     pub progress: Option<std::sync::Arc<crate::ingest::progress::Progress>>,
+    /// Plain files read only up to these offsets.
+    pub limits: crate::ingest::Limits,
 }
 
 /// Reads the inputs and runs every analysis. Fails only on options that cannot be used or
@@ -71,6 +73,7 @@ pub fn build_full(opts: &Options) -> Result<Built> {
             finish: opts.finish_path.as_deref().map(Paths::pointer),
         },
         progress: opts.progress.clone(),
+        limits: opts.limits.clone(),
     };
     let mut r = ingest::read(&inputs, &read);
     // met while listing the inputs, before any was read

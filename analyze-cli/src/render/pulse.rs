@@ -1,0 +1,111 @@
+//! A pulse for a terminal: one labelled line per subject, the ETA with its inputs.
+
+use crate::pulse::Pulse;
+use crate::render::num::{group, opt};
+use crate::render::style::Style;
+use std::io::{self, Write};
+
+/// A time left, rounded to what a person plans with: seconds under a minute, minutes under a
+/// day.
+fn left(secs: f64) -> String {
+    if !secs.is_finite() {
+        return "–".into();
+    }
+    let r = if secs < 60.0 {
+        secs.round()
+    } else {
+        (secs / 60.0).round() * 60.0
+    };
+    super::num::duration(r)
+}
+
+pub fn table(p: &Pulse, style: Style, out: &mut dyn Write) -> io::Result<()> {
+    let _ = style;
+    writeln!(
+        out,
+        "Pulse over {} ({} samples, {} bytes appended)",
+        super::num::duration(p.window_s),
+        p.samples,
+        group(p.bytes)
+    )?;
+    let label = |out: &mut dyn Write, l: &str, text: String| writeln!(out, "  {l:<8}{text}");
+    match &p.client {
+        Some(c) => label(
+            out,
+            "client",
+            format!(
+                "{} requests · {} req/s · {} output tok/s · tokens/request mean {} (p50 {}, p90 {}) · {} failure(s) · {} cap hit(s)",
+                group(c.requests),
+                opt(Some(c.requests_per_s), 2),
+                opt(Some(c.output_tokens_per_s), 0),
+                opt(c.tokens_per_request_mean, 0),
+                opt(c.tokens_per_request_p50, 0),
+                opt(c.tokens_per_request_p90, 0),
+                group(c.failures),
+                group(c.cap_hits)
+            ),
+        )?,
+        None => label(out, "client", "no completion records written in the window".into())?,
+    }
+    if let Some(s) = &p.server {
+        label(
+            out,
+            "server",
+            format!(
+                "{} gen tok/s as logged · {} running · {} queued ({} instance(s), {} stats lines)",
+                opt(Some(s.gen_tps), 0),
+                opt(Some(s.running), 1),
+                opt(Some(s.waiting), 1),
+                s.instances,
+                group(s.stat_lines)
+            ),
+        )?;
+    }
+    if let Some(g) = &p.gap {
+        label(
+            out,
+            "gap",
+            format!("client/server {:.2}: {}", g.ratio, g.explanation),
+        )?;
+    }
+    let j = &p.job;
+    label(
+        out,
+        "job",
+        format!(
+            "{} requests done · tokens/request mean {} (trend {} per 1k requests) · failures {} · cap hits {}",
+            group(j.requests_done),
+            opt(j.tokens_per_request_mean, 0),
+            j.tokens_per_request_trend_per_1k
+                .map_or_else(|| "–".into(), |t| format!("{t:+.1}")),
+            j.failure_rate.map_or_else(|| "–".into(), |r| format!("{:.1}%", r * 100.0)),
+            j.cap_hit_rate.map_or_else(|| "–".into(), |r| format!("{:.1}%", r * 100.0)),
+        ),
+    )?;
+    match &p.eta {
+        Some(e) => label(
+            out,
+            "ETA",
+            format!(
+                "{} (80%: {} – {}) = {} left of {} × {} tokens ÷ {} tok/s",
+                left(e.seconds),
+                left(e.seconds_low),
+                left(e.seconds_high),
+                group(e.remaining),
+                group(e.total),
+                opt(Some(e.projected_tokens_per_request), 0),
+                opt(Some(e.tokens_per_s), 0)
+            ),
+        )?,
+        None if p.client.is_some() => label(
+            out,
+            "ETA",
+            "give --total N or --total-from prompts.jsonl".into(),
+        )?,
+        None => {}
+    }
+    for d in &p.drift {
+        label(out, "drift", d.clone())?;
+    }
+    Ok(())
+}

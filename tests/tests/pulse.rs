@@ -1,0 +1,153 @@
+//! `tokstat pulse` on a file that grows while it runs: the window's records are exactly those
+//! appended between its first and last mark (no record counted twice, none before its
+//! newline), and the ETA is the documented formula over them, checked against values
+//! recomputed here from the file itself.
+
+use serde_json::Value;
+use std::io::Write;
+
+fn record(i: u64) -> String {
+    let finish = if i.is_multiple_of(40) { "length" } else { "stop" };
+    format!(
+        "{{\"id\": {i}, \"choices\": [{{\"finish_reason\": \"{finish}\"}}], \"usage\": {{\"prompt_tokens\": 100, \"completion_tokens\": {}}}}}\n",
+        500 + (i * 7) % 300 + i / 10
+    )
+}
+
+fn tokens(line: &str) -> f64 {
+    let v: Value = serde_json::from_str(line).unwrap();
+    v["usage"]["completion_tokens"].as_f64().unwrap()
+}
+
+#[test]
+fn a_growing_file_is_measured_over_the_window_exactly() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("out.jsonl");
+    let mut f = std::fs::File::create(&path).unwrap();
+    for i in 0..2000 {
+        f.write_all(record(i).as_bytes()).unwrap();
+    }
+    // half a record: never counted before its newline
+    let partial = record(2000);
+    f.write_all(&partial.as_bytes()[..20]).unwrap();
+    f.flush().unwrap();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let writer = {
+        let stop = stop.clone();
+        let mut f = f.try_clone().unwrap();
+        std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            f.write_all(&partial.as_bytes()[20..]).unwrap();
+            let mut i = 2001;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                for _ in 0..3 {
+                    f.write_all(record(i).as_bytes()).unwrap();
+                    i += 1;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+        })
+    };
+    let p = path.display().to_string();
+    let mut out = Vec::new();
+    let mut err = Vec::new();
+    let args = [
+        "tokstat",
+        "pulse",
+        "--window",
+        "1s",
+        "--samples",
+        "4",
+        "--total",
+        "20000",
+        "--format",
+        "json",
+        &p,
+    ];
+    let code = tokstat::run(args, &mut out, &mut err);
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    writer.join().unwrap();
+    assert_eq!(code, 0, "{}", String::from_utf8_lossy(&err));
+    let v: Value = serde_json::from_slice(&out).unwrap();
+    let c = &v["client"];
+    let requests = c["requests"].as_u64().unwrap();
+    let done = v["job"]["requests_done"].as_u64().unwrap();
+    // the job before the window ended at the last newline: the 2,000 whole records
+    assert_eq!(done - requests, 2000, "{v}");
+    assert!(requests > 20, "{v}");
+    // the window's records, from the file as it is now
+    let text = std::fs::read_to_string(&path).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let window = &lines[2000..2000 + requests as usize];
+    let bytes: usize = window.iter().map(|l| l.len() + 1).sum();
+    assert_eq!(v["bytes"].as_u64().unwrap() as usize, bytes);
+    let sum: f64 = window.iter().map(|l| tokens(l)).sum();
+    assert_eq!(c["output_tokens"].as_f64().unwrap(), sum);
+    let window_s = v["window_s"].as_f64().unwrap();
+    let rate = sum / window_s;
+    assert!((c["output_tokens_per_s"].as_f64().unwrap() / rate - 1.0).abs() < 1e-12);
+    assert_eq!(
+        c["tokens_per_request_mean"].as_f64().unwrap(),
+        sum / requests as f64
+    );
+    // the ETA: remaining × the fitted length at the middle of what is left ÷ the rate
+    let ys: Vec<f64> = lines[..done as usize].iter().map(|l| tokens(l)).collect();
+    let n = ys.len() as f64;
+    let mx = (n - 1.0) / 2.0;
+    let my = ys.iter().sum::<f64>() / n;
+    let sxx: f64 = (0..ys.len()).map(|i| (i as f64 - mx).powi(2)).sum();
+    let sxy: f64 = ys
+        .iter()
+        .enumerate()
+        .map(|(i, y)| (i as f64 - mx) * (y - my))
+        .sum();
+    let b = sxy / sxx;
+    let projected = my - b * mx + b * (done + 20000) as f64 / 2.0;
+    let e = &v["eta"];
+    assert_eq!(e["remaining"].as_u64().unwrap(), 20000 - done);
+    let rel = |a: f64, b: f64| (a / b - 1.0).abs();
+    assert!(
+        rel(
+            e["projected_tokens_per_request"].as_f64().unwrap(),
+            projected
+        ) < 1e-9
+    );
+    let seconds = (20000 - done) as f64 * projected / rate;
+    assert!(rel(e["seconds"].as_f64().unwrap(), seconds) < 1e-9, "{e}");
+    let (lo, hi) = (
+        e["seconds_low"].as_f64().unwrap(),
+        e["seconds_high"].as_f64().unwrap(),
+    );
+    assert!(
+        lo <= seconds * (1.0 + 1e-12) && seconds <= hi * (1.0 + 1e-12),
+        "{e}"
+    );
+    assert_eq!(c["failures"], 0);
+}
+
+#[test]
+fn a_file_that_does_not_grow_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("out.jsonl");
+    std::fs::write(&path, record(1)).unwrap();
+    let p = path.display().to_string();
+    let mut out = Vec::new();
+    let mut err = Vec::new();
+    let args = [
+        "tokstat",
+        "pulse",
+        "--window",
+        "200ms",
+        "--samples",
+        "2",
+        &p,
+    ];
+    let code = tokstat::run(args, &mut out, &mut err);
+    assert_eq!(code, 0);
+    let text = String::from_utf8(out).unwrap();
+    assert!(
+        text.contains("no completion records written in the window"),
+        "{text}"
+    );
+    assert!(text.contains("1 requests done"), "{text}");
+}
