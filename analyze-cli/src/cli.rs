@@ -26,6 +26,8 @@ pub enum Command {
     Schema(FormatArgs),
     /// A running job over a window: client and server rates, the gap, work left and an ETA.
     Pulse(PulseArgs),
+    /// Follow a running job: progress, rates, server against client, ETA, redrawn.
+    Watch(WatchArgs),
 }
 
 /// Options shared by commands that read inputs.
@@ -130,6 +132,29 @@ pub struct PulseArgs {
     /// `table` or `json`.
     #[arg(long, value_enum, default_value_t)]
     pub format: Format,
+    #[command(flatten)]
+    pub completions: CompletionArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct WatchArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
+    /// Time between looks.
+    #[arg(long, value_name = "DURATION", default_value = "5s", value_parser = humantime::parse_duration)]
+    pub every: std::time::Duration,
+    /// Requests in the whole job, for the progress bar and the ETA.
+    #[arg(long, value_name = "N", conflicts_with = "total_from")]
+    pub total: Option<u64>,
+    /// The job's prompts file: one request per non-empty line.
+    #[arg(long, value_name = "FILE")]
+    pub total_from: Option<std::path::PathBuf>,
+    /// Print one view and exit.
+    #[arg(long)]
+    pub once: bool,
+    /// Stop after this long (default: until interrupted).
+    #[arg(long = "for", value_name = "DURATION", value_parser = humantime::parse_duration)]
+    pub duration: Option<std::time::Duration>,
     #[command(flatten)]
     pub completions: CompletionArgs,
 }

@@ -7,7 +7,11 @@ use serde_json::Value;
 use std::io::Write;
 
 fn record(i: u64) -> String {
-    let finish = if i.is_multiple_of(40) { "length" } else { "stop" };
+    let finish = if i.is_multiple_of(40) {
+        "length"
+    } else {
+        "stop"
+    };
     format!(
         "{{\"id\": {i}, \"choices\": [{{\"finish_reason\": \"{finish}\"}}], \"usage\": {{\"prompt_tokens\": 100, \"completion_tokens\": {}}}}}\n",
         500 + (i * 7) % 300 + i / 10
@@ -150,4 +154,31 @@ fn a_file_that_does_not_grow_says_so() {
         "{text}"
     );
     assert!(text.contains("1 requests done"), "{text}");
+}
+
+/// `watch` on a pipe prints one line per look; records are counted once, however many looks.
+#[test]
+fn watch_prints_a_line_per_look_and_counts_each_record_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("out.jsonl");
+    let text: String = (0..10).map(record).collect();
+    std::fs::write(&path, text).unwrap();
+    let p = path.display().to_string();
+    let mut out = Vec::new();
+    let mut err = Vec::new();
+    let args = [
+        "tokstat", "watch", "--every", "100ms", "--for", "350ms", "--total", "40", &p,
+    ];
+    assert_eq!(tokstat::run(args, &mut out, &mut err), 0);
+    let text = String::from_utf8(out).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines.len() >= 3, "{text}");
+    for l in &lines {
+        assert!(l.contains(" done=10/40 "), "{l}");
+    }
+    let mut out = Vec::new();
+    let args = ["tokstat", "watch", "--once", "--total", "40", &p];
+    assert_eq!(tokstat::run(args, &mut out, &mut err), 0);
+    let text = String::from_utf8(out).unwrap();
+    assert!(text.contains("10 / 40 (25.0%)"), "{text}");
 }

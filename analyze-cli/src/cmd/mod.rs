@@ -8,6 +8,7 @@ mod progress;
 mod pulse;
 mod report;
 mod schema;
+mod watch;
 
 use crate::cli::{Cli, Command};
 use crate::render::Style;
@@ -22,7 +23,7 @@ pub fn dispatch(cli: Cli, style: Style, out: &mut dyn Write, err: &mut dyn Write
         Command::Compare(a) => a.format.output.clone(),
         Command::Demo(a) => a.format.output.clone(),
         Command::Schema(a) => a.output.clone(),
-        Command::Parse(_) | Command::Export(_) | Command::Pulse(_) => None,
+        Command::Parse(_) | Command::Export(_) | Command::Pulse(_) | Command::Watch(_) => None,
     };
     match output {
         // a file gets no colour and no terminal's width
@@ -55,6 +56,7 @@ fn run(cli: Cli, style: Style, out: &mut dyn Write, err: &mut dyn Write) -> Resu
         Command::Report(a) => Some(&a.input),
         Command::Export(a) => Some(&a.input),
         Command::Pulse(a) => Some(&a.input),
+        Command::Watch(a) => Some(&a.input),
         _ => None,
     };
     if let Some(t) = input.and_then(|i| i.timeout) {
@@ -76,5 +78,9 @@ fn run(cli: Cli, style: Style, out: &mut dyn Write, err: &mut dyn Write) -> Resu
         Command::Export(a) => export::run(&a, out, err),
         Command::Schema(a) => schema::run(a.format, out),
         Command::Pulse(a) => pulse::run(&a, style, out),
+        Command::Watch(a) => {
+            let tty = style.width.is_some() && std::io::IsTerminal::is_terminal(&std::io::stdout());
+            watch::run(&a, style, out, tty)
+        }
     }
 }

@@ -38,7 +38,7 @@ pub fn run(a: &PulseArgs, style: Style, out: &mut dyn Write) -> Result<i32> {
 }
 
 /// Requests in a prompts file: its non-empty lines.
-fn requests_in(path: &std::path::Path) -> Result<u64> {
+pub(super) fn requests_in(path: &std::path::Path) -> Result<u64> {
     let bytes = std::fs::read(path)
         .with_context(|| format!("--total-from {}: cannot read", path.display()))?;
     Ok(bytes

@@ -10,6 +10,8 @@
 //! middle of the requests left): later prompts may be longer. The 80% band comes from the
 //! spread of the token rate between the window's samples (their 10th and 90th percentiles).
 
+pub mod follow;
+pub mod watch;
 pub mod window;
 
 use crate::analysis::quantile::quantile;
@@ -339,15 +341,29 @@ fn fit(points: &[(f64, f64)]) -> Option<(f64, f64, f64)> {
     Some((my, my - slope * mx, slope))
 }
 
-fn eta(rows: &[&CompletionRow], total: u64, rate: f64, sample_rates: &[f64]) -> Option<Eta> {
-    let done = rows.len() as u64;
-    let remaining = total.saturating_sub(done);
-    let points: Vec<(f64, f64)> = rows
-        .iter()
-        .enumerate()
+/// `(position in the job, output tokens)` of every record that states its tokens.
+pub fn lengths<'a>(rows: impl Iterator<Item = &'a CompletionRow>) -> Vec<(f64, f64)> {
+    rows.enumerate()
         .filter_map(|(i, r)| r.completion_tokens.get().map(|t| (i as f64, t as f64)))
-        .collect();
-    let (mean, a, b) = fit(&points)?;
+        .collect()
+}
+
+fn eta(rows: &[&CompletionRow], total: u64, rate: f64, sample_rates: &[f64]) -> Option<Eta> {
+    let points = lengths(rows.iter().copied());
+    eta_of(&points, rows.len() as u64, total, rate, sample_rates)
+}
+
+/// The ETA of a job of `total` requests with `done` done, whose records' lengths are
+/// `points` ([`lengths`]), at `rate` output tokens/s, the band from `sample_rates`.
+pub fn eta_of(
+    points: &[(f64, f64)],
+    done: u64,
+    total: u64,
+    rate: f64,
+    sample_rates: &[f64],
+) -> Option<Eta> {
+    let remaining = total.saturating_sub(done);
+    let (mean, a, b) = fit(points)?;
     // the line at the middle of the requests left; never below a token, nor a trend taken
     // far past the data as a fall to nothing
     let middle = (done + total) as f64 / 2.0;

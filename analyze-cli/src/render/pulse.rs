@@ -109,3 +109,113 @@ pub fn table(p: &Pulse, style: Style, out: &mut dyn Write) -> io::Result<()> {
     }
     Ok(())
 }
+
+/// A bar of `width` cells, `done` of `total` filled.
+fn bar(done: u64, total: u64, width: usize, unicode: bool) -> String {
+    let frac = if total == 0 {
+        0.0
+    } else {
+        (done as f64 / total as f64).min(1.0)
+    };
+    let filled = (frac * width as f64).round() as usize;
+    let (on, off) = if unicode { ('█', '░') } else { ('#', '.') };
+    let mut s: String = std::iter::repeat_n(on, filled).collect();
+    s.extend(std::iter::repeat_n(off, width - filled));
+    s
+}
+
+/// The watch's view, for a terminal redrawn in place.
+pub fn watch_view(
+    v: &crate::pulse::watch::View,
+    style: Style,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    let progress = match v.total {
+        Some(t) => format!(
+            "{} {} / {} ({:.1}%)",
+            bar(v.requests_done, t, 30, style.unicode),
+            group(v.requests_done),
+            group(t),
+            v.requests_done as f64 * 100.0 / t.max(1) as f64
+        ),
+        None => format!(
+            "{} requests done (give --total for progress and ETA)",
+            group(v.requests_done)
+        ),
+    };
+    writeln!(
+        out,
+        "tokstat watch · {} · {progress}",
+        super::num::duration(v.elapsed_s)
+    )?;
+    for (m, req, tok) in &v.rates {
+        writeln!(
+            out,
+            "  last {m:>2}m   {:>8} req/s   {:>10} output tok/s",
+            opt(Some(*req), 2),
+            opt(Some(*tok), 0)
+        )?;
+    }
+    if let Some(s) = &v.server {
+        let client = v.rates.first().map_or(0.0, |r| r.2);
+        writeln!(
+            out,
+            "  server     {} gen tok/s as logged (client {} tok/s) · {} running · {} queued",
+            opt(Some(s.gen_tps), 0),
+            opt(Some(client), 0),
+            opt(Some(s.running), 1),
+            opt(Some(s.waiting), 1)
+        )?;
+    }
+    let pct = |r: Option<f64>| r.map_or_else(|| "–".into(), |r| format!("{:.1}%", r * 100.0));
+    writeln!(
+        out,
+        "  so far     cap hits {} · failures {}",
+        pct(v.cap_hit_rate),
+        pct(v.failure_rate)
+    )?;
+    if let Some(e) = &v.eta {
+        writeln!(
+            out,
+            "  ETA        {} (80%: {} – {}) = {} left × {} tokens ÷ {} tok/s",
+            left(e.seconds),
+            left(e.seconds_low),
+            left(e.seconds_high),
+            group(e.remaining),
+            opt(Some(e.projected_tokens_per_request), 0),
+            opt(Some(e.tokens_per_s), 0)
+        )?;
+    }
+    for n in &v.notes {
+        writeln!(out, "  note       {n}")?;
+    }
+    Ok(())
+}
+
+/// The watch's view as one line, for a log or a pipe.
+pub fn watch_line(v: &crate::pulse::watch::View) -> String {
+    let mut s = format!(
+        "{} done={}",
+        super::num::duration(v.elapsed_s),
+        v.requests_done
+    );
+    if let Some(t) = v.total {
+        s.push_str(&format!("/{t}"));
+    }
+    for (m, req, tok) in &v.rates {
+        s.push_str(&format!(" req/s@{m}m={req:.2} tok/s@{m}m={tok:.0}"));
+    }
+    if let Some(srv) = &v.server {
+        s.push_str(&format!(
+            " server_tok/s={:.0} running={:.1} queued={:.1}",
+            srv.gen_tps, srv.running, srv.waiting
+        ));
+    }
+    if let Some(e) = &v.eta {
+        s.push_str(&format!(" eta={}", left(e.seconds)));
+    }
+    for n in &v.new_notes {
+        s.push_str(&format!(" | {n}"));
+    }
+    s
+}

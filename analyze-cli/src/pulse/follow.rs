@@ -1,0 +1,192 @@
+//! Following growing inputs: each look reads only what was appended since the last one
+//! (whole lines: a line without its newline waits for it), and notices files that were
+//! truncated (`copytruncate`), replaced (rename and re-create), or that appeared in a
+//! followed folder (a new batch file, a compressed rotated part, read whole once).
+
+use super::window::{Appended, Marks};
+use crate::report;
+use anyhow::Result;
+use std::collections::HashMap;
+use std::path::PathBuf;
+use tokstat_parsers::source::Input;
+
+/// A device and inode: a file, whatever its name (rotation renames files).
+type Id = (u64, u64);
+
+/// The inputs as named, and where each file was left.
+pub struct Follower {
+    args: Vec<String>,
+    opts: report::Options,
+    /// Each file's end of whole lines when last read (`None`: compressed, read whole once).
+    marks: HashMap<Id, Option<u64>>,
+    /// The file last seen under each name.
+    names: HashMap<PathBuf, Id>,
+}
+
+/// What one look found.
+pub struct Look {
+    /// What was appended (or new), read like any input; `None` when nothing was.
+    pub read: Option<report::Built>,
+    /// Rotations, truncations and new files, in words.
+    pub notes: Vec<String>,
+}
+
+impl Follower {
+    /// Follows `opts.inputs`; the first look reads everything they hold.
+    pub fn new(opts: &report::Options) -> Follower {
+        Follower {
+            args: opts.inputs.clone(),
+            opts: opts.clone(),
+            marks: HashMap::new(),
+            names: HashMap::new(),
+        }
+    }
+
+    /// Reads what is new since the last look.
+    pub fn look(&mut self) -> Result<Look> {
+        use std::os::unix::fs::MetadataExt;
+        // folders are listed again: new batch files, rotated parts
+        let (inputs, _) = crate::ingest::inputs::expand(&self.args)?;
+        let paths: Vec<Input> = inputs
+            .into_iter()
+            .filter(|i| matches!(i, Input::Path(_)))
+            .collect();
+        let now = Marks::now(&paths);
+        let first = self.marks.is_empty();
+        let mut from = Vec::with_capacity(paths.len());
+        let mut whole = Vec::new();
+        let mut notes = Vec::new();
+        for (input, mark) in paths.iter().zip(&now.0) {
+            let Input::Path(p) = input else { continue };
+            let Ok(meta) = std::fs::metadata(p) else {
+                from.push(None);
+                continue;
+            };
+            let id = (meta.dev(), meta.ino());
+            if let Some(old) = self.names.insert(p.clone(), id).filter(|old| *old != id) {
+                let _ = old;
+                notes.push(format!(
+                    "{}: replaced (rotated by rename?): the new file is read from its start",
+                    p.display()
+                ));
+            }
+            let start = match (self.marks.get(&id).copied(), mark) {
+                // a file not seen before: from its start
+                (None, Some(_)) => {
+                    if !first
+                        && !notes
+                            .iter()
+                            .any(|n| n.starts_with(&p.display().to_string()))
+                    {
+                        notes.push(format!("{}: new file, read from its start", p.display()));
+                    }
+                    Some(0)
+                }
+                (None, None) => {
+                    if !first {
+                        notes.push(format!(
+                            "{}: new compressed file (a rotated part?), read whole once",
+                            p.display()
+                        ));
+                    }
+                    whole.push(p.display().to_string());
+                    None
+                }
+                (Some(Some(old)), Some(m)) if *m < old => {
+                    notes.push(format!(
+                        "{}: truncated (copytruncate?), read again from its start",
+                        p.display()
+                    ));
+                    Some(0)
+                }
+                (Some(old), _) => old,
+            };
+            from.push(start);
+            self.marks.insert(id, *mark);
+        }
+        let appended = Appended::between(&paths, &Marks(from), &now)?;
+        let mut files = appended.files.clone();
+        files.extend(whole);
+        let read = if files.is_empty() {
+            None
+        } else {
+            Some(report::build_full(&report::Options {
+                inputs: files,
+                progress: None,
+                limits: None,
+                ..self.opts.clone()
+            })?)
+        };
+        drop(appended);
+        Ok(Look { read, notes })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    fn rows(l: &Look) -> usize {
+        l.read.as_ref().map_or(0, |b| b.read.completions.len())
+    }
+
+    /// Appended lines are read once, a line waits for its newline, and truncation and
+    /// rotation by rename are noticed and read from the start.
+    #[test]
+    fn follows_appends_truncation_and_rotation() {
+        let dir = std::env::temp_dir().join(format!("tokstat-follow-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("out.jsonl");
+        let rec = |i: u32| {
+            format!("{{\"finish_reason\": \"stop\", \"usage\": {{\"completion_tokens\": {i}}}}}\n")
+        };
+        std::fs::write(&p, rec(1) + &rec(2)).unwrap();
+        let opts = report::Options {
+            inputs: vec![dir.display().to_string()],
+            ..Default::default()
+        };
+        let mut f = Follower::new(&opts);
+        let first = f.look().unwrap();
+        assert_eq!((rows(&first), first.notes.len()), (2, 0));
+        let mut w = std::fs::OpenOptions::new().append(true).open(&p).unwrap();
+        let third = rec(3);
+        w.write_all(&third.as_bytes()[..10]).unwrap();
+        assert_eq!(rows(&f.look().unwrap()), 0);
+        w.write_all(&third.as_bytes()[10..]).unwrap();
+        assert_eq!(rows(&f.look().unwrap()), 1);
+        // copytruncate: emptied, then written again
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&p)
+            .unwrap()
+            .set_len(0)
+            .unwrap();
+        std::fs::write(&p, rec(4)).unwrap();
+        let l = f.look().unwrap();
+        assert_eq!(rows(&l), 1);
+        assert!(l.notes[0].contains("truncated"), "{:?}", l.notes);
+        // rename and re-create, with the old part compressed beside it
+        std::fs::rename(&p, dir.join("out.jsonl.1")).unwrap();
+        std::fs::write(&p, rec(5) + &rec(6)).unwrap();
+        let gz = dir.join("old.jsonl.zst");
+        std::fs::write(&gz, zstd::encode_all(rec(7).as_bytes(), 3).unwrap()).unwrap();
+        let l = f.look().unwrap();
+        // the renamed part is the file followed so far (nothing new in it), the new file
+        // holds 2 records, the compressed part 1
+        assert_eq!(rows(&l), 3, "{:?}", l.notes);
+        assert!(
+            l.notes.iter().any(|n| n.contains("replaced")),
+            "{:?}",
+            l.notes
+        );
+        assert!(
+            l.notes.iter().any(|n| n.contains("compressed")),
+            "{:?}",
+            l.notes
+        );
+        assert_eq!(rows(&f.look().unwrap()), 0);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
