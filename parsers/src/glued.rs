@@ -18,7 +18,6 @@
 /// A long line (over 256 bytes) with a `\r` inside is searched too, whatever its reading: a
 /// file whose lines end in a lone `\r` is one physical line, whose first record (a
 /// configuration dump, say) would otherwise take in all the others.
-#[inline(never)]
 pub fn worth_splitting(line: &crate::record::Line<'_>, raw: &str) -> bool {
     let b = raw.as_bytes();
     match line.body {

@@ -426,6 +426,8 @@ fn sglang_gpu_tag(i: &str) -> Res<'_, u32> {
 /// configurations): `2025-11-04 17:40:09 INFO 20457 [DP1 TP1 EP1 scheduler_metrics_mixin.py:222] `
 /// — date and time (milliseconds after `,` or `.`), level, process id, and in brackets the
 /// rank tags and the source file.
+#[cold]
+#[inline(never)]
 fn logging_prefix(i: &str) -> Res<'_, (Stamp, Level, Ranks)> {
     let err = || nom::Err::Error(());
     let (r, days) = date(i)?;
