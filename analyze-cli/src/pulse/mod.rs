@@ -47,7 +47,8 @@ pub struct Pulse {
     pub gap: Option<Gap>,
     pub job: Job,
     pub eta: Option<Eta>,
-    /// Where the window differs from the job so far by more than 10%.
+    /// Where the window differs from the job so far by more than 10%: mean output length,
+    /// and request rate where records carry their creation time.
     pub drift: Vec<String>,
 }
 
@@ -224,6 +225,17 @@ pub fn compute(
             ));
         }
     }
+    // the job's request rate, where records carry their creation time
+    if let (Some(c), Some(job_rate)) = (&client, job_rate(&rows)) {
+        if job_rate > 0.0 && (c.requests_per_s / job_rate - 1.0).abs() > 0.10 {
+            drift.push(format!(
+                "request rate: the window's is {:.2} req/s, the job's {:.2} ({:+.0}%)",
+                c.requests_per_s,
+                job_rate,
+                (c.requests_per_s / job_rate - 1.0) * 100.0
+            ));
+        }
+    }
     Pulse {
         window_s,
         samples,
@@ -325,6 +337,18 @@ fn job(rows: &[&CompletionRow]) -> Job {
     }
 }
 
+/// Requests per second over the job, from the records' creation times (`created` of OpenAI
+/// responses): `None` without them, or over less than a minute.
+fn job_rate(rows: &[&CompletionRow]) -> Option<f64> {
+    let (mut lo, mut hi, mut n) = (u64::MAX, 0, 0u64);
+    for c in rows.iter().filter_map(|r| r.created()) {
+        lo = lo.min(c);
+        hi = hi.max(c);
+        n += 1;
+    }
+    (n > 1 && hi >= lo + 60).then(|| n as f64 / (hi - lo) as f64)
+}
+
 /// Least squares of `y` on `x`: (mean of y, intercept, slope).
 fn fit(points: &[(f64, f64)]) -> Option<(f64, f64, f64)> {
     let n = points.len() as f64;
@@ -386,4 +410,54 @@ pub fn eta_of(
         seconds_low: work / fast.max(rate),
         seconds_high: work / slow.min(rate).max(f64::MIN_POSITIVE),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ingest::completions::Count;
+    use tokstat_parsers::completion::{Finish, Shape};
+
+    fn row(tokens: u64, created: Option<u64>) -> CompletionRow {
+        CompletionRow {
+            shape: Shape::OpenaiChat,
+            finish: Finish::Stop,
+            prompt_tokens: Count::NONE,
+            completion_tokens: Count::new(Some(tokens)),
+            reasoning_tokens: Count::NONE,
+            output_chars: Count::NONE,
+            cap_hint: Count::NONE,
+            latency_s: f32::NAN,
+            created: Count::new(created),
+        }
+    }
+
+    /// The job's request rate comes from creation times spread over a minute or more.
+    #[test]
+    fn job_rate_from_creation_times() {
+        let rows: Vec<CompletionRow> = (0..=120).map(|i| row(10, Some(1_000 + i))).collect();
+        let refs: Vec<&CompletionRow> = rows.iter().collect();
+        assert_eq!(job_rate(&refs), Some(121.0 / 120.0));
+        assert_eq!(job_rate(&refs[..30]), None, "under a minute");
+        let bare: Vec<CompletionRow> = (0..10).map(|_| row(10, None)).collect();
+        assert_eq!(job_rate(&bare.iter().collect::<Vec<_>>()), None);
+    }
+
+    /// The ETA: remaining × the fitted length at the middle of what is left ÷ the rate; the
+    /// band from the samples' rates.
+    #[test]
+    fn eta_follows_the_trend_of_lengths() {
+        // lengths grow by one token per request: 100, 101, …, 199
+        let points: Vec<(f64, f64)> = (0..100).map(|i| (i as f64, 100.0 + i as f64)).collect();
+        let e = eta_of(&points, 100, 300, 50.0, &[40.0, 50.0, 60.0]).unwrap();
+        assert_eq!(e.remaining, 200);
+        // at the middle of requests 100..300: position 200, length 300
+        assert!((e.projected_tokens_per_request - 300.0).abs() < 1e-9);
+        assert!((e.seconds - 200.0 * 300.0 / 50.0).abs() < 1e-6);
+        assert!(e.seconds_low < e.seconds && e.seconds < e.seconds_high);
+        assert!(
+            (e.seconds_high - 200.0 * 300.0 / 42.0).abs() < 1e-6,
+            "{e:?}"
+        );
+    }
 }

@@ -45,6 +45,9 @@ pub struct View {
     pub failure_rate: Option<f64>,
     pub cap_hit_rate: Option<f64>,
     pub eta: Option<Eta>,
+    /// The last minute's token rate more than 10% off the last 15 minutes' (once the watch
+    /// has seen 15 minutes).
+    pub drift: Option<String>,
     /// Rotations, truncations, new files: the last few.
     pub notes: Vec<String>,
     /// Those of the last look.
@@ -114,7 +117,19 @@ impl Watch {
             }
             _ => None,
         };
+        let drift = match (rates.first(), rates.last()) {
+            (Some(&(_, _, now)), Some(&(_, _, long)))
+                if at >= 15.0 * 60.0 && long > 0.0 && (now / long - 1.0).abs() > 0.10 =>
+            {
+                Some(format!(
+                    "the last minute's {now:.0} tok/s is {:+.0}% off the last 15 minutes' {long:.0}",
+                    (now / long - 1.0) * 100.0
+                ))
+            }
+            _ => None,
+        };
         View {
+            drift,
             elapsed_s: at,
             requests_done: self.requests,
             total,

@@ -186,6 +186,9 @@ pub fn watch_view(
             opt(Some(e.tokens_per_s), 0)
         )?;
     }
+    if let Some(d) = &v.drift {
+        writeln!(out, "  drift      {d}")?;
+    }
     for n in &v.notes {
         writeln!(out, "  note       {n}")?;
     }
@@ -213,6 +216,9 @@ pub fn watch_line(v: &crate::pulse::watch::View) -> String {
     }
     if let Some(e) = &v.eta {
         s.push_str(&format!(" eta={}", left(e.seconds)));
+    }
+    if let Some(d) = &v.drift {
+        s.push_str(&format!(" | drift: {d}"));
     }
     for n in &v.new_notes {
         s.push_str(&format!(" | {n}"));
