@@ -118,3 +118,82 @@ fn comparisons() {
         insta::assert_snapshot!(format!("compare-mrr-segments.{format}"), out);
     }
 }
+
+/// The pulse and watch renderings, from fixed figures (a live reading's times vary): the
+/// terminal table of a pulse with every part, its JSON, the watch's view and its line.
+#[test]
+fn pulse_and_watch_renderings() {
+    use tokstat::pulse::{watch::View, Client, Eta, Gap, Job, Pulse, Server};
+    let server = Server {
+        instances: 2,
+        stat_lines: 24,
+        gen_tps: 1_120.4,
+        running: 38.2,
+        waiting: 4.1,
+    };
+    let eta = Eta {
+        total: 1_000_000,
+        done: 412_300,
+        remaining: 587_700,
+        projected_tokens_per_request: 1_402.3,
+        tokens_per_s: 607.2,
+        seconds: 587_700.0 * 1_402.3 / 607.2,
+        seconds_low: 587_700.0 * 1_402.3 / 650.0,
+        seconds_high: 587_700.0 * 1_402.3 / 560.0,
+    };
+    let p = Pulse {
+        window_s: 60.02,
+        samples: 6,
+        bytes: 1_843_211,
+        client: Some(Client {
+            requests: 26,
+            requests_per_s: 26.0 / 60.02,
+            output_tokens: 36_444,
+            output_tokens_per_s: 607.2,
+            tokens_per_request_mean: Some(1_401.7),
+            tokens_per_request_p50: Some(1_350.0),
+            tokens_per_request_p90: Some(2_210.0),
+            failures: 0,
+            cap_hits: 2,
+            sample_tokens_per_s: vec![560.0, 590.0, 610.0, 600.0, 650.0, 633.0],
+        }),
+        server: Some(server.clone()),
+        gap: Some(Gap {
+            ratio: 607.2 / 1_120.4,
+            explanation: "the client wrote 46% fewer tokens than the servers generated: requests still running (38 on average) finish after the window, failed requests retried, or other clients share the servers".into(),
+        }),
+        job: Job {
+            requests_done: 412_300,
+            tokens_per_request_mean: Some(1_380.2),
+            tokens_per_request_trend_per_1k: Some(0.05),
+            failure_rate: Some(0.004),
+            cap_hit_rate: Some(0.065),
+        },
+        eta: Some(eta.clone()),
+        drift: vec!["output length: the window's mean is 1402 tokens per request, the job's 1380 (+2%)".into()],
+    };
+    let mut out = Vec::new();
+    tokstat::render::pulse::table(&p, tokstat::render::Style::plain(), &mut out).unwrap();
+    insta::assert_snapshot!("pulse.table", String::from_utf8(out).unwrap());
+    insta::assert_snapshot!(
+        "pulse.json",
+        serde_json::to_string_pretty(&serde_json::to_value(&p).unwrap()).unwrap()
+    );
+    let v = View {
+        elapsed_s: 905.0,
+        requests_done: 412_300,
+        total: Some(1_000_000),
+        rates: vec![(1, 0.45, 630.0), (5, 0.43, 607.0), (15, 0.44, 611.0)],
+        server: Some(server),
+        failure_rate: Some(0.004),
+        cap_hit_rate: Some(0.065),
+        eta: Some(eta),
+        drift: None,
+        notes: vec!["logs/gpu0.log: truncated (copytruncate?), read again from its start".into()],
+        new_notes: vec![],
+    };
+    let mut out = Vec::new();
+    tokstat::render::pulse::watch_view(&v, tokstat::render::Style::plain(), &mut out).unwrap();
+    insta::assert_snapshot!("watch.view", String::from_utf8(out).unwrap());
+    insta::assert_snapshot!("watch.line", tokstat::render::pulse::watch_line(&v));
+}

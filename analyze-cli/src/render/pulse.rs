@@ -5,18 +5,34 @@ use crate::render::num::{group, opt};
 use crate::render::style::Style;
 use std::io::{self, Write};
 
-/// A time left, rounded to what a person plans with: seconds under a minute, minutes under a
-/// day.
+/// A time left as a person plans with it: `42s`, `37m`, `6.4 h`, `15.7 days`.
 fn left(secs: f64) -> String {
-    if !secs.is_finite() {
+    if !secs.is_finite() || secs < 0.0 {
         return "–".into();
     }
-    let r = if secs < 60.0 {
-        secs.round()
+    if secs < 60.0 {
+        format!("{secs:.0}s")
+    } else if secs < 3600.0 {
+        format!("{:.0}m", secs / 60.0)
+    } else if secs < 48.0 * 3600.0 {
+        format!("{:.1} h", secs / 3600.0)
     } else {
-        (secs / 60.0).round() * 60.0
-    };
-    super::num::duration(r)
+        format!("{:.1} days", secs / 86_400.0)
+    }
+}
+
+/// A rate or a count of tokens, whole, with thousands separators.
+fn int(v: f64) -> String {
+    if v.is_finite() && v >= 0.0 {
+        group(v.round() as u64)
+    } else {
+        "–".into()
+    }
+}
+
+/// [`int`] of a value that may be absent.
+fn int_opt(v: Option<f64>) -> String {
+    v.map_or_else(|| "–".into(), int)
 }
 
 pub fn table(p: &Pulse, style: Style, out: &mut dyn Write) -> io::Result<()> {
@@ -37,10 +53,10 @@ pub fn table(p: &Pulse, style: Style, out: &mut dyn Write) -> io::Result<()> {
                 "{} requests · {} req/s · {} output tok/s · tokens/request mean {} (p50 {}, p90 {}) · {} failure(s) · {} cap hit(s)",
                 group(c.requests),
                 opt(Some(c.requests_per_s), 2),
-                opt(Some(c.output_tokens_per_s), 0),
-                opt(c.tokens_per_request_mean, 0),
-                opt(c.tokens_per_request_p50, 0),
-                opt(c.tokens_per_request_p90, 0),
+                int(c.output_tokens_per_s),
+                int_opt(c.tokens_per_request_mean),
+                int_opt(c.tokens_per_request_p50),
+                int_opt(c.tokens_per_request_p90),
                 group(c.failures),
                 group(c.cap_hits)
             ),
@@ -53,7 +69,7 @@ pub fn table(p: &Pulse, style: Style, out: &mut dyn Write) -> io::Result<()> {
             "server",
             format!(
                 "{} gen tok/s as logged · {} running · {} queued ({} instance(s), {} stats lines)",
-                opt(Some(s.gen_tps), 0),
+                int(s.gen_tps),
                 opt(Some(s.running), 1),
                 opt(Some(s.waiting), 1),
                 s.instances,
@@ -75,7 +91,7 @@ pub fn table(p: &Pulse, style: Style, out: &mut dyn Write) -> io::Result<()> {
         format!(
             "{} requests done · tokens/request mean {} (trend {} per 1k requests) · failures {} · cap hits {}",
             group(j.requests_done),
-            opt(j.tokens_per_request_mean, 0),
+            int_opt(j.tokens_per_request_mean),
             j.tokens_per_request_trend_per_1k
                 .map_or_else(|| "–".into(), |t| format!("{t:+.1}")),
             j.failure_rate.map_or_else(|| "–".into(), |r| format!("{:.1}%", r * 100.0)),
@@ -93,8 +109,8 @@ pub fn table(p: &Pulse, style: Style, out: &mut dyn Write) -> io::Result<()> {
                 left(e.seconds_high),
                 group(e.remaining),
                 group(e.total),
-                opt(Some(e.projected_tokens_per_request), 0),
-                opt(Some(e.tokens_per_s), 0)
+                int(e.projected_tokens_per_request),
+                int(e.tokens_per_s)
             ),
         )?,
         None if p.client.is_some() => label(
@@ -153,7 +169,7 @@ pub fn watch_view(
             out,
             "  last {m:>2}m   {:>8} req/s   {:>10} output tok/s",
             opt(Some(*req), 2),
-            opt(Some(*tok), 0)
+            int(*tok)
         )?;
     }
     if let Some(s) = &v.server {
@@ -161,8 +177,8 @@ pub fn watch_view(
         writeln!(
             out,
             "  server     {} gen tok/s as logged (client {} tok/s) · {} running · {} queued",
-            opt(Some(s.gen_tps), 0),
-            opt(Some(client), 0),
+            int(s.gen_tps),
+            int(client),
             opt(Some(s.running), 1),
             opt(Some(s.waiting), 1)
         )?;
@@ -182,8 +198,8 @@ pub fn watch_view(
             left(e.seconds_low),
             left(e.seconds_high),
             group(e.remaining),
-            opt(Some(e.projected_tokens_per_request), 0),
-            opt(Some(e.tokens_per_s), 0)
+            int(e.projected_tokens_per_request),
+            int(e.tokens_per_s)
         )?;
     }
     if let Some(d) = &v.drift {
