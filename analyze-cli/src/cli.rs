@@ -48,6 +48,10 @@ pub struct InputArgs {
     /// (default: wait, and say so after a second).
     #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration)]
     pub timeout: Option<std::time::Duration>,
+    /// Worker threads (default: the cores this process may use, container CPU limits
+    /// included).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub threads: Option<u16>,
 }
 
 /// What completes stamps that carry no year or no date.

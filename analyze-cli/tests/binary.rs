@@ -203,3 +203,20 @@ fn unreadable_files_and_folders_are_listed_with_their_reason() {
 extern "C" {
     fn geteuid() -> u32;
 }
+
+/// `--threads 1` gives the same report as all cores: the order of the work never shows.
+#[test]
+fn one_thread_gives_the_same_report() {
+    let fleet = concat!(env!("CARGO_MANIFEST_DIR"), "/../fixtures/runs/fleet");
+    let run = |extra: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_tokstat"))
+            .args(["report", "--format", "json", "-q"])
+            .args(extra)
+            .arg(fleet)
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        out.stdout
+    };
+    assert_eq!(run(&["--threads", "1"]), run(&[]));
+}

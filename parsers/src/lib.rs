@@ -7,6 +7,22 @@
 //! that borrows the line: [`prefix`] strips what loggers and wrappers put in front,
 //! [`sglang`] and [`vllm`] read the message. Nothing here knows about tables or reports.
 
+// No panics across the library boundary: bad input is a value (`Malformed`, an error), never
+// a panic. Slicing (`indexing_slicing`) is left out of the list: it is how the parsers work,
+// every slice is bounds-checked (a panic, never undefined behaviour), and the fuzz targets
+// look for exactly such panics.
+#![cfg_attr(
+    not(test),
+    deny(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::panic,
+        clippy::unreachable,
+        clippy::todo,
+        clippy::unimplemented
+    )
+)]
+
 pub mod bench;
 pub mod completion;
 pub mod detect;

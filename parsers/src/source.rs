@@ -513,7 +513,10 @@ impl Source {
                 // zstd file) keeps what it gave before, and fails after it, in the scan
                 let failed = limited.read_to_end(&mut head).err();
                 let rest = std::mem::replace(&mut self.data, Data::Owned(Vec::new()));
-                let Data::Stream(reader) = rest else {
+                // justified: `self.data` is the stream matched above, moved out to be chained
+                #[allow(clippy::unreachable)]
+                let Data::Stream(reader) = rest
+                else {
                     unreachable!("matched a stream above")
                 };
                 let replay = io::Cursor::new(head.clone());

@@ -39,6 +39,19 @@ pub fn dispatch(cli: Cli, style: Style, out: &mut dyn Write, err: &mut dyn Write
     }
 }
 
+/// Sets the number of worker threads, for the scan (rayon) and the tables (polars), once
+/// per process: a later call (a second command run in the same process, as tests do) keeps
+/// the first setting. Without it both use `std::thread::available_parallelism`, which counts
+/// the CPU quota of the process's cgroup.
+fn threads(n: usize) {
+    if std::env::var_os("POLARS_MAX_THREADS").is_none() {
+        std::env::set_var("POLARS_MAX_THREADS", n.to_string());
+    }
+    let _ = rayon::ThreadPoolBuilder::new()
+        .num_threads(n)
+        .build_global();
+}
+
 /// Runs `f` writing into a new file at `path` (`--output`), flushed before it returns.
 fn to_file(path: &Path, f: impl FnOnce(&mut dyn Write) -> Result<i32>) -> Result<i32> {
     let file =
@@ -61,6 +74,9 @@ fn run(cli: Cli, style: Style, out: &mut dyn Write, err: &mut dyn Write) -> Resu
     };
     if let Some(t) = input.and_then(|i| i.timeout) {
         tokstat_parsers::source::set_pipe_timeout(t);
+    }
+    if let Some(n) = input.and_then(|i| i.threads) {
+        threads(usize::from(n));
     }
     match cli.command {
         Command::Parse(a) => parse::run(&a, out, err),

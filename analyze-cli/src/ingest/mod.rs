@@ -2,6 +2,19 @@
 //! instance's aggregates and series, completion records into rows, benchmark result files and
 //! Prometheus scrapes, every line accounted for. Nothing here analyses or prints.
 
+// no panics on any input: the same denials as the parsers crate (see its lib.rs)
+#![cfg_attr(
+    not(test),
+    deny(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::panic,
+        clippy::unreachable,
+        clippy::todo,
+        clippy::unimplemented
+    )
+)]
+
 pub mod completions;
 pub mod inputs;
 pub mod instance;
