@@ -142,8 +142,17 @@ pub struct PulseArgs {
 
 #[derive(Debug, Args)]
 pub struct WatchArgs {
+    /// Files and folders to follow (JSONL, server logs, folders of batch files).
+    #[arg(value_name = "INPUTS", required_unless_present = "metrics")]
+    pub inputs: Vec<String>,
     #[command(flatten)]
-    pub input: InputArgs,
+    pub dates: DateArgs,
+    /// A server's Prometheus endpoint, scraped at each look (`http://host:8000/metrics`).
+    #[arg(long, value_name = "URL")]
+    pub metrics: Option<String>,
+    /// Append each scrape, stamped, to this file (read later by `report` and `compare`).
+    #[arg(long, value_name = "FILE", requires = "metrics")]
+    pub save_scrapes: Option<std::path::PathBuf>,
     /// Time between looks.
     #[arg(long, value_name = "DURATION", default_value = "5s", value_parser = humantime::parse_duration)]
     pub every: std::time::Duration,

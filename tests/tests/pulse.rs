@@ -182,3 +182,89 @@ fn watch_prints_a_line_per_look_and_counts_each_record_once() {
     let text = String::from_utf8(out).unwrap();
     assert!(text.contains("10 / 40 (25.0%)"), "{text}");
 }
+
+/// `watch --metrics` against a server started here on 127.0.0.1 whose counters grow by a
+/// known amount per scrape: the rates come from the increase between scrapes, the gauges
+/// from the last one, and `--save-scrapes` keeps every scrape stamped, which `report` reads.
+#[test]
+fn watch_scrapes_a_live_metrics_endpoint() {
+    use std::io::{BufRead, BufReader};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for (k, stream) in listener.incoming().enumerate() {
+            let Ok(mut stream) = stream else { break };
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut line = String::new();
+            while reader.read_line(&mut line).unwrap_or(0) > 2 {
+                line.clear();
+            }
+            let k = k as u64 + 1;
+            let body = format!(
+                "# TYPE vllm:generation_tokens_total counter\n\
+                 vllm:generation_tokens_total{{model_name=\"m\"}} {}\n\
+                 # TYPE vllm:request_success_total counter\n\
+                 vllm:request_success_total{{finished_reason=\"stop\",model_name=\"m\"}} {}\n\
+                 vllm:num_requests_running{{model_name=\"m\"}} 7\n\
+                 vllm:num_requests_waiting{{model_name=\"m\"}} 3\n\
+                 vllm:kv_cache_usage_perc{{model_name=\"m\"}} 0.25\n",
+                1000 * k,
+                10 * k
+            );
+            let _ = write!(
+                stream,
+                "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let saved = dir.path().join("scrapes.prom");
+    let url = format!("http://127.0.0.1:{port}/metrics");
+    let s = saved.display().to_string();
+    let mut out = Vec::new();
+    let mut err = Vec::new();
+    let args = [
+        "tokstat",
+        "watch",
+        "--metrics",
+        &url,
+        "--save-scrapes",
+        &s,
+        "--every",
+        "300ms",
+        "--for",
+        "1s",
+    ];
+    let code = tokstat::run(args, &mut out, &mut err);
+    assert_eq!(code, 0, "{}", String::from_utf8_lossy(&err));
+    let text = String::from_utf8(out).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines.len() >= 3, "{text}");
+    // the first scrape has no rate yet; the later ones 1,000 tokens and 10 requests per
+    // ~0.3 s, running 7, waiting 3, KV 0.25
+    assert!(lines[0].contains("metrics_gen_tok/s=- "), "{}", lines[0]);
+    for l in &lines[1..] {
+        let field = |k: &str| -> f64 {
+            let at = l.find(&format!("{k}=")).unwrap() + k.len() + 1;
+            l[at..].split(' ').next().unwrap().parse().unwrap()
+        };
+        let tps = field("metrics_gen_tok/s");
+        assert!((2_000.0..=4_000.0).contains(&tps), "{l}");
+        assert!((field("metrics_req/s") * 100.0 - tps).abs() <= 1.0, "{l}");
+        assert_eq!(field("metrics_running"), 7.0);
+        assert_eq!(field("metrics_waiting"), 3.0);
+        assert_eq!(field("metrics_kv"), 0.25);
+    }
+    // the saved scrapes, read back: one per look, the counters' last value
+    let mut out = Vec::new();
+    let args = ["tokstat", "report", "--format", "json", "-q", &s];
+    assert_eq!(tokstat::run(args, &mut out, &mut err), 0);
+    let v: Value = serde_json::from_slice(&out).unwrap();
+    let m = &v["metrics"];
+    assert_eq!(m["scrapes"].as_u64().unwrap() as usize, lines.len());
+    assert_eq!(
+        m["generation_tokens"].as_f64().unwrap(),
+        1000.0 * lines.len() as f64
+    );
+}

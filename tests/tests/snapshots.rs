@@ -189,6 +189,15 @@ fn pulse_and_watch_renderings() {
         cap_hit_rate: Some(0.065),
         eta: Some(eta),
         drift: None,
+        metrics: Some(tokstat::analysis::metrics::ScrapePoint {
+            ts: None,
+            gen_tps: Some(1_098.0),
+            prompt_tps: Some(2_310.0),
+            requests_per_s: Some(0.47),
+            running: Some(37.0),
+            waiting: Some(5.0),
+            kv_usage: Some(0.412),
+        }),
         notes: vec!["logs/gpu0.log: truncated (copytruncate?), read again from its start".into()],
         new_notes: vec![],
     };

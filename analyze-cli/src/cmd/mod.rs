@@ -69,7 +69,6 @@ fn run(cli: Cli, style: Style, out: &mut dyn Write, err: &mut dyn Write) -> Resu
         Command::Report(a) => Some(&a.input),
         Command::Export(a) => Some(&a.input),
         Command::Pulse(a) => Some(&a.input),
-        Command::Watch(a) => Some(&a.input),
         _ => None,
     };
     if let Some(t) = input.and_then(|i| i.timeout) {

@@ -1,8 +1,9 @@
 //! `tokstat watch`: follows a running job and redraws its view ([`crate::pulse::watch`]).
 //! In a terminal the view is redrawn in place; otherwise one line per look is printed.
 
-use crate::cli::{DateArgs, ServerArgs, WatchArgs};
-use crate::pulse::follow::Follower;
+use crate::cli::{ServerArgs, WatchArgs};
+use crate::pulse::follow::{Follower, Look};
+use crate::pulse::live::Scraper;
 use crate::pulse::watch::Watch;
 use crate::render::{self, Style};
 use anyhow::Result;
@@ -14,25 +15,32 @@ pub fn run(a: &WatchArgs, style: Style, out: &mut dyn Write, tty: bool) -> Resul
         Some(path) => Some(super::pulse::requests_in(path)?),
         None => a.total,
     };
-    let dates = DateArgs {
-        year: a.input.dates.year,
-        date: a.input.dates.date.clone(),
+    let opts = super::report::options(&a.inputs, &a.dates, &a.completions, &ServerArgs::default());
+    let mut follower = (!a.inputs.is_empty()).then(|| Follower::new(&opts));
+    let mut scraper = match &a.metrics {
+        Some(url) => Some(Scraper::new(
+            url,
+            a.save_scrapes.as_deref(),
+            a.every.max(std::time::Duration::from_secs(2)),
+        )?),
+        None => None,
     };
-    let opts = super::report::options(
-        &a.input.inputs,
-        &dates,
-        &a.completions,
-        &ServerArgs::default(),
-    );
-    let mut follower = Follower::new(&opts);
     let mut watch = Watch::default();
     let start = Instant::now();
     let term = console::Term::stdout();
     loop {
-        let look = follower.look()?;
+        let look = match &mut follower {
+            Some(f) => f.look()?,
+            None => Look::default(),
+        };
+        let point = match &mut scraper {
+            Some(s) => s.scrape()?,
+            None => None,
+        };
         let at = start.elapsed().as_secs_f64();
         watch.add(at, look);
-        let view = watch.view(at, total);
+        let mut view = watch.view(at, total);
+        view.metrics = point;
         if a.once {
             render::pulse::watch_view(&view, style, out)?;
             return Ok(0);

@@ -24,6 +24,7 @@ pub struct Follower {
 }
 
 /// What one look found.
+#[derive(Default)]
 pub struct Look {
     /// What was appended (or new), read like any input; `None` when nothing was.
     pub read: Option<report::Built>,

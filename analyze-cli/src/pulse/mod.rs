@@ -11,6 +11,7 @@
 //! spread of the token rate between the window's samples (their 10th and 90th percentiles).
 
 pub mod follow;
+pub mod live;
 pub mod watch;
 pub mod window;
 

@@ -45,6 +45,8 @@ pub struct View {
     pub failure_rate: Option<f64>,
     pub cap_hit_rate: Option<f64>,
     pub eta: Option<Eta>,
+    /// The last scrape of `--metrics`: rates since the scrape before, gauges.
+    pub metrics: Option<crate::analysis::metrics::ScrapePoint>,
     /// The last minute's token rate more than 10% off the last 15 minutes' (once the watch
     /// has seen 15 minutes).
     pub drift: Option<String>,
@@ -129,6 +131,7 @@ impl Watch {
             _ => None,
         };
         View {
+            metrics: None,
             drift,
             elapsed_s: at,
             requests_done: self.requests,

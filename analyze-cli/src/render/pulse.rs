@@ -183,6 +183,9 @@ pub fn watch_view(
             opt(Some(s.waiting), 1)
         )?;
     }
+    if let Some(m) = &v.metrics {
+        writeln!(out, "  metrics    {}", metrics_text(m))?;
+    }
     let pct = |r: Option<f64>| r.map_or_else(|| "–".into(), |r| format!("{:.1}%", r * 100.0));
     writeln!(
         out,
@@ -211,6 +214,19 @@ pub fn watch_view(
     Ok(())
 }
 
+/// A scrape's figures in words.
+fn metrics_text(m: &crate::analysis::metrics::ScrapePoint) -> String {
+    format!(
+        "{} gen tok/s · {} req/s · {} running · {} waiting · KV {}",
+        m.gen_tps.map_or_else(|| "–".into(), int),
+        opt(m.requests_per_s, 2),
+        opt(m.running, 0),
+        opt(m.waiting, 0),
+        m.kv_usage
+            .map_or_else(|| "–".into(), |k| format!("{:.1}%", k * 100.0))
+    )
+}
+
 /// The watch's view as one line, for a log or a pipe.
 pub fn watch_line(v: &crate::pulse::watch::View) -> String {
     let mut s = format!(
@@ -228,6 +244,17 @@ pub fn watch_line(v: &crate::pulse::watch::View) -> String {
         s.push_str(&format!(
             " server_tok/s={:.0} running={:.1} queued={:.1}",
             srv.gen_tps, srv.running, srv.waiting
+        ));
+    }
+    if let Some(m) = &v.metrics {
+        let f = |x: Option<f64>, d: usize| x.map_or_else(|| "-".into(), |x| format!("{x:.d$}"));
+        s.push_str(&format!(
+            " metrics_gen_tok/s={} metrics_req/s={} metrics_running={} metrics_waiting={} metrics_kv={}",
+            f(m.gen_tps, 0),
+            f(m.requests_per_s, 2),
+            f(m.running, 0),
+            f(m.waiting, 0),
+            f(m.kv_usage, 3)
         ));
     }
     if let Some(e) = &v.eta {
