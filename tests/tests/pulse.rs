@@ -268,3 +268,82 @@ fn watch_scrapes_a_live_metrics_endpoint() {
         1000.0 * lines.len() as f64
     );
 }
+
+/// `watch` follows a folder while a writer appends at a known rate, leaves a line half
+/// written for a while, rotates by `copytruncate` (a copy beside, the file emptied), rotates
+/// by rename and re-create, and starts a new batch file: every record is counted exactly
+/// once, and each rotation is said.
+#[test]
+fn watch_counts_each_record_once_through_rotations() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_path_buf();
+    let live = d.join("out.jsonl");
+    std::fs::write(&live, "").unwrap();
+    let writer = {
+        let d = d.clone();
+        std::thread::spawn(move || {
+            let live = d.join("out.jsonl");
+            let append = |p: &std::path::Path, s: &str| {
+                let mut f = std::fs::OpenOptions::new().append(true).open(p).unwrap();
+                f.write_all(s.as_bytes()).unwrap();
+            };
+            let pause = || std::thread::sleep(std::time::Duration::from_millis(40));
+            let mut n = 0u64;
+            for _ in 0..10 {
+                append(&live, &record(n));
+                n += 1;
+                pause();
+            }
+            // half a line, finished later
+            let half = record(n);
+            append(&live, &half[..15]);
+            pause();
+            pause();
+            append(&live, &half[15..]);
+            n += 1;
+            // copytruncate: copied beside, emptied in place, written on
+            std::fs::copy(&live, d.join("out.jsonl.1")).unwrap();
+            std::fs::OpenOptions::new()
+                .write(true)
+                .open(&live)
+                .unwrap()
+                .set_len(0)
+                .unwrap();
+            for _ in 0..5 {
+                append(&live, &record(n));
+                n += 1;
+                pause();
+            }
+            // rename and re-create
+            std::fs::rename(&live, d.join("out.jsonl.2")).unwrap();
+            std::fs::write(&live, "").unwrap();
+            for _ in 0..5 {
+                append(&live, &record(n));
+                n += 1;
+                pause();
+            }
+            // a new batch file
+            let batch: String = (n..n + 7).map(record).collect();
+            std::fs::write(d.join("batch-0002.jsonl"), batch).unwrap();
+            n + 7
+        })
+    };
+    let p = d.display().to_string();
+    let mut out = Vec::new();
+    let mut err = Vec::new();
+    let args = [
+        "tokstat", "watch", "--every", "100ms", "--for", "2500ms", "--total", "100", &p,
+    ];
+    let code = tokstat::run(args, &mut out, &mut err);
+    let written = writer.join().unwrap();
+    assert_eq!(code, 0, "{}", String::from_utf8_lossy(&err));
+    let text = String::from_utf8(out).unwrap();
+    let last = text.lines().last().unwrap();
+    assert!(
+        last.contains(&format!(" done={written}/100 ")),
+        "{written}: {text}"
+    );
+    for said in ["truncated", "rotated", "replaced", "new file"] {
+        assert!(text.contains(said), "`{said}` not said:\n{text}");
+    }
+}

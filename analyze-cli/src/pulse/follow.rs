@@ -54,6 +54,13 @@ impl Follower {
             .collect();
         let now = Marks::now(&paths);
         let first = self.marks.is_empty();
+        // marks as the last look left them (this loop updates them as it goes)
+        let before = self.marks.clone();
+        // a rotated copy's length, by the followed file it copies: that much of the file is
+        // read through the copy
+        let mut covered: HashMap<Id, u64> = HashMap::new();
+        let mut at: HashMap<Id, usize> = HashMap::new();
+        let mut truncated: std::collections::HashSet<Id> = Default::default();
         let mut from = Vec::with_capacity(paths.len());
         let mut whole = Vec::new();
         let mut notes = Vec::new();
@@ -64,13 +71,62 @@ impl Follower {
                 continue;
             };
             let id = (meta.dev(), meta.ino());
-            if let Some(old) = self.names.insert(p.clone(), id).filter(|old| *old != id) {
-                let _ = old;
+            let known = self.names.insert(p.clone(), id);
+            if known.is_some_and(|old| old != id) {
                 notes.push(format!(
                     "{}: replaced (rotated by rename?): the new file is read from its start",
                     p.display()
                 ));
             }
+            // a new name holding a part of a followed file (`out.jsonl.1` from copytruncate,
+            // `out.jsonl.1.gz` compressed later): its lines were read as they were written
+            let rotated = !first
+                && known.is_none()
+                && !self.marks.contains_key(&id)
+                && self
+                    .names
+                    .keys()
+                    .any(|q| q != p && Input::Path(q.clone()).stem() == input.stem());
+            if rotated {
+                // the followed file it is a copy of, and how far that was read
+                // (the one truncated in this look, else the live name: the shortest)
+                let source = self
+                    .names
+                    .iter()
+                    .filter(|(q, _)| *q != p && Input::Path((*q).clone()).stem() == input.stem())
+                    .filter_map(|(q, qid)| Some((q, *qid, before.get(qid).copied().flatten()?)))
+                    .min_by_key(|(q, qid, _)| {
+                        (!truncated.contains(qid), q.as_os_str().len(), (*q).clone())
+                    })
+                    .map(|(_, qid, m)| (qid, m));
+                if let (Some((qid, _)), Some(len)) = (source, mark) {
+                    covered.insert(qid, *len);
+                }
+                let start = match (source, mark) {
+                    (Some((qid, read)), Some(len)) if *len > read => {
+                        covered.insert(qid, *len);
+                        notes.push(format!(
+                            "{}: a rotated copy of a followed file: its {} bytes not read yet \
+                             are read, the rest were read as they were written",
+                            p.display(),
+                            len - read
+                        ));
+                        Some(read)
+                    }
+                    _ => {
+                        notes.push(format!(
+                            "{}: a rotated part of a followed file, whose lines were read as \
+                             they were written: not read again",
+                            p.display()
+                        ));
+                        *mark
+                    }
+                };
+                self.marks.insert(id, *mark);
+                from.push(start);
+                continue;
+            }
+            at.insert(id, from.len());
             let start = match (self.marks.get(&id).copied(), mark) {
                 // a file not seen before: from its start
                 (None, Some(_)) => {
@@ -86,7 +142,7 @@ impl Follower {
                 (None, None) => {
                     if !first {
                         notes.push(format!(
-                            "{}: new compressed file (a rotated part?), read whole once",
+                            "{}: new compressed file, read whole once",
                             p.display()
                         ));
                     }
@@ -98,12 +154,22 @@ impl Follower {
                         "{}: truncated (copytruncate?), read again from its start",
                         p.display()
                     ));
+                    at.remove(&id);
+                    truncated.insert(id);
                     Some(0)
                 }
                 (Some(old), _) => old,
             };
             from.push(start);
             self.marks.insert(id, *mark);
+        }
+        // what a rotated copy holds of a file still followed is not read twice
+        for (id, len) in covered {
+            if let Some(&i) = at.get(&id) {
+                if let (Some(f), Some(Some(to))) = (from[i], now.0.get(i)) {
+                    from[i] = Some(f.max(len).min(*to));
+                }
+            }
         }
         let appended = Appended::between(&paths, &Marks(from), &now)?;
         let mut files = appended.files.clone();
@@ -188,6 +254,23 @@ mod tests {
             l.notes
         );
         assert_eq!(rows(&f.look().unwrap()), 0);
+        // copytruncate's copy, and a copy compressed: parts of what was read, not again
+        std::fs::copy(&p, dir.join("out.jsonl.2")).unwrap();
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&p)
+            .unwrap()
+            .set_len(0)
+            .unwrap();
+        std::fs::write(
+            dir.join("out.jsonl.3.zst"),
+            zstd::encode_all(rec(8).as_bytes(), 3).unwrap(),
+        )
+        .unwrap();
+        let l = f.look().unwrap();
+        assert_eq!(rows(&l), 0, "{:?}", l.notes);
+        let parts = l.notes.iter().filter(|n| n.contains("rotated")).count();
+        assert_eq!(parts, 2, "{:?}", l.notes);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
