@@ -1,1 +1,14 @@
+//! What the end-to-end tests share.
 
+/// Runs tokstat in-process, through the library entry point the binary wraps; returns the
+/// exit code, stdout and stderr (bytes that are not UTF-8 shown as U+FFFD).
+pub fn tokstat(args: &[&str]) -> (i32, String, String) {
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let argv = std::iter::once("tokstat").chain(args.iter().copied());
+    let code = tokstat::run(argv, &mut out, &mut err);
+    (
+        code,
+        String::from_utf8_lossy(&out).into_owned(),
+        String::from_utf8_lossy(&err).into_owned(),
+    )
+}

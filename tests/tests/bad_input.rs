@@ -5,22 +5,10 @@
 use serde_json::Value;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
+use tokstat_tests::tokstat;
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-/// Runs tokstat in-process; returns (exit code, stdout, stderr).
-fn tokstat(args: &[&str]) -> (i32, String, String) {
-    let mut out = Vec::new();
-    let mut err = Vec::new();
-    let argv = std::iter::once("tokstat").chain(args.iter().copied());
-    let code = tokstat::run(argv, &mut out, &mut err);
-    (
-        code,
-        String::from_utf8_lossy(&out).into_owned(),
-        String::from_utf8_lossy(&err).into_owned(),
-    )
 }
 
 /// `report --format json` on `paths`: (exit code, report, stderr), with every file's

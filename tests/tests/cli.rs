@@ -3,6 +3,7 @@
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
+use tokstat_tests::tokstat;
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
@@ -10,19 +11,6 @@ fn root() -> PathBuf {
 
 fn fixture(rel: &str) -> String {
     root().join("fixtures").join(rel).display().to_string()
-}
-
-/// Runs tokstat; returns (exit code, stdout, stderr).
-fn tokstat(args: &[&str]) -> (i32, String, String) {
-    let mut out = Vec::new();
-    let mut err = Vec::new();
-    let argv = std::iter::once("tokstat").chain(args.iter().copied());
-    let code = tokstat::run(argv, &mut out, &mut err);
-    (
-        code,
-        String::from_utf8(out).unwrap(),
-        String::from_utf8(err).unwrap(),
-    )
 }
 
 fn records(stdout: &str) -> Vec<Value> {

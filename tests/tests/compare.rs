@@ -3,6 +3,7 @@
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
+use tokstat_tests::tokstat;
 use xtask::{gen_completions, sim};
 
 fn fixture(rel: &str) -> String {
@@ -11,18 +12,6 @@ fn fixture(rel: &str) -> String {
         .join(rel)
         .display()
         .to_string()
-}
-
-/// Runs tokstat; returns (exit code, stdout, stderr).
-fn tokstat(args: &[&str]) -> (i32, String, String) {
-    let (mut out, mut err) = (Vec::new(), Vec::new());
-    let argv = std::iter::once("tokstat").chain(args.iter().copied());
-    let code = tokstat::run(argv, &mut out, &mut err);
-    (
-        code,
-        String::from_utf8(out).unwrap(),
-        String::from_utf8(err).unwrap(),
-    )
 }
 
 fn compare(args: &[&str]) -> Value {

@@ -4,6 +4,7 @@
 
 use serde_json::Value;
 use std::path::Path;
+use tokstat_tests::tokstat;
 
 fn fixture(rel: &str) -> String {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -11,20 +12,6 @@ fn fixture(rel: &str) -> String {
         .join(rel)
         .display()
         .to_string()
-}
-
-fn tokstat(args: &[&str]) -> (i32, String, String) {
-    let (mut out, mut err) = (Vec::new(), Vec::new());
-    let code = tokstat::run(
-        std::iter::once("tokstat").chain(args.iter().copied()),
-        &mut out,
-        &mut err,
-    );
-    (
-        code,
-        String::from_utf8(out).unwrap(),
-        String::from_utf8(err).unwrap(),
-    )
 }
 
 fn report_json(args: &[&str]) -> Value {
