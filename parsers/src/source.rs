@@ -258,14 +258,14 @@ pub struct Source {
     /// Modification time (completes year-less stamps when `--year` is not given).
     pub modified: Option<SystemTime>,
     /// A regular file's identity and size when opened, to tell afterwards whether it changed
-    /// while it was read ([`Opened::change`]).
-    pub opened: Option<Opened>,
+    /// while it was read ([`AtOpen::change`]).
+    pub at_open: Option<AtOpen>,
     pub data: Data,
 }
 
 /// A regular file as it was when opened.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Opened {
+pub struct AtOpen {
     pub len: u64,
     dev: u64,
     ino: u64,
@@ -285,10 +285,10 @@ pub enum Change {
     Deleted,
 }
 
-impl Opened {
-    fn of(meta: &std::fs::Metadata) -> Opened {
+impl AtOpen {
+    fn of(meta: &std::fs::Metadata) -> AtOpen {
         use std::os::unix::fs::MetadataExt;
-        Opened {
+        AtOpen {
             len: meta.len(),
             dev: meta.dev(),
             ino: meta.ino(),
@@ -298,7 +298,7 @@ impl Opened {
     /// What happened to the file at `path` since it was opened, if anything.
     pub fn change(&self, path: &Path) -> Option<Change> {
         let now = match std::fs::metadata(path) {
-            Ok(m) => Opened::of(&m),
+            Ok(m) => AtOpen::of(&m),
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Some(Change::Deleted),
             Err(_) => return None,
         };
@@ -373,7 +373,7 @@ impl Source {
                     // a named pipe (`<(zcat …)`) or a device: read once, as it comes
                     return stream(input, file, modified).map_err(read_err);
                 }
-                let opened = Some(Opened::of(&meta));
+                let at_open = Some(AtOpen::of(&meta));
                 let mut head = [0u8; 4];
                 let n = read_head(&file, &mut head).map_err(read_err)?;
                 let compression = Compression::sniff(&head[..n]);
@@ -405,7 +405,7 @@ impl Source {
                     input: input.clone(),
                     compression,
                     modified,
-                    opened,
+                    at_open,
                     data,
                 })
             }
@@ -493,7 +493,7 @@ fn stream(
         input: input.clone(),
         compression,
         modified,
-        opened: None,
+        at_open: None,
         data: Data::Stream(decoder(compression, Box::new(r))?),
     })
 }
@@ -833,7 +833,7 @@ mod tests {
         let opened = || {
             Source::open(&Input::Path(p.clone()))
                 .unwrap()
-                .opened
+                .at_open
                 .unwrap()
         };
         let o = opened();

@@ -87,10 +87,10 @@ impl Skipped {
         }
     }
 
-    /// A file that changed while it was read (`opened` is how it was when opened), if it did.
+    /// A file that changed while it was read (`at_open` is how it was when opened), if it did.
     /// The report holds the bytes it had when opened; a file that shrank is an I/O failure.
-    pub fn changed(input: &Input, opened: Option<source::Opened>) -> Option<Skipped> {
-        let (Input::Path(path), Some(o)) = (input, opened) else {
+    pub fn changed(input: &Input, at_open: Option<source::AtOpen>) -> Option<Skipped> {
+        let (Input::Path(path), Some(o)) = (input, at_open) else {
             return None;
         };
         let (why, failed) = match o.change(path)? {

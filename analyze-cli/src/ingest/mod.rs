@@ -155,7 +155,7 @@ pub fn read(inputs: &[Input], opts: &ReadOptions) -> Ingested {
             let opened = open_upto(input, limit_of(&opts.limits, input));
             let src = opened.source.ok()?;
             let plain = matches!(src.data, Data::Mapped(_) | Data::Owned(_));
-            let at_open = src.opened;
+            let at_open = src.at_open;
             (opened.kind == Kind::Json && plain).then(|| {
                 let (part, err) = read_json(input, src, &opts.paths);
                 (part, err.or_else(|| Skipped::changed(input, at_open)))
@@ -185,7 +185,7 @@ pub fn read(inputs: &[Input], opts: &ReadOptions) -> Ingested {
         // chunks of a plain file count as they are read (a stream's decompressed bytes are
         // not its size on disk: it counts when done)
         let plain = matches!(src.data, Data::Mapped(_) | Data::Owned(_));
-        let (at_open, skipped_before) = (src.opened, r.skipped.len());
+        let (at_open, skipped_before) = (src.at_open, r.skipped.len());
         match opened.kind {
             Kind::Log | Kind::Empty => {
                 let logs = &mut r.logs;

@@ -380,7 +380,7 @@ where
             });
             continue;
         }
-        let at_open = src.opened;
+        let at_open = src.at_open;
         let (file, tally, err) = scan_log(
             input,
             name,
