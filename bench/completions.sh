@@ -3,7 +3,7 @@
 # reasoning text each, with escapes and non-ASCII) through `wc -l`, DuckDB `read_json` with an
 # explicit column list + `quantile_cont`, and `tokstat report --format json`; then the same
 # file zstd-compressed against `zstd -dc > /dev/null`; then peak memory for 1 GB and 4 GB
-# read from a pipe (no mapped file pages in the figure).
+# read from a pipe (no mapped file pages in the figure); the \u-escaped shape against wc -l.
 # Usage: bench/completions.sh [BYTES]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,6 +27,16 @@ if command -v hyperfine >/dev/null; then
     -n 'zstd -dc > /dev/null' "zstd -dc $f.zst" \
     -n 'tokstat report (.zst)' "$t report --format json -q $f.zst"
 fi
+# the same records as Python's json.dumps writes them by default (every non-ASCII character
+# as \uXXXX: about 87 escapes per KB here): the escaped shape against wc -l
+e=${f%.jsonl}-escaped.jsonl
+[ -f "$e" ] || python3 -c '
+import json, sys
+with open(sys.argv[1], "rb") as f, open(sys.argv[2], "w") as g:
+    for line in f:
+        g.write(json.dumps(json.loads(line), ensure_ascii=True) + "\n")
+' "$f" "$e"
+python3 bench/pairs.py 10 "$e" 'wc -l {f}' "$t report --format json -q {f}"
 for g in "$f" "${2:-}"; do
   [ -n "$g" ] && [ -f "$g" ] && cat "$g" | /usr/bin/time -f "$g from a pipe: %e s, peak RSS %M KB" $t report --format json -q - > /dev/null
 done
