@@ -12,3 +12,13 @@ pub fn tokstat(args: &[&str]) -> (i32, String, String) {
         String::from_utf8_lossy(&err).into_owned(),
     )
 }
+
+/// The `fixtures/` folder.
+pub fn fixtures() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures")
+}
+
+/// The path of `rel` under `fixtures/`, as an argument.
+pub fn fixture(rel: &str) -> String {
+    fixtures().join(rel).display().to_string()
+}

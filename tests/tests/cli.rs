@@ -3,14 +3,10 @@
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use tokstat_tests::tokstat;
+use tokstat_tests::{fixture, tokstat};
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-fn fixture(rel: &str) -> String {
-    root().join("fixtures").join(rel).display().to_string()
 }
 
 fn records(stdout: &str) -> Vec<Value> {

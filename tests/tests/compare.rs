@@ -3,16 +3,8 @@
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use tokstat_tests::tokstat;
+use tokstat_tests::{fixture, tokstat};
 use xtask::{gen_completions, sim};
-
-fn fixture(rel: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../fixtures")
-        .join(rel)
-        .display()
-        .to_string()
-}
 
 fn compare(args: &[&str]) -> Value {
     let mut a = vec!["compare", "--format", "json"];

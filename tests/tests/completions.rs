@@ -4,15 +4,7 @@
 
 use serde_json::Value;
 use std::path::Path;
-use tokstat_tests::tokstat;
-
-fn fixture(rel: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../fixtures")
-        .join(rel)
-        .display()
-        .to_string()
-}
+use tokstat_tests::{fixture, tokstat};
 
 fn report_json(args: &[&str]) -> Value {
     let mut a = vec!["report", "--format", "json"];

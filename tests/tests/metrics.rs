@@ -4,6 +4,7 @@
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
+use tokstat_tests::fixture;
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures")
@@ -18,10 +19,6 @@ fn report(args: &[&str]) -> Value {
     let code = tokstat::run(argv, &mut out, &mut err);
     assert_eq!(code, 0, "{}", String::from_utf8_lossy(&err));
     serde_json::from_slice(&out).unwrap()
-}
-
-fn fixture(rel: &str) -> String {
-    root().join(rel).display().to_string()
 }
 
 #[test]
