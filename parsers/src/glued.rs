@@ -11,8 +11,9 @@
 //! own values and stamp. Normal lines never get here, so the search costs nothing on them.
 
 /// Whether `raw`, read whole as `line`, may hold several records: malformed (its keys repeat,
-/// a value runs into the next record), or other with no logger prefix and a progress bar's
-/// `|` or a `\r` in it (a bar before a record). Only such lines are searched, so normal lines
+/// a value runs into the next record), other with no logger prefix and a progress bar's `|`
+/// or a `\r` in it (a bar before a record), or other with an SGLang prefix and another SGLang
+/// stamp inside. Only such lines are searched, so normal lines
 /// (uvicorn's access lines have no logger prefix either) cost one vector search at most.
 ///
 /// A long line (over 256 bytes) with a `\r` inside is searched too, whatever its reading: a
@@ -24,6 +25,16 @@ pub fn worth_splitting(line: &crate::record::Line<'_>, raw: &str) -> bool {
         crate::record::Body::Malformed(_) => return true,
         crate::record::Body::Other if line.prefix.style == crate::prefix::Style::Bare => {
             return memchr::memchr2(b'\r', b'|', b).is_some();
+        }
+        // an SGLang line of no record with another SGLang stamp inside (an access line with
+        // a decode line pasted onto it); such lines have a `[` in their message, so the
+        // common access lines, read without one, never get here
+        crate::record::Body::Other
+            if line.prefix.style == crate::prefix::Style::Sglang
+                && b.len() > 1
+                && memchr::memmem::find(&b[1..], b"[20").is_some() =>
+        {
+            return true;
         }
         _ => {}
     }
