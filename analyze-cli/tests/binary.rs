@@ -11,35 +11,10 @@ use std::time::{Duration, Instant};
 #[test]
 fn a_library_writing_to_stderr_from_its_threads_does_not_hang_the_report() {
     let demo = concat!(env!("CARGO_MANIFEST_DIR"), "/../fixtures/runs/demo");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_tokstat"))
-        .args(["report", "--format", "json", "-q", demo])
-        .env("POLARS_VERBOSE", "1")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    // the pipes are drained on threads of their own, so that a full pipe cannot stall it
-    let drain = |mut r: Box<dyn Read + Send>| {
-        std::thread::spawn(move || {
-            let mut s = String::new();
-            r.read_to_string(&mut s).unwrap();
-            s
-        })
-    };
-    let out = drain(Box::new(child.stdout.take().unwrap()));
-    let err = drain(Box::new(child.stderr.take().unwrap()));
-    let start = Instant::now();
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        if start.elapsed() > Duration::from_secs(120) {
-            child.kill().unwrap();
-            panic!("the report hung with POLARS_VERBOSE=1");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let (out, err) = (out.join().unwrap(), err.join().unwrap());
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_tokstat"));
+    cmd.args(["report", "--format", "json", "-q", demo])
+        .env("POLARS_VERBOSE", "1");
+    let (status, out, err) = run_to_end(cmd, || {});
     assert!(status.success(), "{err}");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["lines"]["total"], 4680);
@@ -49,7 +24,9 @@ fn a_library_writing_to_stderr_from_its_threads_does_not_hang_the_report() {
     );
 }
 
-/// Runs the binary to its end with its pipes drained on threads; (status, stdout, stderr).
+/// Runs the binary to its end with its pipes drained on threads (a full pipe cannot stall
+/// it), calling `before` once it runs; (status, stdout, stderr). Killed, and the test failed,
+/// if it has not ended after two minutes: a hang fails rather than waits.
 fn run_to_end(
     mut cmd: Command,
     before: impl FnOnce(),
@@ -69,7 +46,17 @@ fn run_to_end(
     let out = drain(Box::new(child.stdout.take().unwrap()));
     let err = drain(Box::new(child.stderr.take().unwrap()));
     before();
-    let status = child.wait().unwrap();
+    let start = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if start.elapsed() > Duration::from_secs(120) {
+            child.kill().unwrap();
+            panic!("{cmd:?} did not end in two minutes");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
     (status, out.join().unwrap(), err.join().unwrap())
 }
 

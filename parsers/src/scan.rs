@@ -670,6 +670,13 @@ where
                     }
                     chunks.into_spare()
                 });
+                // a batch of the stream's chunks through the pipeline
+                let mut run = |pending: &[Filled]| {
+                    let refs: Vec<&[u8]> = pending.iter().map(Filled::bytes).collect();
+                    let group = [Batch::Cut(&refs)].into_iter();
+                    let hooks = MapHooks::default();
+                    pipeline(group, &mut at, mode, &work, &mut sink, pool.as_ref(), hooks);
+                };
                 let mut pending: Vec<Filled> = Vec::with_capacity(per_stream_batch);
                 let mut kept = Vec::new();
                 let mut failed = None;
@@ -682,17 +689,7 @@ where
                         }
                     }
                     if pending.len() == per_stream_batch {
-                        let refs: Vec<&[u8]> = pending.iter().map(Filled::bytes).collect();
-                        let group = [Batch::Cut(&refs)].into_iter();
-                        pipeline(
-                            group,
-                            &mut at,
-                            mode,
-                            &work,
-                            &mut sink,
-                            pool.as_ref(),
-                            MapHooks::default(),
-                        );
+                        run(&pending);
                         for c in pending.drain(..) {
                             // a reader at its end takes no more
                             if let Err(std::sync::mpsc::SendError(c)) = back.send(c.into_buf()) {
@@ -702,17 +699,7 @@ where
                     }
                 }
                 // what was read before an error is still reported
-                let refs: Vec<&[u8]> = pending.iter().map(Filled::bytes).collect();
-                let group = [Batch::Cut(&refs)].into_iter();
-                pipeline(
-                    group,
-                    &mut at,
-                    mode,
-                    &work,
-                    &mut sink,
-                    pool.as_ref(),
-                    MapHooks::default(),
-                );
+                run(&pending);
                 drop(rx);
                 drop(back);
                 kept.extend(reading.join().unwrap_or_default());

@@ -5,6 +5,7 @@
 
 use serde_json::Value;
 use std::io::Write;
+use tokstat_tests::tokstat;
 
 fn record(i: u64) -> String {
     let finish = if i.is_multiple_of(40) {
@@ -53,10 +54,7 @@ fn a_growing_file_is_measured_over_the_window_exactly() {
         })
     };
     let p = path.display().to_string();
-    let mut out = Vec::new();
-    let mut err = Vec::new();
     let args = [
-        "tokstat",
         "pulse",
         "--window",
         "1s",
@@ -68,11 +66,11 @@ fn a_growing_file_is_measured_over_the_window_exactly() {
         "json",
         &p,
     ];
-    let code = tokstat::run(args, &mut out, &mut err);
+    let (code, out, err) = tokstat(&args);
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     writer.join().unwrap();
-    assert_eq!(code, 0, "{}", String::from_utf8_lossy(&err));
-    let v: Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(code, 0, "{}", err);
+    let v: Value = serde_json::from_str(&out).unwrap();
     let c = &v["client"];
     let requests = c["requests"].as_u64().unwrap();
     let done = v["job"]["requests_done"].as_u64().unwrap();
@@ -135,20 +133,10 @@ fn a_file_that_does_not_grow_says_so() {
     let path = dir.path().join("out.jsonl");
     std::fs::write(&path, record(1)).unwrap();
     let p = path.display().to_string();
-    let mut out = Vec::new();
-    let mut err = Vec::new();
-    let args = [
-        "tokstat",
-        "pulse",
-        "--window",
-        "200ms",
-        "--samples",
-        "2",
-        &p,
-    ];
-    let code = tokstat::run(args, &mut out, &mut err);
-    assert_eq!(code, 0);
-    let text = String::from_utf8(out).unwrap();
+    let args = ["pulse", "--window", "200ms", "--samples", "2", &p];
+    let (code, out, err) = tokstat(&args);
+    assert_eq!(code, 0, "{err}");
+    let text = out;
     assert!(
         text.contains("no completion records written in the window"),
         "{text}"
@@ -164,22 +152,21 @@ fn watch_prints_a_line_per_look_and_counts_each_record_once() {
     let text: String = (0..10).map(record).collect();
     std::fs::write(&path, text).unwrap();
     let p = path.display().to_string();
-    let mut out = Vec::new();
-    let mut err = Vec::new();
     let args = [
-        "tokstat", "watch", "--every", "100ms", "--for", "1s", "--total", "40", &p,
+        "watch", "--every", "100ms", "--for", "1s", "--total", "40", &p,
     ];
-    assert_eq!(tokstat::run(args, &mut out, &mut err), 0);
-    let text = String::from_utf8(out).unwrap();
+    let (code, out, _) = tokstat(&args);
+    assert_eq!(code, 0);
+    let text = out;
     let lines: Vec<&str> = text.lines().collect();
     assert!(lines.len() >= 2, "{text}");
     for l in &lines {
         assert!(l.contains(" done=10/40 "), "{l}");
     }
-    let mut out = Vec::new();
-    let args = ["tokstat", "watch", "--once", "--total", "40", &p];
-    assert_eq!(tokstat::run(args, &mut out, &mut err), 0);
-    let text = String::from_utf8(out).unwrap();
+    let args = ["watch", "--once", "--total", "40", &p];
+    let (code, out, _) = tokstat(&args);
+    assert_eq!(code, 0);
+    let text = out;
     assert!(text.contains("10 / 40 (25.0%)"), "{text}");
 }
 
@@ -222,10 +209,7 @@ fn watch_scrapes_a_live_metrics_endpoint() {
     let saved = dir.path().join("scrapes.prom");
     let url = format!("http://127.0.0.1:{port}/metrics");
     let s = saved.display().to_string();
-    let mut out = Vec::new();
-    let mut err = Vec::new();
     let args = [
-        "tokstat",
         "watch",
         "--metrics",
         &url,
@@ -236,9 +220,9 @@ fn watch_scrapes_a_live_metrics_endpoint() {
         "--for",
         "1s",
     ];
-    let code = tokstat::run(args, &mut out, &mut err);
-    assert_eq!(code, 0, "{}", String::from_utf8_lossy(&err));
-    let text = String::from_utf8(out).unwrap();
+    let (code, out, err) = tokstat(&args);
+    assert_eq!(code, 0, "{}", err);
+    let text = out;
     let lines: Vec<&str> = text.lines().collect();
     assert!(lines.len() >= 3, "{text}");
     // the first scrape has no rate yet; the later ones 1,000 tokens and 10 requests per
@@ -258,10 +242,10 @@ fn watch_scrapes_a_live_metrics_endpoint() {
         assert_eq!(field("metrics_kv"), 0.25);
     }
     // the saved scrapes, read back: one per look, the counters' last value
-    let mut out = Vec::new();
-    let args = ["tokstat", "report", "--format", "json", "-q", &s];
-    assert_eq!(tokstat::run(args, &mut out, &mut err), 0);
-    let v: Value = serde_json::from_slice(&out).unwrap();
+    let args = ["report", "--format", "json", "-q", &s];
+    let (code, out, _) = tokstat(&args);
+    assert_eq!(code, 0);
+    let v: Value = serde_json::from_str(&out).unwrap();
     let m = &v["metrics"];
     assert_eq!(m["scrapes"].as_u64().unwrap() as usize, lines.len());
     assert_eq!(
@@ -330,15 +314,13 @@ fn watch_counts_each_record_once_through_rotations() {
         })
     };
     let p = d.display().to_string();
-    let mut out = Vec::new();
-    let mut err = Vec::new();
     let args = [
-        "tokstat", "watch", "--every", "100ms", "--for", "4s", "--total", "100", &p,
+        "watch", "--every", "100ms", "--for", "4s", "--total", "100", &p,
     ];
-    let code = tokstat::run(args, &mut out, &mut err);
+    let (code, out, err) = tokstat(&args);
     let written = writer.join().unwrap();
-    assert_eq!(code, 0, "{}", String::from_utf8_lossy(&err));
-    let text = String::from_utf8(out).unwrap();
+    assert_eq!(code, 0, "{}", err);
+    let text = out;
     let last = text.lines().last().unwrap();
     assert!(
         last.contains(&format!(" done={written}/100 ")),
