@@ -12,7 +12,7 @@ use crate::analysis::finite;
 use crate::ingest::completions::CompletionRow;
 use crate::ingest::instance::Instance;
 use crate::ingest::scrapes::Scrapes;
-use crate::ingest::series::{PointKind, Step};
+use crate::ingest::series::{PointKind, Series, Step};
 use crate::ingest::Ingested;
 use crate::report::TimelineRow;
 use polars::prelude::*;
@@ -28,45 +28,23 @@ fn opt32(v: f32) -> Option<f64> {
     finite(f64::from(v))
 }
 
-/// One row per stats line (decode / periodic stats, prefill, speculative metrics).
-pub fn steps(instances: &BTreeMap<String, Instance>) -> PolarsResult<DataFrame> {
-    let rows: Vec<(&String, Option<&str>, StepRow)> = instances
-        .iter()
-        .flat_map(|(n, i)| {
-            i.series
-                .steps()
-                .map(move |s| (n, i.engine, StepRow::of(&i.series, s)))
-        })
+/// One row per stats line (decode / periodic stats, prefill, speculative metrics) of one
+/// chunk of an instance's lines: `steps` is written chunk by chunk as a log is read, so
+/// that a long log's rows never sit in memory all at once.
+pub fn steps_of(name: &str, engine: Option<&str>, series: &Series) -> PolarsResult<DataFrame> {
+    let rows: Vec<(&str, Option<&str>, StepRow)> = series
+        .steps()
+        .map(|s| (name, engine, StepRow::of(series, s)))
         .collect();
     steps_frame(&rows)
 }
 
-/// The `steps` table in frames of at most `n` rows, each of one instance: what a writer
-/// takes batch by batch, so that a long log's rows never sit in memory all at once.
-pub fn steps_batches<'a>(
-    instances: impl Iterator<Item = (&'a String, &'a Instance)> + 'a,
-    n: usize,
-) -> impl Iterator<Item = PolarsResult<DataFrame>> + 'a {
-    instances.flat_map(move |(name, i)| {
-        let mut steps = i.series.steps().peekable();
-        std::iter::from_fn(move || {
-            steps.peek()?;
-            let rows: Vec<(&String, Option<&str>, StepRow)> = steps
-                .by_ref()
-                .take(n)
-                .map(|s| (name, i.engine, StepRow::of(&i.series, s)))
-                .collect();
-            Some(steps_frame(&rows))
-        })
-    })
-}
-
-fn steps_frame(rows: &[(&String, Option<&str>, StepRow)]) -> PolarsResult<DataFrame> {
+fn steps_frame(rows: &[(&str, Option<&str>, StepRow)]) -> PolarsResult<DataFrame> {
     let rows = rows.iter().copied();
     DataFrame::new_infer_height(vec![
         Column::new(
             "instance".into(),
-            rows.clone().map(|r| r.0.as_str()).collect::<Vec<_>>(),
+            rows.clone().map(|r| r.0).collect::<Vec<_>>(),
         ),
         Column::new(
             "engine".into(),
@@ -135,7 +113,7 @@ struct StepRow {
 }
 
 impl StepRow {
-    fn of(series: &crate::ingest::series::Series, s: Step<'_>) -> StepRow {
+    fn of(series: &Series, s: Step<'_>) -> StepRow {
         match s {
             Step::Point(p, i) => StepRow {
                 kind: Some(series.kind(i)),
@@ -176,7 +154,7 @@ impl StepRow {
 pub fn events(instances: &BTreeMap<String, Instance>) -> PolarsResult<DataFrame> {
     let rows = instances
         .iter()
-        .flat_map(|(n, i)| i.series.events.iter().map(move |e| (n, e)));
+        .flat_map(|(n, i)| i.digest.events().iter().map(move |e| (n, e)));
     DataFrame::new_infer_height(vec![
         Column::new(
             "instance".into(),
@@ -195,7 +173,7 @@ pub fn events(instances: &BTreeMap<String, Instance>) -> PolarsResult<DataFrame>
 pub fn config(instances: &BTreeMap<String, Instance>) -> PolarsResult<DataFrame> {
     let rows = instances
         .iter()
-        .flat_map(|(n, i)| i.series.settings.iter().map(move |s| (n, s)));
+        .flat_map(|(n, i)| i.digest.settings().iter().map(move |s| (n, s)));
     DataFrame::new_infer_height(vec![
         Column::new(
             "instance".into(),
@@ -421,7 +399,8 @@ pub fn json_rows(df: &DataFrame) -> PolarsResult<Vec<serde_json::Value>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ingest::series::{EventPoint, Order, Point, Prefill, Series, Setting};
+    use crate::ingest::digest::Digest;
+    use crate::ingest::series::{EventPoint, Order, Point, Prefill, Setting};
     use crate::schema::TABLES;
     use crate::testing::dtype_of;
     use tokstat_parsers::record::EventKind;
@@ -472,11 +451,11 @@ mod tests {
             "gpu0".to_string(),
             Instance {
                 engine: Some("sglang"),
-                series,
+                digest: Digest::of(&series),
                 ..Instance::default()
             },
         );
-        let s = steps(&m).unwrap();
+        let s = steps_of("gpu0", Some("sglang"), &series).unwrap();
         documented("steps", &s);
         assert_eq!(s.height(), 2);
         let rows = json_rows(&s).unwrap();
@@ -532,16 +511,7 @@ mod tests {
         series.push(point(1000, f32::NAN), PointKind::Stats, f64::NAN);
         series.push(point(2000, 2.5), PointKind::Spec, f64::NAN);
         series.push(point(3000, f32::NAN), PointKind::Stats, 812.5);
-        let mut m = BTreeMap::new();
-        m.insert(
-            "engine0".to_string(),
-            Instance {
-                engine: Some("vllm"),
-                series,
-                ..Instance::default()
-            },
-        );
-        let rows = json_rows(&steps(&m).unwrap()).unwrap();
+        let rows = json_rows(&steps_of("engine0", Some("vllm"), &series).unwrap()).unwrap();
         let kinds: Vec<&str> = rows.iter().map(|r| r["kind"].as_str().unwrap()).collect();
         assert_eq!(kinds, ["stats", "spec", "stats"]);
         assert_eq!(rows[0]["prompt_tps"], serde_json::Value::Null);

@@ -11,8 +11,8 @@
 //! past it, more concurrency buys (almost) no throughput. Bins need [`MIN_LINES`] lines to
 //! take part, so a few stray lines do not make a knee.
 
-use crate::analysis::intervals::{Interval, Intervals};
-use crate::analysis::quantile::quantiles;
+use crate::analysis::quantile::counted_quantiles;
+use crate::ingest::digest::load::Load;
 use rayon::prelude::*;
 
 /// One more request must add at least this share of the per-request rate.
@@ -56,204 +56,54 @@ fn width(max: u32) -> u32 {
     .unwrap_or(max.div_ceil(24).max(1))
 }
 
-/// The rows the curve reads: one instance's intervals, in any order.
-pub trait Rows: Sync {
-    /// How many rows (the curve splits them into pieces by number).
-    fn count(&self) -> usize;
-    fn row(&self, i: usize) -> Interval;
-}
-
-impl Rows for Intervals<'_> {
-    fn count(&self) -> usize {
-        self.len()
-    }
-    #[inline]
-    fn row(&self, i: usize) -> Interval {
-        self.get(i)
-    }
-}
-
-impl Rows for [Interval] {
-    fn count(&self) -> usize {
-        self.len()
-    }
-    fn row(&self, i: usize) -> Interval {
-        self[i]
-    }
-}
-
-/// Rows a piece of the work holds (a few hundred kilobytes of them).
-const PIECE: usize = 1 << 15;
-/// `running` values below this are counted in a table; the others (rare) listed.
-const DENSE: u32 = 1 << 16;
-
-/// Whether an interval takes part: a known concurrency of at least one, and some length.
-#[inline]
-fn observed(i: &Interval) -> bool {
-    i.running.is_finite() && i.running >= 1.0 && i.end > i.start
-}
-
-/// The observed rows of a piece.
-fn rows<'a, R: Rows + ?Sized>(
-    (r, range): &(&'a R, std::ops::Range<usize>),
-) -> impl Iterator<Item = Interval> + 'a {
-    let r = *r;
-    range.clone().map(move |i| r.row(i)).filter(observed)
-}
-
-/// What a piece counted in the first pass: lines per `running` value below [`DENSE`], the
-/// values above it, and the highest.
-#[derive(Default)]
-struct Counts {
-    dense: Vec<u32>,
-    sparse: Vec<u32>,
-    max: u32,
-}
-
-/// What a piece summed in the second pass, per bin: milliseconds, and milliseconds times
-/// `running` (whole numbers: sums of them do not depend on the order they are added in).
-struct Sums {
-    ms: Vec<i128>,
-    running_ms: Vec<i128>,
-}
-
-/// Bins the intervals of all instances by `running`.
-///
-/// Two passes over pieces of the rows on all cores: the first counts each piece's lines per
-/// `running` value, which gives the bins and where each piece's lines go in them; the
-/// second writes each line's rates into its place in one array per quantity, sized once
-/// (growing a vector per bin copied and faulted in twice the memory), and sums the bins'
-/// times. The bins' quantiles are then selected on all cores.
-pub fn curve<R: Rows + ?Sized>(sources: &[&R]) -> Vec<Bin> {
-    let pieces: Vec<(&R, std::ops::Range<usize>)> = sources
+/// Bins the intervals of all instances by `running`, from their counts ([`Load`]): per
+/// bin the lines, the time and the time-weighted concurrency, and the quantiles of the
+/// rates read off the counts of each distinct rate (the order statistics a sort of every
+/// line's rate gives).
+pub fn curve(load: &Load) -> Vec<Bin> {
+    let max = load
+        .levels
         .iter()
-        .flat_map(|r| {
-            let n = r.count();
-            (0..n.div_ceil(PIECE)).map(move |k| (*r, k * PIECE..((k + 1) * PIECE).min(n)))
-        })
-        .collect();
-    let counts: Vec<Counts> = pieces
-        .par_iter()
-        .map(|p| {
-            let mut c = Counts::default();
-            for i in rows(p) {
-                let r = i.running as u32;
-                c.max = c.max.max(r);
-                if r < DENSE {
-                    let r = r as usize;
-                    if r >= c.dense.len() {
-                        c.dense.resize(r + 1, 0);
-                    }
-                    c.dense[r] += 1;
-                } else {
-                    c.sparse.push(r);
-                }
-            }
-            c
-        })
-        .collect();
-    let max = counts.iter().map(|c| c.max).max().unwrap_or(0);
+        .filter(|(_, l)| l.lines > 0)
+        .map(|(r, _)| *r)
+        .max()
+        .unwrap_or(0);
     if max == 0 {
         return Vec::new();
     }
     let w = width(max);
     let nb = max.div_ceil(w) as usize;
-    let bin = |r: u32| ((r - 1) / w) as usize;
-    // the bin of each `running` value below `DENSE`: no division per line
-    let longest = counts.iter().map(|c| c.dense.len()).max().unwrap_or(0);
-    let bins_of: Vec<u32> = (0..longest as u32)
-        .map(|r| if r == 0 { 0 } else { bin(r) as u32 })
-        .collect();
-    let bin_of = |r: u32| match bins_of.get(r as usize) {
-        Some(&b) => b as usize,
-        None => bin(r),
-    };
-    // lines of each piece in each bin, and of each bin
-    let per_piece: Vec<Vec<usize>> = counts
-        .iter()
-        .map(|c| {
-            let mut n = vec![0usize; nb];
-            for (r, &k) in c.dense.iter().enumerate().skip(1) {
-                n[bin_of(r as u32)] += k as usize;
-            }
-            for &r in &c.sparse {
-                n[bin_of(r)] += 1;
-            }
-            n
-        })
-        .collect();
-    let lines: Vec<usize> = (0..nb)
-        .map(|b| per_piece.iter().map(|n| n[b]).sum())
-        .collect();
-    let all = lines.iter().sum();
-    let mut tps = vec![0.0; all];
-    let mut per = vec![0.0; all];
-    // each piece's part of each bin's part of the two arrays (its lines in line order)
-    let mut slots: Vec<Vec<(&mut [f64], &mut [f64])>> =
-        (0..pieces.len()).map(|_| Vec::with_capacity(nb)).collect();
-    let (mut t_rest, mut p_rest) = (&mut tps[..], &mut per[..]);
-    for b in 0..nb {
-        for (k, n) in per_piece.iter().enumerate() {
-            let (t, tr) = std::mem::take(&mut t_rest).split_at_mut(n[b]);
-            let (p, pr) = std::mem::take(&mut p_rest).split_at_mut(n[b]);
-            (t_rest, p_rest) = (tr, pr);
-            slots[k].push((t, p));
+    let bin = |r: u32| (r.max(1) - 1) as usize / w as usize;
+    let mut lines = vec![0i64; nb];
+    let mut ms = vec![0i128; nb];
+    let mut running_ms = vec![0i128; nb];
+    for (&r, l) in &load.levels {
+        let b = bin(r);
+        lines[b] += l.lines;
+        ms[b] += i128::from(l.ms);
+        running_ms[b] = running_ms[b].saturating_add(l.running_ms);
+    }
+    // each bin's rates and rates per request, with how many lines logged them
+    let mut tps: Vec<Vec<(f64, u64)>> = vec![Vec::new(); nb];
+    let mut per: Vec<Vec<(f64, u64)>> = vec![Vec::new(); nb];
+    for (&(running, gen), &n) in &load.rates {
+        if n <= 0 {
+            continue;
         }
+        let running = f32::from_bits(running);
+        let gen = f64::from_bits(gen);
+        let b = bin(f64::from(running) as u32);
+        tps[b].push((gen, n as u64));
+        per[b].push((gen / f64::from(running), n as u64));
     }
-    let sums: Vec<Sums> = pieces
-        .par_iter()
-        .zip(slots.into_par_iter())
-        .map(|(piece, mut slots)| {
-            let mut s = Sums {
-                ms: vec![0; nb],
-                running_ms: vec![0; nb],
-            };
-            let mut fill = vec![0usize; nb];
-            for i in rows(piece) {
-                let b = bin_of(i.running as u32);
-                let (t, p) = &mut slots[b];
-                t[fill[b]] = i.gen_tps;
-                p[fill[b]] = i.gen_tps / i.running;
-                fill[b] += 1;
-                let ms = i128::from(i.end - i.start);
-                s.ms[b] += ms;
-                // (`running` is a whole number: a count, stored as an `f32`; a count beyond
-                // reason saturates rather than overflows. Through `i64` where it fits: a
-                // float to `i128` is a library call)
-                let r = if i.running < 9.0e18 {
-                    i.running as i64 as i128
-                } else {
-                    i.running as i128
-                };
-                s.running_ms[b] = s.running_ms[b].saturating_add(ms.saturating_mul(r));
-            }
-            s
-        })
-        .collect();
-    // each bin's part of the two arrays
-    let mut bins = Vec::with_capacity(nb);
-    let (mut t_rest, mut p_rest) = (&mut tps[..], &mut per[..]);
-    for &n in &lines {
-        let (t, tr) = std::mem::take(&mut t_rest).split_at_mut(n);
-        let (p, pr) = std::mem::take(&mut p_rest).split_at_mut(n);
-        (t_rest, p_rest) = (tr, pr);
-        bins.push((t, p));
-    }
-    let sum = |f: fn(&Sums) -> &Vec<i128>, b: usize| -> i128 {
-        sums.iter().fold(0i128, |a, s| a.saturating_add(f(s)[b]))
-    };
-    let ms: Vec<i128> = (0..nb).map(|b| sum(|s| &s.ms, b)).collect();
-    let running_ms: Vec<i128> = (0..nb).map(|b| sum(|s| &s.running_ms, b)).collect();
     let total: i128 = ms.iter().sum();
-    // the selections of every bin (millions of lines on a long run) on all cores
-    bins.into_par_iter()
+    tps.into_par_iter()
+        .zip(per)
         .enumerate()
-        .filter(|(_, (t, _))| !t.is_empty())
-        .map(|(b, (tps, per))| {
-            let (t, per_req) = rayon::join(
-                || quantiles(tps, &[0.1, 0.5, 0.9]),
-                || quantiles(per, &[0.5])[0],
-            );
+        .filter(|(b, _)| lines[*b] > 0)
+        .map(|(b, (mut tps, mut per))| {
+            let t = counted_quantiles(&mut tps, &[0.1, 0.5, 0.9]);
+            let per_req = counted_quantiles(&mut per, &[0.5])[0];
             Bin {
                 running_lo: b as u32 * w + 1,
                 // (the last bin of counts near the largest `u32` ends at it)
@@ -310,6 +160,21 @@ pub fn knee(bins: &[Bin]) -> Option<Knee> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analysis::intervals::Interval;
+
+    /// Whether an interval takes part: a known concurrency of at least one, and some length.
+    fn observed(i: &Interval) -> bool {
+        i.running.is_finite() && i.running >= 1.0 && i.end > i.start
+    }
+
+    /// The curve of intervals, counted as a digest counts them.
+    fn curve_of(sources: &[&[Interval]]) -> Vec<Bin> {
+        let mut load = Load::default();
+        for i in sources.iter().copied().flatten() {
+            load.add(i.running as f32, i.gen_tps, i.end - i.start, 1);
+        }
+        curve(&load)
+    }
 
     fn iv(running: f64, tps: f64) -> Interval {
         Interval {
@@ -333,7 +198,7 @@ mod tests {
                 iv(top, 50.0),
                 iv(2.0, 4.0),
             ];
-            let bins = curve(&[&v[..]]);
+            let bins = curve_of(&[&v[..]]);
             let last = bins.last().unwrap();
             assert_eq!(bins.iter().map(|b| b.lines).sum::<u64>(), 5);
             assert_eq!(
@@ -383,7 +248,7 @@ mod tests {
                 })
                 .collect();
             let refs: Vec<&[Interval]> = sources.iter().map(|v| &v[..]).collect();
-            let bins = curve(&refs);
+            let bins = curve_of(&refs);
             // the plain reading
             let all: Vec<&Interval> = sources.iter().flatten().filter(|i| observed(i)).collect();
             let w = width(top as u32);
@@ -440,7 +305,7 @@ mod tests {
             prompt_tps: 0.0,
             running: f64::from(f32::MAX),
         }];
-        let bins = curve(&[&v[..]]);
+        let bins = curve_of(&[&v[..]]);
         assert_eq!(bins.len(), 1);
         assert_eq!((bins[0].lines, bins[0].tps_median), (1, 5.0));
         assert!(
@@ -459,7 +324,7 @@ mod tests {
         let v: Vec<Interval> = (1..=160)
             .flat_map(|r| std::iter::repeat_n(iv(f64::from(r), model(f64::from(r))), 3))
             .collect();
-        let bins = curve(&[&v[..]]);
+        let bins = curve_of(&[&v[..]]);
         assert_eq!(bins.len(), 20);
         assert_eq!((bins[0].running_lo, bins[0].running_hi), (1, 8));
         assert_eq!(bins[0].lines, 24);
@@ -470,6 +335,6 @@ mod tests {
         let lin: Vec<Interval> = (1..=64)
             .flat_map(|r| std::iter::repeat_n(iv(f64::from(r), 40.0 * f64::from(r)), 3))
             .collect();
-        assert_eq!(knee(&curve(&[&lin[..]])), None);
+        assert_eq!(knee(&curve_of(&[&lin[..]])), None);
     }
 }

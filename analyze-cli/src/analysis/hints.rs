@@ -13,7 +13,6 @@ use crate::analysis::timeline::Bucket;
 use crate::analysis::{finite, iso_opt};
 use crate::ingest::completions::CompletionRow;
 use crate::ingest::instance::Instance;
-use crate::ingest::series::Series;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use tokstat_parsers::completion::Finish;
@@ -473,8 +472,8 @@ fn events_in(instances: &BTreeMap<String, Instance>, t0: i64, t1: i64) -> (u64, 
     use tokstat_parsers::record::EventKind;
     let mut r = (0, 0);
     for i in instances.values() {
-        let s: &Series = &i.series;
-        for e in s.events.iter().filter(|e| e.ts >= t0 && e.ts < t1) {
+        let events = i.digest.events();
+        for e in events.iter().filter(|e| e.ts >= t0 && e.ts < t1) {
             match e.kind {
                 EventKind::Retraction => r.0 += e.count,
                 EventKind::Preemption => r.1 += 1,
@@ -484,7 +483,7 @@ fn events_in(instances: &BTreeMap<String, Instance>, t0: i64, t1: i64) -> (u64, 
         // vLLM V1 counts preemptions on its stats lines
         if t0 == i64::MIN {
             r.1 += i.preemptions.saturating_sub(
-                s.events
+                events
                     .iter()
                     .filter(|e| e.kind == EventKind::Preemption)
                     .count() as u64,

@@ -18,7 +18,14 @@
 //!
 //! Summed over a run, errors in single intervals cancel (the intervals tile the span). On the
 //! simulated runs the estimate is within 1% of the simulator's true token count.
+//!
+//! The report never lists the intervals: each is summed as its line is read
+//! ([`crate::ingest::digest`]) and settled at the end ([`crate::analysis::lines`]). The
+//! plain listing here ([`Intervals`], test builds only) is the definition those are tested
+//! against.
 
+pub use crate::ingest::digest::gaps::Gaps;
+#[cfg(test)]
 use crate::ingest::series::{Point, Series};
 
 /// An interval longer than this many typical intervals is a gap, not work.
@@ -98,43 +105,15 @@ pub fn typical_gap_and_longer(
     ts: impl Iterator<Item = i64>,
     longer: i64,
 ) -> (Option<i64>, Vec<(i64, i64)>) {
-    const SMALL: usize = 60_000;
-    let mut counts = vec![0u32; SMALL];
-    let mut large: Vec<i64> = Vec::new();
+    let mut gaps = Gaps::default();
     let mut long = Vec::new();
-    let mut n = 0usize;
     for (a, b) in pairs(ts) {
-        let d = b - a;
-        if d <= 0 {
-            continue;
-        }
-        n += 1;
-        match counts.get_mut(d as usize) {
-            Some(c) => *c += 1,
-            None => large.push(d),
-        }
-        if d > longer {
+        gaps.add(b - a);
+        if b - a > longer {
             long.push((a, b));
         }
     }
-    (typical_of(&counts, large, n), long)
-}
-
-/// The middle one of `n` differences: those counted by value, then those listed.
-fn typical_of(counts: &[u32], mut large: Vec<i64>, n: usize) -> Option<i64> {
-    if n == 0 {
-        return None;
-    }
-    let mid = n / 2;
-    let mut seen = 0usize;
-    for (d, &c) in counts.iter().enumerate() {
-        seen += c as usize;
-        if seen > mid {
-            return Some(d as i64);
-        }
-    }
-    large.sort_unstable();
-    large.get(mid - seen).copied()
+    (gaps.typical(), long)
 }
 
 /// Consecutive pairs of `ts`.
@@ -143,6 +122,7 @@ pub fn pairs(ts: impl Iterator<Item = i64>) -> impl Iterator<Item = (i64, i64)> 
         .flatten()
 }
 
+#[cfg(test)]
 /// An instance's stats lines with a rate, as the intervals are built from them: their
 /// places among the points, their stamps spread ([`spread`]), and the typical interval.
 pub struct StatLines {
@@ -153,6 +133,7 @@ pub struct StatLines {
     typical: i64,
 }
 
+#[cfg(test)]
 impl StatLines {
     pub fn of(s: &Series) -> StatLines {
         // one pass, and the stamps spread where they were gathered: in this analysis, each
@@ -175,6 +156,7 @@ impl StatLines {
     }
 }
 
+#[cfg(test)]
 /// The intervals of an instance's stats lines (see the module docs), read where they are
 /// used: each is its line's point, its spread stamp, and a start found from the stamp
 /// before it, so nothing but the stamps is stored (whole intervals were 40 bytes a line,
@@ -195,6 +177,7 @@ pub struct Intervals<'a> {
     longest: i64,
 }
 
+#[cfg(test)]
 impl Intervals<'_> {
     pub fn len(&self) -> usize {
         self.ends.len()
@@ -257,12 +240,14 @@ impl Intervals<'_> {
     }
 }
 
+#[cfg(test)]
 /// The intervals of an instance's stats lines (see the module docs). `cuts` are restart
 /// times: no interval reaches back across one.
 pub fn intervals<'a>(s: &'a Series, cuts: &[i64]) -> Intervals<'a> {
     intervals_of(s, StatLines::of(s), cuts)
 }
 
+#[cfg(test)]
 /// [`intervals`] from the stats lines already found.
 pub fn intervals_of<'a>(s: &'a Series, lines: StatLines, cuts: &[i64]) -> Intervals<'a> {
     let typical = lines.typical;

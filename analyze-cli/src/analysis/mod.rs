@@ -5,6 +5,7 @@ pub mod completions;
 pub mod curve;
 pub mod hints;
 pub mod intervals;
+pub mod lines;
 pub mod metrics;
 pub mod quantile;
 pub mod segments;

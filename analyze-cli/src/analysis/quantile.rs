@@ -76,6 +76,35 @@ pub fn quantiles(v: &mut [f64], qs: &[f64]) -> Vec<f64> {
         .collect()
 }
 
+/// Quantiles `qs` (each 0–1) of values given with how many times each occurs (`v` is
+/// sorted): what [`quantiles`] gives on every occurrence listed, from the counts alone.
+pub fn counted_quantiles(v: &mut [(f64, u64)], qs: &[f64]) -> Vec<f64> {
+    let n: u64 = v.iter().map(|x| x.1).sum();
+    if n == 0 {
+        return vec![f64::NAN; qs.len()];
+    }
+    v.sort_unstable_by(|a, b| a.0.total_cmp(&b.0));
+    let last = (n - 1) as f64;
+    // the value of order statistic `r`
+    let at = |r: u64| {
+        let mut seen = 0;
+        for &(x, c) in v.iter() {
+            seen += c;
+            if seen > r {
+                return x;
+            }
+        }
+        f64::NAN
+    };
+    qs.iter()
+        .map(|q| {
+            let pos = q * last;
+            let (lo, hi) = (at(pos.floor() as u64), at(pos.ceil() as u64));
+            lo + (hi - lo) * (pos - pos.floor())
+        })
+        .collect()
+}
+
 /// The key of `x` whose unsigned order is `f64::total_cmp`'s: the sign bit set for
 /// positives, every bit flipped for negatives.
 #[inline]

@@ -7,15 +7,13 @@
 //! together, one GPU a little later than the next). Each segment lists the settings that
 //! changed at its start, compared with the segment before.
 
-use crate::analysis::intervals::typical_gap_and_longer;
-use crate::ingest::series::Series;
+use crate::ingest::series::Setting;
 use std::collections::BTreeMap;
-use tokstat_parsers::record::EventKind;
 
 /// A silence must be this many typical intervals long to cut…
 pub const GAP_FACTOR: i64 = 30;
-/// …and at least this long.
-pub const GAP_MIN_MS: i64 = 300_000;
+/// …and at least this long (the digest lists every silence this long as it reads).
+pub use crate::ingest::digest::run::GAP_MIN_MS;
 /// Cuts of different instances this close are one.
 pub const CLUSTER_MS: i64 = 600_000;
 /// Start-up lines this close belong to one start.
@@ -43,32 +41,28 @@ impl Reason {
     }
 }
 
+/// What the cuts of one instance are found from.
+#[derive(Debug, Clone, Copy)]
+pub struct CutInputs<'a> {
+    /// Stamps of start-up (configuration) lines and ready lines, sorted.
+    pub starts: &'a [i64],
+    /// First and last stamp of its stats lines (decode / periodic stats).
+    pub stats: Option<(i64, i64)>,
+    /// Their typical (median) difference.
+    pub typical: Option<i64>,
+    /// Consecutive stats stamps further apart than [`GAP_MIN_MS`], in order.
+    pub long: &'a [(i64, i64)],
+    /// The first prefill stamp, and those after the last stats line (in order).
+    pub prefill_first: Option<i64>,
+    pub prefill_tail: &'a [i64],
+}
+
 /// Where one instance's log is cut.
-pub fn cuts(s: &Series) -> Vec<(i64, Reason)> {
-    // read twice rather than copied: a fresh copy of millions of stamps cost more
-    let stats = || {
-        s.points
-            .iter()
-            .zip(s.stats_flags())
-            .filter(|(_, stats)| *stats)
-            .map(|(p, _)| p.ts)
-    };
-    let first = stats().next();
-    let mut starts: Vec<i64> = s
-        .settings
-        .iter()
-        .map(|c| c.ts)
-        .chain(
-            s.events
-                .iter()
-                .filter(|e| e.kind == EventKind::ServerReady)
-                .map(|e| e.ts),
-        )
-        .collect();
-    starts.sort_unstable();
+pub fn cuts(c: &CutInputs<'_>) -> Vec<(i64, Reason)> {
+    let first = c.stats.map(|s| s.0);
     let mut out: Vec<(i64, Reason)> = Vec::new();
     let mut last_start = i64::MIN;
-    for t in starts {
+    for &t in c.starts {
         if t.saturating_sub(last_start) <= START_MS {
             continue;
         }
@@ -78,11 +72,12 @@ pub fn cuts(s: &Series) -> Vec<(i64, Reason)> {
             out.push((t, Reason::Restart));
         }
     }
-    // (every gap is longer than `GAP_MIN_MS`: its candidates come from the same pass)
-    let (typical, long) = typical_gap_and_longer(stats(), GAP_MIN_MS);
-    let min_gap = typical.map_or(GAP_MIN_MS, |t| (t * GAP_FACTOR).max(GAP_MIN_MS));
-    if typical.is_some() {
-        for (a, b) in long {
+    // (every gap is longer than `GAP_MIN_MS`: its candidates are listed as read)
+    let min_gap = c
+        .typical
+        .map_or(GAP_MIN_MS, |t| (t * GAP_FACTOR).max(GAP_MIN_MS));
+    if c.typical.is_some() {
+        for &(a, b) in c.long {
             if b - a > min_gap && !out.iter().any(|&(c, _)| c > a && c <= b) {
                 out.push((b, Reason::Gap));
             }
@@ -90,12 +85,19 @@ pub fn cuts(s: &Series) -> Vec<(i64, Reason)> {
     }
     // a silence before the first stats line or after the last, with other lines (prefill
     // batches) beyond it, is a gap too: an idle stretch, not ramp-up or drain
-    if let (Some(first), Some(last)) = (first, stats().last()) {
-        let others = || s.prefill.iter().map(|p| p.ts);
-        if others().any(|t| t < first - min_gap) && !out.iter().any(|&(c, _)| c <= first) {
+    if let Some((first, last)) = c.stats {
+        if c.prefill_first.is_some_and(|t| t < first - min_gap)
+            && !out.iter().any(|&(c, _)| c <= first)
+        {
             out.push((first, Reason::Gap));
         }
-        if let Some(after) = others().filter(|&t| t > last + min_gap).min() {
+        if let Some(after) = c
+            .prefill_tail
+            .iter()
+            .copied()
+            .filter(|&t| t > last + min_gap)
+            .min()
+        {
             if !out.iter().any(|&(c, _)| c > last && c <= after) {
                 out.push((after, Reason::Gap));
             }
@@ -134,8 +136,8 @@ pub struct Change {
 }
 
 /// The last value of every setting of an instance in `[from, to)`.
-pub fn settings_in(s: &Series, from: i64, to: i64) -> BTreeMap<&str, &str> {
-    s.settings
+pub fn settings_in(settings: &[Setting], from: i64, to: i64) -> BTreeMap<&str, &str> {
+    settings
         .iter()
         .filter(|c| c.ts >= from && c.ts < to)
         .map(|c| (c.key.as_str(), c.value.as_str()))
@@ -169,7 +171,8 @@ pub fn changes<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ingest::series::{Point, Setting};
+    use crate::ingest::digest::Digest;
+    use crate::ingest::series::{Point, Series};
 
     fn stats(ts: i64) -> Point {
         Point {
@@ -204,13 +207,14 @@ mod tests {
         s.settings.push(set(200_500, "context_len", "4096"));
         s.points.extend((201..400).map(|i| stats(i * 1000)));
         s.points.extend((1600..1700).map(|i| stats(i * 1000)));
+        let mut d = Digest::of(&s);
         assert_eq!(
-            cuts(&s),
+            crate::analysis::lines::settle(&mut d).cuts,
             vec![(200_000, Reason::Restart), (1_600_000, Reason::Gap)]
         );
         let ch = changes(std::iter::once((
-            settings_in(&s, 0, 200_000),
-            settings_in(&s, 200_000, 1_600_000),
+            settings_in(&s.settings, 0, 200_000),
+            settings_in(&s.settings, 200_000, 1_600_000),
         )));
         assert_eq!(
             ch,

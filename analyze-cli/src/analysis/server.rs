@@ -2,12 +2,14 @@
 //! concurrency curve and per-instance throughput, from every instance's [`Series`].
 
 use crate::analysis::curve::{self, Bin, Knee};
-use crate::analysis::intervals::{self, Intervals, StatLines};
+use crate::analysis::lines::{self, Lines};
 use crate::analysis::segments::{self, Change, Reason};
 use crate::analysis::steady::{self, Steady};
 use crate::analysis::timeline::{self, Timeline};
+use crate::ingest::digest::grid::tokens_of;
+use crate::ingest::digest::load::Load;
+use crate::ingest::digest::Digest;
 use crate::ingest::instance::Instance;
-use crate::ingest::series::Series;
 use anyhow::Result;
 use rayon::prelude::*;
 use std::collections::BTreeMap;
@@ -72,6 +74,9 @@ pub struct Server {
     pub curve: Vec<Bin>,
     pub knee: Option<Knee>,
     pub instances: Vec<InstanceRow>,
+    /// Places where lines out of time order, or an edge between segments, could not be
+    /// placed exactly (see [`crate::ingest::digest`]); 0 on logs read in time order.
+    pub inexact: u64,
 }
 
 impl Server {
@@ -89,40 +94,33 @@ pub fn analyze(
     instances: &mut BTreeMap<String, Instance>,
     bucket_ms: Option<i64>,
 ) -> Result<Server> {
-    instances.par_iter_mut().for_each(|(_, i)| i.series.sort());
-    let named: Vec<(&str, &Series)> = instances
+    let settled: Vec<Lines> = instances
+        .par_iter_mut()
+        .map(|(_, i)| lines::settle(&mut i.digest))
+        .collect();
+    let named: Vec<(&str, &Lines, &Digest)> = instances
         .iter()
-        .filter(|(_, i)| !i.series.is_empty())
-        .map(|(n, i)| (n.as_str(), &i.series))
+        .zip(&settled)
+        .map(|((n, i), l)| (n.as_str(), l, &i.digest))
+        .filter(|(_, l, _)| l.span().is_some())
         .collect();
     if named.is_empty() {
         return Ok(Server::default());
     }
-    // instances are independent until the run-wide segments: one per core
-    let (own_cuts, intervals): (Vec<Cuts>, Vec<Intervals<'_>>) = named
-        .par_iter()
-        .map(|(_, s)| {
-            // an instance's cuts and its stats lines are found side by side
-            let (cuts, lines) = rayon::join(|| segments::cuts(s), || StatLines::of(s));
-            let restarts: Vec<i64> = cuts.iter().map(|x| x.0).collect();
-            let iv = intervals::intervals_of(s, lines, &restarts);
-            (cuts, iv)
-        })
-        .unzip();
-    let inputs: Vec<timeline::InstanceIntervals<'_, _>> = named
+    let own_cuts: Vec<&Cuts> = named.iter().map(|(_, l, _)| &l.cuts).collect();
+    let inputs: Vec<timeline::InstanceCells<'_>> = named
         .iter()
-        .zip(&intervals)
-        .map(|((n, s), iv)| timeline::InstanceIntervals {
+        .map(|(n, l, d)| timeline::InstanceCells {
             name: n,
-            series: s,
-            intervals: iv.iter(),
+            lines: l,
+            events: d.events(),
         })
         .collect();
     // run-wide segments
-    let run_cuts = segments::cluster(own_cuts.iter().flatten().copied().collect());
+    let run_cuts = segments::cluster(own_cuts.iter().copied().flatten().copied().collect());
     let first = named
         .iter()
-        .filter_map(|(_, s)| s.span())
+        .filter_map(|(_, l, _)| l.span())
         .map(|s| s.0)
         .min()
         .unwrap_or(0);
@@ -145,37 +143,33 @@ pub fn analyze(
         })
         .collect();
     let range = |e: &[i64], k: usize| (e[k], e.get(k + 1).copied().unwrap_or(i64::MAX));
-    // the timeline, the curve, and each instance's tokens and busy time per segment all
-    // read only the intervals: side by side, on all cores
-    let ((tl, bins), parts) = rayon::join(
-        || {
-            rayon::join(
-                || timeline::build(&inputs, bucket_ms),
-                || curve::curve(&intervals.iter().collect::<Vec<_>>()),
-            )
-        },
-        || {
-            intervals
-                .par_iter()
-                .zip(&edges)
-                .map(|(ivs, e)| {
-                    (0..bounds.len())
-                        .map(|k| {
-                            let (from, to) = range(e, k);
-                            // in time order: the segment's part is found by binary search
-                            let (mut tokens, mut busy, mut any) = (0.0, 0.0, false);
-                            for iv in ivs.ending_in(from, to) {
-                                tokens += iv.tokens();
-                                busy += iv.secs();
-                                any = true;
-                            }
-                            (tokens, busy, any)
-                        })
-                        .collect::<Vec<_>>()
-                })
-                .collect::<Vec<_>>()
-        },
+    let mut load = Load::default();
+    for (_, l, _) in &named {
+        load.merge(&l.run.load);
+    }
+    let (tl, bins) = rayon::join(
+        || timeline::build(&inputs, bucket_ms),
+        || curve::curve(&load),
     );
+    // each instance's tokens and busy time per segment: the intervals ending before each
+    // edge, and whether an edge fell where that could not be told exactly
+    let mut inexact: u64 = named.iter().map(|(_, l, _)| l.inexact).sum();
+    let parts: Vec<Vec<(f64, f64, bool)>> = named
+        .iter()
+        .zip(&edges)
+        .map(|((_, l, _), e)| {
+            (0..bounds.len())
+                .map(|k| {
+                    let (from, to) = range(e, k);
+                    let ((a, x), (b, y)) = (l.before(from), l.before(to));
+                    inexact += u64::from(!x) + u64::from(!y);
+                    let mut t = b;
+                    t.sub(a);
+                    (tokens_of(t.tokens), t.ms as f64 / 1000.0, t.count > 0)
+                })
+                .collect()
+        })
+        .collect();
     let tl = tl?;
     let b = tl.bucket_ms;
     let bucket_of =
@@ -190,19 +184,21 @@ pub fn analyze(
         let mut busy = 0.0;
         let mut active = 0;
         let mut settings_now: Vec<BTreeMap<&str, &str>> = Vec::new();
-        for ((part, (_, s)), e) in parts.iter().zip(&named).zip(&edges) {
+        for ((part, (_, l, d)), e) in parts.iter().zip(&named).zip(&edges) {
             let (from, to) = range(e, k);
             let (t, secs, mut any) = part[k];
             tokens += t;
             busy += secs;
-            if let Some((a, z)) = s.span_in(from, to) {
+            let (span, exact) = l.span_in(from, to);
+            inexact += u64::from(!exact);
+            if let Some((a, z)) = span {
                 lo = lo.min(a);
                 hi = hi.max(z);
                 any = true;
             }
             active += usize::from(any);
             // settings: from the segment's start-up lines (a restart cut is the first of them)
-            settings_now.push(segments::settings_in(s, from, to));
+            settings_now.push(segments::settings_in(d.settings(), from, to));
         }
         if lo > hi {
             continue;
@@ -282,6 +278,7 @@ pub fn analyze(
         curve: bins,
         knee,
         instances: Vec::new(),
+        inexact,
     };
     server.instances = instance_rows(&server);
     Ok(server)
@@ -327,7 +324,7 @@ fn instance_rows(s: &Server) -> Vec<InstanceRow> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ingest::series::Prefill;
+    use crate::ingest::series::{Prefill, Series};
 
     /// Regression: a log of prefill batches only (no rate logged) reported `-0.0` generated
     /// tokens in JSON and "-0 tok/s" in the table: an empty `sum` of floats is -0.
@@ -347,7 +344,7 @@ mod tests {
         m.insert(
             "gpu0".to_string(),
             Instance {
-                series,
+                digest: Digest::of(&series),
                 ..Instance::default()
             },
         );

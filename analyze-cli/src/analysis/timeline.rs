@@ -1,16 +1,16 @@
 //! The time-bucketed timeline, built from each instance's intervals
-//! ([`crate::analysis::intervals`]).
-//!
+//! ([`crate::analysis::intervals`]) as its digest's cells hold them.
 //!
 //! Intervals are split across time buckets by overlap, so a bucket's `gen_tps` is exactly
 //! the estimated tokens inside it divided by its length. Gauges (`running`, `waiting`,
-//! `kv_usage`, `accept_len`) are means of the lines stamped inside the bucket. Each
-//! instance's buckets are filled in one pass over its lines (dense arrays: no hashing per
-//! line); the instances' rows then form a polars table that is grouped by bucket into the
+//! `kv_usage`, `accept_len`) are means of the lines stamped inside the bucket. A bucket is
+//! a whole number of an instance's cells ([`crate::ingest::digest::grid`]), and its sums
+//! are theirs; the instances' rows then form a polars table that is grouped by bucket into the
 
 use crate::analysis::finite;
-use crate::analysis::intervals::Interval;
-use crate::ingest::series::Series;
+use crate::analysis::lines::Lines;
+use crate::ingest::digest::grid::{tokens_of, Gauge, FRACTION_SCALE};
+use crate::ingest::series::EventPoint;
 use anyhow::Result;
 use polars::prelude::*;
 use rayon::prelude::*;
@@ -31,9 +31,7 @@ pub fn auto_bucket(span_ms: i64) -> i64 {
         .unwrap_or_else(|| (want.max(1) + DAY - 1) / DAY * DAY)
 }
 
-/// The most buckets a timeline may have: a `--bucket` far too short for the run's span
-/// would otherwise fill the memory.
-pub const MAX_BUCKETS: i64 = 1_000_000;
+pub use crate::ingest::digest::grid::MAX_BUCKETS;
 
 /// One timeline row.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -58,54 +56,42 @@ pub struct Timeline {
     pub origin: i64,
     pub total: Vec<Bucket>,
     pub instances: Vec<(String, Vec<Bucket>)>,
-    /// Tokens each instance generated (its intervals' sum, in time order), summed in the
-    /// pass that splits them across buckets.
+    /// Tokens each instance generated (its intervals' sum).
     pub tokens: Vec<f64>,
 }
 
-/// What the timeline is built from: each instance's series and its intervals (in time
-/// order).
-pub struct InstanceIntervals<'a, I> {
+/// What the timeline is built from: each instance's finished lines.
+pub struct InstanceCells<'a> {
     pub name: &'a str,
-    pub series: &'a Series,
-    pub intervals: I,
+    pub lines: &'a Lines,
+    /// Its events, in time order.
+    pub events: &'a [EventPoint],
 }
 
-/// Adds a line's gauge `g` to bucket `k` (when known).
-#[inline]
-fn gauge(gauges: &mut [Vec<(f64, u32)>; 4], g: usize, k: usize, v: f32) {
-    if v.is_finite() {
-        let e = &mut gauges[g][k];
-        e.0 += f64::from(v);
-        e.1 += 1;
-    }
-}
-
-/// Per-bucket sums of one instance, filled in one pass over its intervals and lines.
+/// Per-bucket sums of one instance, from its cells.
 struct Acc {
-    gen: Vec<f64>,
-    prompt: Vec<f64>,
-    /// (sum, lines) of running, waiting, kv_usage, accept_len.
-    gauges: [Vec<(f64, u32)>; 4],
+    gen: Vec<i128>,
+    prompt: Vec<i128>,
+    gauges: [Vec<Gauge>; 4],
     events: Vec<f64>,
 }
 
 impl Acc {
     fn new(nb: usize) -> Acc {
         Acc {
-            gen: vec![0.0; nb],
-            prompt: vec![0.0; nb],
-            gauges: std::array::from_fn(|_| vec![(0.0, 0); nb]),
+            gen: vec![0; nb],
+            prompt: vec![0; nb],
+            gauges: std::array::from_fn(|_| vec![Gauge::default(); nb]),
             events: vec![0.0; nb],
         }
     }
 
     fn rows(&self, origin: i64, b: i64) -> Vec<Bucket> {
         let secs = b as f64 / 1000.0;
-        let mean = |g: usize, k: usize| {
-            let (s, n) = self.gauges[g][k];
+        let mean = |g: usize, k: usize, scale: f64| {
+            let Gauge { sum, n } = self.gauges[g][k];
             if n > 0 {
-                s / f64::from(n)
+                sum as f64 / scale / n as f64
             } else {
                 f64::NAN
             }
@@ -113,12 +99,12 @@ impl Acc {
         (0..self.gen.len())
             .map(|k| Bucket {
                 ts: origin + k as i64 * b,
-                gen_tps: self.gen[k] / secs,
-                prompt_tps: self.prompt[k] / secs,
-                running: mean(0, k),
-                waiting: mean(1, k),
-                kv_usage: mean(2, k),
-                accept_len: mean(3, k),
+                gen_tps: tokens_of(self.gen[k]) / secs,
+                prompt_tps: tokens_of(self.prompt[k]) / secs,
+                running: mean(0, k, 1.0),
+                waiting: mean(1, k, 1.0),
+                kv_usage: mean(2, k, FRACTION_SCALE),
+                accept_len: mean(3, k, FRACTION_SCALE),
                 events: self.events[k],
             })
             .collect()
@@ -207,63 +193,22 @@ fn totals(instances: &[(String, Vec<Bucket>)], nb: usize) -> PolarsResult<Vec<Bu
         .collect())
 }
 
-/// The bucket of a stamp, `(t - origin).div_euclid(b)`, for stamps that come in time order:
-/// the bucket of the last one, or the next, is checked before dividing. A 64-bit division
-/// per line was half of the timeline's time.
-struct Cursor {
-    origin: i64,
-    b: i64,
-    /// The last bucket found, and its bounds `[lo, lo + b)`.
-    k: i64,
-    lo: i64,
-}
-
-impl Cursor {
-    fn new(origin: i64, b: i64) -> Cursor {
-        Cursor {
-            origin,
-            b,
-            k: 0,
-            lo: origin,
-        }
-    }
-
-    #[inline]
-    fn of(&mut self, t: i64) -> i64 {
-        let d = t.wrapping_sub(self.lo);
-        if (0..self.b).contains(&d) {
-            return self.k;
-        }
-        if (self.b..self.b.saturating_mul(2)).contains(&d) {
-            self.k += 1;
-            self.lo += self.b;
-            return self.k;
-        }
-        self.k = (t - self.origin).div_euclid(self.b);
-        self.lo = self.origin + self.k * self.b;
-        self.k
-    }
-}
-
-/// Builds the timeline with buckets of `bucket_ms` (or [`auto_bucket`]).
-pub fn build<I>(inputs: &[InstanceIntervals<'_, I>], bucket_ms: Option<i64>) -> Result<Timeline>
-where
-    I: Iterator<Item = Interval> + Clone + Send + Sync,
-{
+/// Builds the timeline with buckets of `bucket_ms` (or [`auto_bucket`]), from each
+/// instance's cells: a bucket is a whole number of cells (see
+/// [`crate::ingest::digest::grid`]), and its sums are theirs.
+pub fn build(inputs: &[InstanceCells<'_>], bucket_ms: Option<i64>) -> Result<Timeline> {
     let first = inputs
         .iter()
         .flat_map(|i| {
-            i.intervals
-                .clone()
-                .next()
-                .map(|v| v.start)
+            i.lines
+                .first_start
                 .into_iter()
-                .chain(i.series.span().map(|s| s.0))
+                .chain(i.lines.span().map(|s| s.0))
         })
         .min();
     let last = inputs
         .iter()
-        .flat_map(|i| i.series.span().map(|s| s.1))
+        .flat_map(|i| i.lines.span().map(|s| s.1))
         .max();
     let (Some(first), Some(last)) = (first, last) else {
         return Ok(Timeline::default());
@@ -283,69 +228,42 @@ where
         );
     }
     let nb = (idx(last) + 1) as usize;
-    // instances on all cores, and for each its rates and its gauges side by side (each
-    // bucket's sums still add their terms in time order)
     let (instances, tokens): (Vec<(String, Vec<Bucket>)>, Vec<f64>) = inputs
         .par_iter()
         .map(|input| {
             let mut acc = Acc::new(nb);
-            let Acc {
-                gen,
-                prompt,
-                gauges,
-                events,
-            } = &mut acc;
-            let (tokens, ()) = rayon::join(
-                || {
-                    let mut tokens = 0.0;
-                    // each pass below is in time order: its bucket is found by a cursor
-                    let mut at = Cursor::new(origin, b);
-                    for iv in input.intervals.clone() {
-                        tokens += iv.tokens();
-                        // split across buckets by overlap (intervals before the origin are
-                        // clipped)
-                        let mut s = iv.start.max(origin);
-                        while s < iv.end {
-                            let k = at.of(s);
-                            let e = (origin + (k + 1) * b).min(iv.end);
-                            let part = (e - s) as f64 / 1000.0;
-                            let k = k as usize;
-                            if k < nb {
-                                gen[k] += iv.gen_tps * part;
-                                prompt[k] += iv.prompt_tps * part;
-                            }
-                            s = e;
-                        }
-                    }
-                    let mut at = Cursor::new(origin, b);
-                    for pre in &input.series.prefill {
-                        prompt[at.of(pre.ts) as usize] += f64::from(pre.new_tokens);
-                    }
-                    tokens
-                },
-                || {
-                    let mut at = Cursor::new(origin, b);
-                    let series = input.series;
-                    for (pt, stats) in series.points.iter().zip(series.stats_flags()) {
-                        let k = at.of(pt.ts) as usize;
-                        if stats {
-                            gauge(gauges, 0, k, pt.running);
-                            gauge(gauges, 1, k, pt.waiting);
-                            gauge(gauges, 2, k, pt.kv_usage);
-                        }
-                        gauge(gauges, 3, k, pt.accept_len);
-                    }
-                },
+            let grid = &input.lines.run.grid;
+            debug_assert_eq!(
+                b % grid.len,
+                0,
+                "cells of {} ms in buckets of {b}",
+                grid.len
             );
+            for (start, c) in grid.iter() {
+                // cells outside the span of the stats lines have no bucket
+                let Some(k) = usize::try_from(idx(start)).ok().filter(|&k| k < nb) else {
+                    continue;
+                };
+                acc.gen[k] += c.gen;
+                acc.prompt[k] += c.prompt;
+                for (g, v) in [c.running, c.waiting, c.kv_usage, c.accept_len]
+                    .into_iter()
+                    .enumerate()
+                {
+                    acc.gauges[g][k].sum += v.sum;
+                    acc.gauges[g][k].n += v.n;
+                }
+            }
             // events outside the span of the stats lines have no bucket
-            for ev in &input.series.events {
+            for ev in input.events {
                 if let Some(e) = usize::try_from(idx(ev.ts))
                     .ok()
-                    .and_then(|k| events.get_mut(k))
+                    .and_then(|k| acc.events.get_mut(k))
                 {
                     *e += ev.count as f64;
                 }
             }
+            let tokens = tokens_of(input.lines.run.totals.tokens);
             ((input.name.to_string(), acc.rows(origin, b)), tokens)
         })
         .unzip();
@@ -363,36 +281,20 @@ where
 mod tests {
     use super::*;
     use crate::analysis::intervals::*;
-    use crate::ingest::series::Point;
-    use crate::ingest::series::PointKind;
+    use crate::ingest::digest::Digest;
+    use crate::ingest::series::{Point, PointKind, Series};
 
-    /// The cursor finds the bucket a division finds, for stamps in time order (its purpose),
-    /// out of order, before the origin, and far apart.
+    /// Every bucket length the timeline may choose for a span at least this long is a whole
+    /// number of cells, and each cell length divides the next.
     #[test]
-    fn the_cursor_finds_the_divisions_bucket() {
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
-        for (origin, b) in [
-            (0, 1),
-            (1_000, 1_000),
-            (-5_000, 3_000),
-            (1_778_000_000_000, 60_000),
-        ] {
-            let mut cur = Cursor::new(origin, b);
-            let mut t = origin - 3 * b;
-            for k in 0..20_000 {
-                t = match k % 7 {
-                    // mostly forward by less than a bucket or two
-                    0..=4 => t + (next() % (2 * b as u64 + 1)) as i64,
-                    5 => t - (next() % (3 * b as u64 + 1)) as i64,
-                    _ => t + (next() % 1_000_000) as i64 - 500_000,
-                };
-                assert_eq!(cur.of(t), (t - origin).div_euclid(b), "{origin} {b} {t}");
+    fn cells_divide_every_later_bucket() {
+        let mut last = 1;
+        for span in (0..200).map(|k| (k as i64).pow(4) * 997) {
+            let base = crate::ingest::digest::grid::base_for(span);
+            assert_eq!(base % last, 0, "{span}");
+            last = base;
+            for later in [span, span + 1, span * 2, span * 7 + 12345, span * 1000] {
+                assert_eq!(auto_bucket(later) % base, 0, "{span} {later}");
             }
         }
     }
@@ -606,53 +508,42 @@ mod tests {
             points: vec![stats(0, 1.0), stats(800 * 365 * DAY, 1.0)],
             ..Series::default()
         };
-        let input = |intervals| InstanceIntervals {
+        let mut d = Digest::of(&series);
+        let lines = crate::analysis::lines::settle(&mut d);
+        let input = [InstanceCells {
             name: "a",
-            series: &series,
-            intervals,
-        };
-        let none = std::iter::empty::<Interval>();
-        let t = build(&[input(none.clone())], None).unwrap();
+            lines: &lines,
+            events: &[],
+        }];
+        let t = build(&input, None).unwrap();
         assert!(t.total.len() <= 121, "{}", t.total.len());
-        let e = build(&[input(none)], Some(1000)).unwrap_err().to_string();
+        let e = build(&input, Some(1000)).unwrap_err().to_string();
         assert!(e.contains("choose a longer bucket"), "{e}");
     }
 
     #[test]
     fn buckets_split_intervals_by_overlap() {
+        // the first line's interval is the typical one (15 s), at no rate
         let series = Series {
-            points: vec![stats(10_000, 100.0), stats(25_000, 40.0)],
+            points: vec![stats(0, 0.0), stats(10_000, 100.0), stats(25_000, 40.0)],
             ..Series::default()
         };
-        let iv = [
-            Interval {
-                start: 0,
-                end: 10_000,
-                gen_tps: 100.0,
-                prompt_tps: 0.0,
-                running: 10.0,
-            },
-            Interval {
-                start: 10_000,
-                end: 25_000,
-                gen_tps: 40.0,
-                prompt_tps: 0.0,
-                running: 10.0,
-            },
-        ];
+        let mut d = Digest::of(&series);
+        let lines = crate::analysis::lines::settle(&mut d);
         let t = build(
-            &[InstanceIntervals {
+            &[InstanceCells {
                 name: "a",
-                series: &series,
-                intervals: iv.iter().copied(),
+                lines: &lines,
+                events: &[],
             }],
             Some(20_000),
         )
         .unwrap();
-        assert_eq!(t.total.len(), 2);
-        // bucket 0: 10 s at 100 + 10 s at 40 over 20 s; bucket 1: 5 s at 40
-        assert_eq!(t.total[0].gen_tps, (1000.0 + 400.0) / 20.0);
-        assert_eq!(t.total[1].gen_tps, 200.0 / 20.0);
-        assert_eq!(t.total[0].running, 10.0);
+        assert_eq!(t.total.len(), 3);
+        assert_eq!(t.total[0].gen_tps, 0.0);
+        // bucket 1: 10 s at 100 + 10 s at 40 over 20 s; bucket 2: 5 s at 40
+        assert_eq!(t.total[1].gen_tps, (1000.0 + 400.0) / 20.0);
+        assert_eq!(t.total[2].gen_tps, 200.0 / 20.0);
+        assert_eq!(t.total[1].running, 10.0);
     }
 }

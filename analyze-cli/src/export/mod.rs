@@ -8,6 +8,8 @@
 //! (host, process, time), so that the nodes of a cluster export their own logs into one
 //! shared folder and DuckDB, polars or Spark read the union as one table per kind.
 
+mod steps;
+
 use crate::frames;
 use crate::report::{self, Built};
 use crate::schema::{unit, TABLES};
@@ -24,7 +26,7 @@ pub enum FileFormat {
 }
 
 impl FileFormat {
-    fn extension(self) -> &'static str {
+    pub(crate) fn extension(self) -> &'static str {
         match self {
             FileFormat::Parquet => "parquet",
             FileFormat::Csv => "csv",
@@ -56,7 +58,7 @@ pub struct Written {
 }
 
 /// Rows in a Parquet row group: large enough for scans, small enough to skip by statistics.
-const ROW_GROUP: usize = 128 * 1024;
+pub(crate) const ROW_GROUP: usize = 128 * 1024;
 
 /// A name unique to this writer: host, process and start time.
 fn writer_id() -> String {
@@ -74,7 +76,7 @@ fn writer_id() -> String {
 
 /// A value as a Hive partition path component: characters outside `[A-Za-z0-9._-]` as
 /// `%XX`; a null as `__HIVE_DEFAULT_PARTITION__`, as Hive, Spark and DuckDB write it.
-fn escape(v: &str) -> String {
+pub(crate) fn escape(v: &str) -> String {
     v.bytes()
         .map(|b| {
             if b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-') {
@@ -97,7 +99,12 @@ fn label(opts: &Options) -> String {
     })
 }
 
-fn metadata(table: &str, df: &DataFrame, run: &str, inputs: &[String]) -> KeyValueMetadata {
+pub(crate) fn metadata(
+    table: &str,
+    df: &DataFrame,
+    run: &str,
+    inputs: &[String],
+) -> KeyValueMetadata {
     // (the columns' units from the frame at hand: every batch of a table has its columns)
     let units: serde_json::Map<String, serde_json::Value> = df
         .get_column_names()
@@ -159,80 +166,6 @@ fn write_file(
     Ok(())
 }
 
-/// Writes the frames of one table (batches of one schema) into one file: `steps` of a long
-/// log is written batch by batch, never whole. Returns the rows written (no file for none).
-fn write_batches(
-    path: &Path,
-    mut frames: impl Iterator<Item = PolarsResult<DataFrame>>,
-    format: FileFormat,
-    meta: impl Fn(&DataFrame) -> KeyValueMetadata,
-    drop: Option<&str>,
-) -> Result<usize> {
-    let strip = |mut df: DataFrame| -> DataFrame {
-        if let Some(c) = drop {
-            let _ = df.drop_in_place(c);
-        }
-        df
-    };
-    let Some(first) = frames.next().transpose()? else {
-        return Ok(0);
-    };
-    let first = strip(first);
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    }
-    let file =
-        std::fs::File::create(path).with_context(|| format!("cannot write {}", path.display()))?;
-    let schema = first.schema().clone();
-    let mut rows = first.height();
-    match format {
-        FileFormat::Parquet => {
-            let mut w = ParquetWriter::new(file)
-                .with_compression(ParquetCompression::Zstd(None))
-                .with_statistics(StatisticsOptions::default())
-                .with_row_group_size(Some(ROW_GROUP))
-                .with_key_value_metadata(Some(meta(&first)))
-                .batched(&schema)?;
-            w.write_batch(&first)?;
-            for df in frames {
-                let df = strip(df?);
-                rows += df.height();
-                w.write_batch(&df)?;
-            }
-            w.finish()?;
-        }
-        FileFormat::Csv => {
-            let mut w = CsvWriter::new(file).batched(&schema)?;
-            w.write_batch(&first)?;
-            for df in frames {
-                let df = strip(df?);
-                rows += df.height();
-                w.write_batch(&df)?;
-            }
-            w.finish()?;
-        }
-        FileFormat::Jsonl => {
-            use std::io::Write;
-            let mut w = std::io::BufWriter::new(file);
-            let mut lines = |df: &DataFrame| -> Result<()> {
-                for row in frames::json_rows(df)? {
-                    serde_json::to_writer(&mut w, &row)?;
-                    w.write_all(b"\n")?;
-                }
-                Ok(())
-            };
-            lines(&first)?;
-            for df in frames {
-                let df = strip(df?);
-                rows += df.height();
-                lines(&df)?;
-            }
-            w.flush()?;
-        }
-    }
-    Ok(rows)
-}
-
 /// The tables of a build other than `steps`, by name (empty ones left out).
 fn tables(built: &Built) -> Result<Vec<(&'static str, DataFrame)>> {
     let read = &built.read;
@@ -251,56 +184,25 @@ fn tables(built: &Built) -> Result<Vec<(&'static str, DataFrame)>> {
 /// Reads the inputs once, writes every table and `report.json`; returns what was written
 /// and the report.
 pub fn run(opts: &Options) -> Result<(Vec<Written>, report::Report)> {
-    let built = report::build_full(&opts.report)?;
     let run = label(opts);
     let writer = writer_id();
     let ext = opts.format.extension();
     let mut written = Vec::new();
     let partitioned = opts.by_run || opts.by_instance;
-    // steps: batch by batch (a 1 GB log has millions), one file per instance when partitioned
-    {
-        let instances = &built.read.logs.instances;
-        let meta = |df: &DataFrame| metadata("steps", df, &run, &opts.report.inputs);
-        let (mut rows, mut files) = (0, 0);
-        if opts.by_instance {
-            let mut dir = opts.to.join("steps");
-            if opts.by_run {
-                dir = dir.join(format!("run={}", escape(&run)));
-            }
-            for (name, inst) in instances {
-                let path = dir
-                    .join(format!("instance={}", escape(name)))
-                    .join(format!("part-{writer}.{ext}"));
-                let batches = frames::steps_batches(std::iter::once((name, inst)), ROW_GROUP);
-                let n = write_batches(&path, batches, opts.format, meta, Some("instance"))?;
-                rows += n;
-                files += usize::from(n > 0);
-            }
-        } else {
-            let path = if partitioned {
-                opts.to
-                    .join("steps")
-                    .join(format!("run={}", escape(&run)))
-                    .join(format!("part-{writer}.{ext}"))
-            } else {
-                opts.to.join(format!("steps.{ext}"))
-            };
-            rows = write_batches(
-                &path,
-                frames::steps_batches(instances.iter(), ROW_GROUP),
-                opts.format,
-                meta,
-                None,
-            )?;
-            files = usize::from(rows > 0);
-        }
-        if rows > 0 {
-            written.push(Written {
-                table: "steps",
-                rows,
-                files,
-            });
-        }
+    // steps: written chunk by chunk as the logs are read (a 1 GB log has millions), one
+    // file per instance when partitioned
+    let mut steps = steps::Steps::new(opts, &run, &writer);
+    let built = report::build_with(
+        &opts.report,
+        Some(&mut |name, engine, series| steps.add(name, engine, series)),
+    )?;
+    let (rows, files) = steps.finish()?;
+    if rows > 0 {
+        written.push(Written {
+            table: "steps",
+            rows,
+            files,
+        });
     }
     for (table, mut df) in tables(&built)? {
         debug_assert!(TABLES.iter().any(|t| t.0 == table));

@@ -4,6 +4,7 @@
 //! costs one parallel pass over the bytes. Means here are means over stats lines; the
 //! time-weighted token estimates and steady-state analysis belong to the timeline stage.
 
+use crate::ingest::digest::Digest;
 use crate::ingest::scan::{instance_rank, FileCtx, Stats, Visit, Visitor};
 use crate::ingest::series::Series;
 use std::collections::BTreeMap;
@@ -66,14 +67,14 @@ pub struct Instance {
     pub preemptions: u64,
     pub errors: u64,
     pub prefill_tokens: u64,
-    /// The stamped lines, for the timeline and the analyses built on it.
-    pub series: Series,
+    /// The stamped lines summed, for the timeline and the analyses built on it.
+    pub digest: Digest,
 }
 
 impl Instance {
+    /// Adds a chunk's aggregates (its series is summed apart: see [`Logs::absorb`]).
     fn merge(&mut self, o: &Instance) {
         self.engine = self.engine.or(o.engine);
-        self.series.append(&o.series);
         self.first = match (self.first, o.first) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -107,16 +108,47 @@ impl Instance {
 #[derive(Debug, Clone, Default)]
 pub struct Logs {
     pub instances: BTreeMap<String, Instance>,
+    /// The timeline bucket asked for, ms (the digests' cells are made of it).
+    pub bucket: Option<i64>,
+    /// The file read last.
+    file: Option<String>,
 }
 
+/// Receives each chunk's stats lines of an instance (its name and engine) as they are
+/// summed: `export` writes them as its `steps` table, while nothing else keeps them.
+pub type StepsSink<'a> = dyn FnMut(&str, Option<&'static str>, &Series) + 'a;
+
 impl Logs {
-    /// Adds the instances of a chunk of `file`.
-    pub fn absorb(&mut self, file: &FileCtx, chunk: ChunkSummary) {
-        for (rank, inst) in chunk.ranks {
-            self.instances
-                .entry(file.instance_of(rank).into_owned())
-                .or_default()
-                .merge(&inst);
+    /// Adds the instances of a chunk of `file` (read after everything added before), and
+    /// hands each one's lines to `steps`.
+    pub fn absorb(
+        &mut self,
+        file: &FileCtx,
+        chunk: ChunkSummary,
+        steps: Option<&mut StepsSink<'_>>,
+    ) {
+        let mut steps = steps;
+        if self.file.as_deref() != Some(file.source.as_str()) {
+            self.file = Some(file.source.clone());
+            for i in self.instances.values_mut() {
+                i.digest.new_file();
+            }
+        }
+        for (rank, inst, mut series) in chunk.ranks {
+            let bucket = self.bucket;
+            let name = file.instance_of(rank);
+            let at = self
+                .instances
+                .entry(name.to_string())
+                .or_insert_with(|| Instance {
+                    digest: Digest::new(bucket),
+                    ..Instance::default()
+                });
+            at.merge(&inst);
+            at.digest.push(&mut series);
+            if let Some(f) = steps.as_deref_mut() {
+                f(&name, at.engine, &series);
+            }
         }
     }
 }
@@ -125,7 +157,8 @@ impl Logs {
 /// names the instance, and no string is built or compared per line.
 #[derive(Debug, Clone, Default)]
 pub struct ChunkSummary {
-    ranks: Vec<(Option<u32>, Instance)>,
+    /// Each rank's aggregates, and its stamped lines (on their way into its digest).
+    ranks: Vec<(Option<u32>, Instance, Series)>,
     /// Points and prefill stamps to make room for in the first instance (see
     /// [`ChunkSummary::sized_like`]).
     room: (usize, usize),
@@ -145,27 +178,28 @@ impl ChunkSummary {
 
     /// How many points and prefill stamps its first instance holds.
     pub fn size(&self) -> (usize, usize) {
-        self.ranks.first().map_or((0, 0), |(_, i)| {
-            (i.series.points.len(), i.series.prefill.len())
-        })
+        self.ranks
+            .first()
+            .map_or((0, 0), |(_, _, s)| (s.points.len(), s.prefill.len()))
     }
 
     /// The instance of a rank in this chunk.
     #[inline]
-    fn instance(&mut self, rank: Option<u32>) -> &mut Instance {
-        let idx = match self.ranks.iter().position(|(r, _)| *r == rank) {
+    fn instance(&mut self, rank: Option<u32>) -> (&mut Instance, &mut Series) {
+        let idx = match self.ranks.iter().position(|(r, _, _)| *r == rank) {
             Some(i) => i,
             None => {
-                let mut inst = Instance::default();
+                let mut series = Series::default();
                 if self.ranks.is_empty() {
-                    inst.series.points.reserve(self.room.0);
-                    inst.series.prefill.reserve(self.room.1);
+                    series.points.reserve(self.room.0);
+                    series.prefill.reserve(self.room.1);
                 }
-                self.ranks.push((rank, inst));
+                self.ranks.push((rank, Instance::default(), series));
                 self.ranks.len() - 1
             }
         };
-        &mut self.ranks[idx].1
+        let (_, i, s) = &mut self.ranks[idx];
+        (i, s)
     }
 }
 
@@ -179,10 +213,17 @@ impl Instance {
 
     /// Adds a stats line: the one path of whole steps and quickly read ones.
     #[inline(always)]
-    fn step(&mut self, ts: Option<Ts>, engine: Option<Engine>, kind: StepKind, g: &Gauges) {
+    fn step(
+        &mut self,
+        series: &mut Series,
+        ts: Option<Ts>,
+        engine: Option<Engine>,
+        kind: StepKind,
+        g: &Gauges,
+    ) {
         self.stamp(ts);
         if let Some(ts) = ts {
-            self.series.step(ts, kind, g);
+            series.step(ts, kind, g);
         }
         self.engine = self.engine.or(engine.map(|e| e.as_str()));
         match kind {
@@ -228,10 +269,10 @@ impl Visitor for ChunkSummary {
     const KEEP: Keep = Keep::new(GaugeSet::ALL, GaugeSet::NEW_TOKENS);
 
     fn line(&mut self, v: Visit<'_, '_>) {
-        let inst = self.instance(instance_rank(v.line));
+        let (inst, series) = self.instance(instance_rank(v.line));
         match &v.line.body {
             Body::Step(s) => match s.kind {
-                Some(kind) => inst.step(v.ts, s.engine, kind, &s.gauges()),
+                Some(kind) => inst.step(series, v.ts, s.engine, kind, &s.gauges()),
                 None => {
                     inst.stamp(v.ts);
                     inst.engine = inst.engine.or(s.engine.map(|e| e.as_str()));
@@ -239,7 +280,7 @@ impl Visitor for ChunkSummary {
             },
             body => {
                 inst.stamp(v.ts);
-                inst.series.visit(v.ts, body);
+                series.visit(v.ts, body);
                 if let Body::Event(e) = body {
                     match e.kind {
                         EventKind::Retraction => {
@@ -256,8 +297,8 @@ impl Visitor for ChunkSummary {
     }
 
     fn stats(&mut self, s: Stats<'_>) {
-        self.instance(s.dp)
-            .step(s.ts, Some(Engine::Sglang), s.kind, s.gauges);
+        let (inst, series) = self.instance(s.dp);
+        inst.step(series, s.ts, Some(Engine::Sglang), s.kind, s.gauges);
     }
 }
 
@@ -324,9 +365,9 @@ mod tests {
             let (ChunkOut { out: o3, .. }, _) =
                 visit_chunk(&file, chunk(), ChunkSummary::sized_like(out.size()));
             assert_eq!(format!("{:?}", o3.ranks), format!("{:?}", out.ranks));
-            if let Some((_, i)) = o3.ranks.first() {
-                assert!(i.series.points.capacity() >= out.size().0, "{path:?}");
-                assert!(i.series.prefill.capacity() >= out.size().1, "{path:?}");
+            if let Some((_, _, s)) = o3.ranks.first() {
+                assert!(s.points.capacity() >= out.size().0, "{path:?}");
+                assert!(s.prefill.capacity() >= out.size().1, "{path:?}");
             }
             stat_lines += out.ranks.iter().map(|r| r.1.stat_lines).sum::<u64>();
         }

@@ -16,6 +16,7 @@
 )]
 
 pub mod completions;
+pub mod digest;
 pub mod inputs;
 pub mod instance;
 pub mod progress;
@@ -25,7 +26,7 @@ pub mod series;
 
 use crate::ingest::completions::{read_json, CompletionRow, Part};
 use crate::ingest::inputs::{open_upto, Dates, Skipped, BINARY};
-use crate::ingest::instance::{ChunkSummary, Logs};
+use crate::ingest::instance::{ChunkSummary, Logs, StepsSink};
 use crate::ingest::scan::{scan_log, visit_chunk, ChunkOut, FileCtx, LineNumbers, Tally};
 use crate::ingest::scrapes::Scrapes;
 use rayon::prelude::*;
@@ -47,6 +48,8 @@ pub struct ReadOptions {
     pub progress: Option<std::sync::Arc<progress::Progress>>,
     /// Plain files read only up to these offsets (where they stood when a pulse began).
     pub limits: Limits,
+    /// The timeline bucket asked for, ms (see [`digest::grid`]).
+    pub bucket: Option<i64>,
 }
 
 /// Byte offsets to read files up to, by path.
@@ -123,7 +126,17 @@ impl Ingested {
 /// JSON files side by side, scrapes whole. An input that cannot be read is listed in
 /// [`Ingested::skipped`], never fatal.
 pub fn read(inputs: &[Input], opts: &ReadOptions) -> Ingested {
+    read_with(inputs, opts, None)
+}
+
+/// [`read`], handing every chunk's stats lines to `steps` as they are read.
+pub fn read_with(
+    inputs: &[Input],
+    opts: &ReadOptions,
+    mut steps: Option<&mut StepsSink<'_>>,
+) -> Ingested {
     let mut r = Ingested::default();
+    r.logs.bucket = opts.bucket;
     let names = instance_names(inputs);
     let size = |input: &Input| match input {
         Input::Path(p) => std::fs::metadata(p).map_or(0, |m| m.len()),
@@ -204,7 +217,7 @@ pub fn read(inputs: &[Input], opts: &ReadOptions) -> Ingested {
                     opts.dates,
                     LineNumbers::Relative,
                     &work,
-                    &mut |f: &FileCtx, s: ChunkSummary| logs.absorb(f, s),
+                    &mut |f: &FileCtx, s: ChunkSummary| logs.absorb(f, s, steps.as_deref_mut()),
                 );
                 r.skipped.extend(err);
                 r.files.push(FileRead {

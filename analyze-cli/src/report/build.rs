@@ -9,7 +9,7 @@ use crate::analysis::server::{self, Segment, Server};
 use crate::analysis::steady::PEAK_WINDOW_MS;
 use crate::analysis::{finite, timeline::Bucket};
 use crate::ingest::inputs::{expand, Dates, Skipped};
-use crate::ingest::instance::Instance;
+use crate::ingest::instance::{Instance, StepsSink};
 use crate::ingest::scan::Tally;
 use crate::ingest::{self, Ingested};
 use anyhow::Result;
@@ -65,6 +65,11 @@ pub struct Built {
 
 /// [`build`], keeping what was read.
 pub fn build_full(opts: &Options) -> Result<Built> {
+    build_with(opts, None)
+}
+
+/// [`build_full`], handing every chunk's stats lines to `steps` as they are read.
+pub fn build_with(opts: &Options, steps: Option<&mut StepsSink<'_>>) -> Result<Built> {
     let (inputs, unread) = expand(&opts.inputs)?;
     let read = ingest::ReadOptions {
         dates: Dates::new(opts.year, opts.date.as_deref())?,
@@ -74,8 +79,9 @@ pub fn build_full(opts: &Options) -> Result<Built> {
         },
         progress: opts.progress.clone(),
         limits: opts.limits.clone(),
+        bucket: opts.bucket_ms,
     };
-    let mut r = ingest::read(&inputs, &read);
+    let mut r = ingest::read_with(&inputs, &read, steps);
     // met while listing the inputs, before any was read
     r.skipped.splice(0..0, unread);
     let completions =

@@ -1,0 +1,198 @@
+//! What the analyses keep of an instance's stats lines, in memory bounded by the time they
+//! cover rather than by how many there are.
+//!
+//! Chunks of a log are read on all cores into chunk-sized [`Series`]; each is then summed
+//! into its instance's digest, in file order, and dropped: the digest keeps time cells
+//! ([`grid`]), the concurrency curve's counts ([`load`]), the counts of interval lengths
+//! ([`gaps`]), the few intervals whose start is settled only at the end, and the stamps
+//! around the times the log may be cut at ([`run`]). What only the whole log tells (the
+//! typical interval, the cuts, which intervals are gaps) is settled by the analysis
+//! (`analysis::lines`). A 1.1 GB log of 1.8 million decode lines leaves
+//! a few megabytes of them, where keeping a point per line took 90 MB.
+//!
+//! Lines read in time order form one run; lines that go back in time (a rotated log given
+//! after the current one) start another, and runs are joined in time order at the end
+//! ([`Digest::joined`]), so that files of one instance may be given in any order.
+
+pub mod gaps;
+pub mod grid;
+pub mod load;
+pub mod run;
+
+use crate::ingest::series::{EventPoint, PointKind, Series, Setting, Step};
+use run::{Closing, Run};
+use tokstat_parsers::record::EventKind;
+
+/// An instance's lines summed (see the module docs).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Digest {
+    /// Cell length asked for (`--bucket`), ms.
+    pub bucket: Option<i64>,
+    runs: Vec<Run>,
+    events: Vec<EventPoint>,
+    settings: Vec<Setting>,
+    /// Whether its runs are joined into one ([`Digest::joined`]) since the last lines.
+    joined: bool,
+    /// Whether the next lines start a new file (and so a new run: a file is one stretch of
+    /// time, but the next file given may follow any other).
+    new_file: bool,
+}
+
+impl Digest {
+    pub fn new(bucket: Option<i64>) -> Digest {
+        Digest {
+            bucket,
+            ..Digest::default()
+        }
+    }
+
+    /// Whether it holds no stats line.
+    pub fn is_empty(&self) -> bool {
+        self.runs.iter().all(|r| r.span.is_none())
+    }
+
+    /// Notes that the next chunk starts another file.
+    pub fn new_file(&mut self) {
+        self.new_file = true;
+    }
+
+    /// Sums a chunk's lines (in file order, each chunk after the one before it).
+    pub fn push(&mut self, s: &mut Series) {
+        self.joined = false;
+        if std::mem::take(&mut self.new_file)
+            && self.runs.last().is_some_and(|r| r.start() != i64::MAX)
+        {
+            self.runs.push(Run::new(self.bucket, true));
+        }
+        s.sort();
+        // start-up lines and ready lines are times the log may be cut at: probed as the
+        // lines reach them
+        let mut probes: Vec<i64> = s
+            .settings
+            .iter()
+            .map(|c| c.ts)
+            .chain(
+                s.events
+                    .iter()
+                    .filter(|e| e.kind == EventKind::ServerReady)
+                    .map(|e| e.ts),
+            )
+            .collect();
+        probes.sort_unstable();
+        probes.dedup();
+        let mut probes = probes.into_iter().peekable();
+        let bucket = self.bucket;
+        for step in s.steps() {
+            let ts = step.ts();
+            let back = self
+                .runs
+                .last()
+                .is_none_or(|r| r.last().is_some_and(|l| ts < l));
+            if back {
+                self.runs.push(Run::new(bucket, true));
+            }
+            let Some(run) = self.runs.last_mut() else {
+                continue;
+            };
+            while let Some(at) = probes.next_if(|&at| at <= ts) {
+                run.probe(at);
+            }
+            match step {
+                Step::Point(p, i) => {
+                    let stats = s.kind(i) == PointKind::Stats;
+                    run.gauges(p.ts, stats, p.running, p.waiting, p.kv_usage, p.accept_len);
+                    if stats {
+                        run.stats_stamp(p.ts);
+                        if p.gen_tps.is_finite() {
+                            let prompt = s.prompt_tps(i);
+                            run.closing(Closing {
+                                ts: p.ts,
+                                gen: p.gen_tps.max(0.0),
+                                prompt: if prompt.is_finite() {
+                                    prompt.max(0.0)
+                                } else {
+                                    0.0
+                                },
+                                running: p.running,
+                            });
+                        }
+                    }
+                }
+                Step::Prefill(p) => run.prefill(p.ts, p.new_tokens),
+            }
+        }
+        // the rest come after the chunk's lines: in the run they follow, or in one of their
+        // own if that run has gone past them
+        for at in probes {
+            let behind = self
+                .runs
+                .last()
+                .is_none_or(|r| r.last().is_some_and(|l| at < l));
+            if behind {
+                self.runs.push(Run::new(bucket, true));
+            }
+            if let Some(run) = self.runs.last_mut() {
+                run.probe(at);
+            }
+        }
+        self.events.append(&mut s.events);
+        self.settings.append(&mut s.settings);
+    }
+
+    /// Its events (in time order once finished).
+    pub fn events(&self) -> &[EventPoint] {
+        &self.events
+    }
+
+    /// Its start-up settings (in time order once finished).
+    pub fn settings(&self) -> &[Setting] {
+        &self.settings
+    }
+
+    /// Adds a later part of the same instance, read apart (its runs follow this one's).
+    pub fn append(&mut self, o: Digest) {
+        self.joined = false;
+        self.runs.extend(o.runs);
+        self.events.extend(o.events);
+        self.settings.extend(o.settings);
+    }
+
+    /// Its runs joined in time order into one, as if read in one piece (done once).
+    pub fn joined(&mut self) -> &Run {
+        if !self.joined || self.runs.is_empty() {
+            self.events.sort_by_key(|e| e.ts);
+            self.settings.sort_by_key(|s| s.ts);
+            let mut runs = std::mem::take(&mut self.runs);
+            runs.sort_by_key(|r| (r.start(), r.last()));
+            let mut all = Run::new(self.bucket, false);
+            for r in runs {
+                all.join(r);
+            }
+            all.close(None);
+            all.long.sort_unstable();
+            self.runs = vec![all];
+            self.joined = true;
+        }
+        match self.runs.first() {
+            Some(r) => r,
+            None => unreachable_run(),
+        }
+    }
+}
+
+/// (`joined` leaves one run.)
+#[cold]
+fn unreachable_run() -> &'static Run {
+    static EMPTY: std::sync::OnceLock<Run> = std::sync::OnceLock::new();
+    EMPTY.get_or_init(|| Run::new(None, false))
+}
+
+#[cfg(test)]
+impl Digest {
+    /// The digest of a whole series, as one chunk.
+    pub fn of(s: &Series) -> Digest {
+        let mut d = Digest::default();
+        d.push(&mut s.clone());
+        d
+    }
+}
