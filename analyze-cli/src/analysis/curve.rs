@@ -62,10 +62,9 @@ fn width(max: u32) -> u32 {
 /// line's rate gives).
 pub fn curve(load: &Load) -> Vec<Bin> {
     let max = load
-        .levels
-        .iter()
+        .levels()
         .filter(|(_, l)| l.lines > 0)
-        .map(|(r, _)| *r)
+        .map(|(r, _)| r)
         .max()
         .unwrap_or(0);
     if max == 0 {
@@ -77,7 +76,7 @@ pub fn curve(load: &Load) -> Vec<Bin> {
     let mut lines = vec![0i64; nb];
     let mut ms = vec![0i128; nb];
     let mut running_ms = vec![0i128; nb];
-    for (&r, l) in &load.levels {
+    for (r, l) in load.levels() {
         let b = bin(r);
         lines[b] += l.lines;
         ms[b] += i128::from(l.ms);

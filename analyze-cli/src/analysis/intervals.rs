@@ -21,7 +21,7 @@
 //!
 //! The report never lists the intervals: each is summed as its line is read
 //! ([`crate::ingest::digest`]) and settled at the end ([`crate::analysis::lines`]). The
-//! plain listing here ([`Intervals`], test builds only) is the definition those are tested
+//! plain listing here (`Intervals`, test builds only) is the definition those are tested
 //! against.
 
 pub use crate::ingest::digest::gaps::Gaps;

@@ -26,9 +26,9 @@ pub struct Lines {
     pub inexact: u64,
 }
 
-/// Settles an instance's lines (see the module docs).
+/// Settles an instance's lines (see the module docs), taking them out of its digest.
 pub fn settle(d: &mut Digest) -> Lines {
-    let mut all = d.joined().clone();
+    let mut all = d.take_joined();
     // the cuts, from the stats stamps as logged
     let mut starts: Vec<i64> = d
         .settings()
@@ -427,10 +427,8 @@ mod tests {
 
     fn load_counts(l: &Load) -> Counts {
         let mut levels: Vec<_> = l
-            .levels
-            .iter()
-            .filter(|(_, v)| v.lines != 0 || v.ms != 0)
-            .map(|(r, v)| (*r, v.lines, v.ms, v.running_ms))
+            .levels()
+            .map(|(r, v)| (r, v.lines, v.ms, v.running_ms))
             .collect();
         levels.sort_unstable();
         let mut rates: Vec<_> = l

@@ -1,5 +1,5 @@
 //! The server-side analysis of a run's logs: timeline, steady state, segments, the
-//! concurrency curve and per-instance throughput, from every instance's [`Series`].
+//! concurrency curve and per-instance throughput, from every instance's lines settled ([`crate::analysis::lines`]).
 
 use crate::analysis::curve::{self, Bin, Knee};
 use crate::analysis::lines::{self, Lines};
@@ -145,7 +145,7 @@ pub fn analyze(
     let range = |e: &[i64], k: usize| (e[k], e.get(k + 1).copied().unwrap_or(i64::MAX));
     let mut load = Load::default();
     for (_, l, _) in &named {
-        load.merge(&l.run.load);
+        load.merge(l.run.load.clone());
     }
     let (tl, bins) = rayon::join(
         || timeline::build(&inputs, bucket_ms),

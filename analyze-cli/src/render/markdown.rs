@@ -97,6 +97,9 @@ pub fn write(out: &mut dyn Write, r: &Report) -> io::Result<()> {
     if let Some(note) = super::unknown_note(r.unknown_records) {
         writeln!(out, "> {note}\n")?;
     }
+    if let Some(note) = super::inexact_note(r.inexact) {
+        writeln!(out, "> {note}\n")?;
+    }
     if !r.hints.is_empty() {
         write_hints(out, r)?;
     }

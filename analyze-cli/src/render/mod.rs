@@ -76,6 +76,18 @@ pub fn unknown_note(n: u64) -> Option<String> {
     })
 }
 
+/// The note on places in the logs that could not be placed exactly in time.
+pub fn inexact_note(n: u64) -> Option<String> {
+    (n > 0).then(|| {
+        format!(
+            "Note: {} place(s) in the server logs could not be placed exactly in time (lines \
+             of one instance out of order across files, or a segment edge between two of its \
+             lines): the token figures around them are approximate",
+            num::group(n)
+        )
+    })
+}
+
 /// One instance's row of the instance table, as text, in the columns every renderer shows:
 /// instance, engine, span, stats lines, tokens, steady tok/s, vs median (`⚠` beyond the
 /// imbalance threshold), running, waiting, kv max, retracted, preempted.

@@ -48,6 +48,9 @@ fn write_report(out: &mut dyn Write, r: &Report) -> io::Result<()> {
     if let Some(note) = super::unknown_note(r.unknown_records) {
         writeln!(out, "{note}\n")?;
     }
+    if let Some(note) = super::inexact_note(r.inexact) {
+        writeln!(out, "{note}\n")?;
+    }
     if !r.instances.is_empty() {
         write_instances(out, r)?;
         write_server(out, r)?;

@@ -187,6 +187,7 @@ fn assemble(
             .collect(),
         bench_runs,
         unknown_records: r.unknown_records,
+        inexact: server.inexact,
         completions: completions.map(|figures| CompletionsReport {
             figures,
             dropped_choices: r.dropped_choices,

@@ -38,6 +38,10 @@ pub struct Report {
     pub bench_runs: Vec<RunReport>,
     /// JSON records of no shape tokstat reads (counted as `other` lines).
     pub unknown_records: u64,
+    /// Places in the server logs that could not be placed exactly in time (lines of one
+    /// instance interleaving across files, a segment edge inside a cell): the figures
+    /// around them are approximate. 0 for logs read in time order (see the README).
+    pub inexact: u64,
     pub completions: Option<CompletionsReport>,
     /// The timeline's bucket length, seconds (0 without server logs).
     pub timeline_bucket_s: f64,

@@ -31,7 +31,11 @@ impl Gaps {
         }
     }
 
-    pub fn merge(&mut self, o: &Gaps) {
+    pub fn merge(&mut self, o: Gaps) {
+        if self.n == 0 && self.counts.is_empty() && self.large.is_empty() {
+            *self = o;
+            return;
+        }
         if !o.counts.is_empty() {
             if self.counts.is_empty() {
                 self.counts = vec![0; Self::SMALL];

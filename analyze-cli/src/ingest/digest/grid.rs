@@ -25,16 +25,29 @@ pub const FRACTION_SCALE: f64 = (1u64 << 40) as f64;
 /// Rate steps times milliseconds per token.
 pub const TOKEN_UNITS: f64 = RATE_SCALE * 1000.0;
 
+/// `x` rounded to the nearest whole number, halves away from zero (as `f64::round`, which
+/// is a library call on the baseline x86-64 target, as is a float to `i128`: here one
+/// conversion instruction). Values beyond `i64` saturate.
+#[inline]
+fn whole(x: f64) -> i128 {
+    let r = if x >= 0.0 {
+        (x + 0.5) as i64
+    } else {
+        -((-x + 0.5) as i64)
+    };
+    i128::from(r)
+}
+
 /// A rate as a whole number of [`RATE_SCALE`] steps.
 #[inline]
 pub fn rate_steps(r: f64) -> i128 {
-    (r * RATE_SCALE).round() as i128
+    whole(r * RATE_SCALE)
 }
 
 /// A fraction as a whole number of [`FRACTION_SCALE`] steps.
 #[inline]
 pub fn fraction_steps(v: f32) -> i128 {
-    (f64::from(v) * FRACTION_SCALE).round() as i128
+    whole(f64::from(v) * FRACTION_SCALE)
 }
 
 /// Tokens from rate steps times milliseconds.
@@ -178,6 +191,12 @@ pub struct Grid {
     /// The first and last stamp seen: the span that chooses the cell length (cells reach a
     /// little further: an interval may end after the last stamp).
     span: (i64, i64),
+    /// The last cell found, and where it starts: lines come in time order, so most times
+    /// fall in the cell of the one before, found without a division.
+    cursor: (usize, i64),
+    /// The span beyond which the cell length may change (the automatic bucket for the span
+    /// seen so far holds up to it).
+    grow_at: i64,
 }
 
 impl Grid {
@@ -189,6 +208,8 @@ impl Grid {
             first: 0,
             cells: Vec::new(),
             span: (i64::MAX, i64::MIN),
+            cursor: (usize::MAX, 0),
+            grow_at: 0,
         }
     }
 
@@ -197,16 +218,27 @@ impl Grid {
     fn note(&mut self, t: i64) {
         if t < self.span.0 || t > self.span.1 {
             span_merge(&mut self.span, (t, t));
-            self.follow_span();
+            if self.span.1.saturating_sub(self.span.0) > self.grow_at {
+                self.follow_span();
+            }
         }
     }
 
     #[cold]
     fn follow_span(&mut self) {
+        let span = self.span.1.saturating_sub(self.span.0);
+        // the automatic bucket changes once a 120th of the span passes it
+        let want = span / 120;
+        let step = STEPS
+            .iter()
+            .map(|s| s * 1000)
+            .find(|&s| s >= want)
+            .unwrap_or((want.max(1) + DAY - 1) / DAY * DAY);
+        self.grow_at = step.saturating_mul(120).saturating_add(119);
         if !self.fixed {
             // (a multiple of the length: always, but for cells of a bucket asked for and
             // given up)
-            let base = base_for(self.span.1.saturating_sub(self.span.0));
+            let base = base_for(span);
             if base > self.len {
                 self.coarsen((base + self.len - 1) / self.len * self.len);
             }
@@ -216,14 +248,31 @@ impl Grid {
     /// The cell of time `t`, made (and the cells grown longer) as needed.
     #[inline]
     pub fn at(&mut self, t: i64) -> &mut Cell {
-        let k = t.div_euclid(self.len);
-        let i = k - self.first;
-        if i >= 0 && (i as usize) < self.cells.len() {
-            return &mut self.cells[i as usize];
+        let i = self.index(t);
+        &mut self.cells[i]
+    }
+
+    /// The place of the cell of time `t` (made as needed), and where that cell starts.
+    #[inline]
+    fn index(&mut self, t: i64) -> usize {
+        let (i, lo) = self.cursor;
+        if i < self.cells.len() && t >= lo && t - lo < self.len {
+            return i;
         }
-        self.reach(t);
-        let i = t.div_euclid(self.len) - self.first;
-        &mut self.cells[i as usize]
+        self.find(t)
+    }
+
+    fn find(&mut self, t: i64) -> usize {
+        let mut k = t.div_euclid(self.len);
+        let mut i = k - self.first;
+        if i < 0 || i as usize >= self.cells.len() {
+            self.reach(t);
+            k = t.div_euclid(self.len);
+            i = k - self.first;
+        }
+        let i = i as usize;
+        self.cursor = (i, k * self.len);
+        i
     }
 
     /// Grows the grid to hold `t`.
@@ -246,6 +295,7 @@ impl Grid {
             self.cells
                 .splice(0..0, std::iter::repeat_n(Cell::default(), more));
             self.first = k;
+            self.cursor = (usize::MAX, 0);
         } else {
             let want = (k - self.first + 1) as usize;
             if want > self.cells.len() {
@@ -277,14 +327,18 @@ impl Grid {
         self.len = len;
         self.first = first;
         self.cells = out;
+        self.cursor = (usize::MAX, 0);
     }
 
     /// Adds another grid's cells (both grown to the longer cells).
-    pub fn merge(&mut self, o: &Grid) {
+    pub fn merge(&mut self, mut o: Grid) {
         if o.cells.is_empty() {
             return;
         }
-        let mut o = o.clone();
+        if self.cells.is_empty() && self.fixed == o.fixed {
+            *self = o;
+            return;
+        }
         span_merge(&mut self.span, o.span);
         self.follow_span();
         let len = self.len.max(o.len);
@@ -306,10 +360,10 @@ impl Grid {
     pub fn spread(&mut self, start: i64, end: i64, gen: i128, prompt: i128, sign: i128) {
         let mut s = start;
         while s < end {
-            let len = self.len;
-            let c = self.at(s);
-            let e = (s.div_euclid(len) + 1).saturating_mul(len).min(end);
+            let i = self.index(s);
+            let e = self.cursor.1.saturating_add(self.len).min(end);
             let ms = i128::from(e - s) * sign;
+            let c = &mut self.cells[i];
             c.gen += gen * ms;
             c.prompt += prompt * ms;
             s = e;
@@ -391,7 +445,7 @@ mod tests {
         assert_eq!(g.cells.iter().map(|c| c.gen).sum::<i128>(), total);
         let mut h = Grid::new(None);
         h.prefill(1_000, 3);
-        h.merge(&g);
+        h.merge(g.clone());
         let prompt: i128 = h.cells.iter().map(|c| c.prompt).sum();
         assert_eq!(prompt, (5000 * 10 + 3) * TOKEN_UNITS as i128);
     }

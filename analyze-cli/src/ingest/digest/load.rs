@@ -6,7 +6,7 @@
 //! exact quantiles in memory that grows with the distinct pairs, not with the lines (16,847
 //! pairs for the 1.8 million decode lines of the 1.1 GB benchmark log).
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 /// One `running` value's intervals.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -17,13 +17,17 @@ pub struct Level {
     pub running_ms: i128,
 }
 
+/// `running` values below this are counted in a table; the others (beyond reason) in a map.
+const DENSE: usize = 4096;
+
 /// The counts of all intervals that take part in the curve.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Load {
-    /// By `running` (as a whole number).
-    pub levels: HashMap<u32, Level>,
+    /// By `running` (as a whole number): below [`DENSE`] by place, the rest by value.
+    dense: Vec<Level>,
+    sparse: FxHashMap<u32, Level>,
     /// How many intervals logged each rate at each `running`: `(running bits, rate bits)`.
-    pub rates: HashMap<(u32, u64), i64>,
+    pub rates: FxHashMap<(u32, u64), i64>,
 }
 
 /// `running` as the curve weighs time by it: through `i64` where it fits.
@@ -45,7 +49,7 @@ impl Load {
             return;
         }
         let r = f64::from(running) as u32;
-        let level = self.levels.entry(r).or_default();
+        let level = self.level(r);
         level.lines += sign;
         level.ms += ms * sign;
         let rm = i128::from(ms).saturating_mul(whole(running));
@@ -56,9 +60,35 @@ impl Load {
             .or_default() += sign;
     }
 
-    pub fn merge(&mut self, o: &Load) {
-        for (r, l) in &o.levels {
-            let e = self.levels.entry(*r).or_default();
+    /// The counts of `running` value `r`.
+    #[inline]
+    fn level(&mut self, r: u32) -> &mut Level {
+        let i = r as usize;
+        if i < DENSE {
+            if i >= self.dense.len() {
+                self.dense.resize(i + 1, Level::default());
+            }
+            &mut self.dense[i]
+        } else {
+            self.sparse.entry(r).or_default()
+        }
+    }
+
+    /// The counts by `running` value (those with some line or time).
+    pub fn levels(&self) -> impl Iterator<Item = (u32, &Level)> + '_ {
+        let dense = self.dense.iter().enumerate().map(|(r, l)| (r as u32, l));
+        dense
+            .chain(self.sparse.iter().map(|(r, l)| (*r, l)))
+            .filter(|(_, l)| l.lines != 0 || l.ms != 0)
+    }
+
+    pub fn merge(&mut self, o: Load) {
+        if self.dense.is_empty() && self.sparse.is_empty() && self.rates.is_empty() {
+            *self = o;
+            return;
+        }
+        for (r, l) in o.levels() {
+            let e = self.level(r);
             e.lines += l.lines;
             e.ms += l.ms;
             e.running_ms = e.running_ms.saturating_add(l.running_ms);

@@ -12,7 +12,7 @@
 //!
 //! Lines read in time order form one run; lines that go back in time (a rotated log given
 //! after the current one) start another, and runs are joined in time order at the end
-//! ([`Digest::joined`]), so that files of one instance may be given in any order.
+//! ([`Digest::take_joined`]), so that files of one instance may be given in any order.
 
 pub mod gaps;
 pub mod grid;
@@ -31,8 +31,6 @@ pub struct Digest {
     runs: Vec<Run>,
     events: Vec<EventPoint>,
     settings: Vec<Setting>,
-    /// Whether its runs are joined into one ([`Digest::joined`]) since the last lines.
-    joined: bool,
     /// Whether the next lines start a new file (and so a new run: a file is one stretch of
     /// time, but the next file given may follow any other).
     new_file: bool,
@@ -58,7 +56,6 @@ impl Digest {
 
     /// Sums a chunk's lines (in file order, each chunk after the one before it).
     pub fn push(&mut self, s: &mut Series) {
-        self.joined = false;
         if std::mem::take(&mut self.new_file)
             && self.runs.last().is_some_and(|r| r.start() != i64::MAX)
         {
@@ -151,40 +148,26 @@ impl Digest {
 
     /// Adds a later part of the same instance, read apart (its runs follow this one's).
     pub fn append(&mut self, o: Digest) {
-        self.joined = false;
         self.runs.extend(o.runs);
         self.events.extend(o.events);
         self.settings.extend(o.settings);
     }
 
-    /// Its runs joined in time order into one, as if read in one piece (done once).
-    pub fn joined(&mut self) -> &Run {
-        if !self.joined || self.runs.is_empty() {
-            self.events.sort_by_key(|e| e.ts);
-            self.settings.sort_by_key(|s| s.ts);
-            let mut runs = std::mem::take(&mut self.runs);
-            runs.sort_by_key(|r| (r.start(), r.last()));
-            let mut all = Run::new(self.bucket, false);
-            for r in runs {
-                all.join(r);
-            }
-            all.close(None);
-            all.long.sort_unstable();
-            self.runs = vec![all];
-            self.joined = true;
+    /// Its runs joined in time order into one, as if read in one piece, taken out: the
+    /// digest keeps its events and settings, and no line.
+    pub fn take_joined(&mut self) -> Run {
+        self.events.sort_by_key(|e| e.ts);
+        self.settings.sort_by_key(|s| s.ts);
+        let mut runs = std::mem::take(&mut self.runs);
+        runs.sort_by_key(|r| (r.start(), r.last()));
+        let mut all = Run::new(self.bucket, false);
+        for r in runs {
+            all.join(r);
         }
-        match self.runs.first() {
-            Some(r) => r,
-            None => unreachable_run(),
-        }
+        all.close(None);
+        all.long.sort_unstable();
+        all
     }
-}
-
-/// (`joined` leaves one run.)
-#[cold]
-fn unreachable_run() -> &'static Run {
-    static EMPTY: std::sync::OnceLock<Run> = std::sync::OnceLock::new();
-    EMPTY.get_or_init(|| Run::new(None, false))
 }
 
 #[cfg(test)]

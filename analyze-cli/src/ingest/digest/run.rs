@@ -117,6 +117,8 @@ pub struct Run {
     prev_stamp: Option<i64>,
     /// Probes still waiting for a stamp at or after them.
     waiting: Vec<usize>,
+    /// Probes no interval has reached yet.
+    open: usize,
     head: Option<Head>,
 }
 
@@ -143,6 +145,7 @@ impl Run {
             last_end: None,
             prev_stamp: None,
             waiting: Vec::new(),
+            open: 0,
             head: cold.then(Head::default),
         }
     }
@@ -221,6 +224,7 @@ impl Run {
             last_below: below,
             first_at,
         });
+        self.open += 1;
         if first_at.is_none() {
             self.waiting.push(self.probes.len() - 1);
         }
@@ -342,10 +346,13 @@ impl Run {
         self.gaps.add(d);
         // probes it reaches: the intervals before them are all summed
         let mut crossing = false;
-        for p in self.probes.iter_mut().filter(|p| p.before.is_none()) {
-            if end >= p.at {
-                p.before = Some(self.totals);
-                crossing = true;
+        if self.open > 0 {
+            for p in self.probes.iter_mut().filter(|p| p.before.is_none()) {
+                if end >= p.at {
+                    p.before = Some(self.totals);
+                    crossing = true;
+                    self.open -= 1;
+                }
             }
         }
         self.sum(start, end, l, 1);
@@ -428,6 +435,7 @@ impl Run {
             }
             None => self.probes.push(p),
         }
+        self.open = self.probes.iter().filter(|p| p.before.is_none()).count();
     }
 
     /// Joins `b`, the run that follows this one in time, as if its lines had been read
@@ -505,13 +513,17 @@ impl Run {
             self.adopt(p);
         }
         let prev_last = self.last();
-        self.grid.merge(&b.grid);
-        self.load.merge(&b.load);
+        self.grid.merge(b.grid);
+        self.load.merge(b.load);
         self.totals.add(b.totals);
-        self.gaps.merge(&b.gaps);
-        self.raw_gaps.merge(&b.raw_gaps);
+        self.gaps.merge(b.gaps);
+        self.raw_gaps.merge(b.raw_gaps);
         self.long.extend(b.long);
-        self.kept.extend(b.kept);
+        if self.kept.is_empty() {
+            self.kept = b.kept;
+        } else {
+            self.kept.extend(b.kept);
+        }
         self.keep_over = self.keep_over.max(b.keep_over);
         self.span = match (self.span, b.span) {
             (Some(x), Some(y)) => Some((x.0.min(y.0), x.1.max(y.1))),
@@ -555,5 +567,6 @@ impl Run {
         self.waiting = (0..self.probes.len())
             .filter(|&i| self.probes[i].first_at.is_none())
             .collect();
+        self.open = self.probes.iter().filter(|p| p.before.is_none()).count();
     }
 }
