@@ -21,9 +21,13 @@ for gb in "${sizes[@]}"; do
       # (stats-dense: more bytes generated, as the access lines are dropped)
       gen=$bytes
       [ "$shape" = stats ] && gen=$((bytes * 100 / 73))
-      ./target/release/xtask sglang-log --out /dev/stdout --bytes "$gen" \
-        | if [ "$shape" = stats ]; then grep -v ' HTTP/1.1" ' || true; else cat; fi \
-        | if [[ "$f" == *.zst ]]; then zstd -q -1 -T2 -o "$f"; else cat > "$f"; fi
+      # (through a named pipe: the simulator prints its summary on stdout)
+      fifo=$(mktemp -u) && mkfifo "$fifo"
+      { if [ "$shape" = stats ]; then grep -v ' HTTP/1.1" ' || true; else cat; fi; } < "$fifo" \
+        | if [[ "$f" == *.zst ]]; then zstd -q -1 -T2 -o "$f"; else cat > "$f"; fi &
+      ./target/release/xtask sglang-log --out "$fifo" --bytes "$gen" > /dev/null
+      wait
+      rm -f "$fifo"
     fi
     echo "== $f ($(du -h "$f" | cut -f1))"
     /usr/bin/time -f "tokstat report: %e s wall, %U s user, %M KB max RSS" \
