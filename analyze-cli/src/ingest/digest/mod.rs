@@ -23,6 +23,10 @@ use crate::ingest::series::{EventPoint, PointKind, Series, Setting, Step};
 use run::{Closing, Run};
 use tokstat_parsers::record::EventKind;
 
+/// Runs this close in time are joined as they come (see [`Digest::collapse`]): the parts
+/// of a rotated log follow each other within a logging interval or two.
+pub const CONTIGUOUS_MS: i64 = 60_000;
+
 /// An instance's lines summed (see the module docs).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Digest {
@@ -59,7 +63,7 @@ impl Digest {
         if std::mem::take(&mut self.new_file)
             && self.runs.last().is_some_and(|r| r.start() != i64::MAX)
         {
-            self.runs.push(Run::new(self.bucket, true));
+            self.start_run();
         }
         s.sort();
         // start-up lines and ready lines are times the log may be cut at: probed as the
@@ -78,7 +82,6 @@ impl Digest {
         probes.sort_unstable();
         probes.dedup();
         let mut probes = probes.into_iter().peekable();
-        let bucket = self.bucket;
         for step in s.steps() {
             let ts = step.ts();
             let back = self
@@ -86,7 +89,7 @@ impl Digest {
                 .last()
                 .is_none_or(|r| r.last().is_some_and(|l| ts < l));
             if back {
-                self.runs.push(Run::new(bucket, true));
+                self.start_run();
             }
             let Some(run) = self.runs.last_mut() else {
                 continue;
@@ -126,7 +129,7 @@ impl Digest {
                 .last()
                 .is_none_or(|r| r.last().is_some_and(|l| at < l));
             if behind {
-                self.runs.push(Run::new(bucket, true));
+                self.start_run();
             }
             if let Some(run) = self.runs.last_mut() {
                 run.probe(at);
@@ -146,6 +149,63 @@ impl Digest {
         &self.settings
     }
 
+    /// Starts a new run, the last one being complete: joined first to a run it follows or
+    /// precedes closely in time (see [`CONTIGUOUS_MS`]).
+    fn start_run(&mut self) {
+        self.collapse();
+        self.runs.push(Run::new(self.bucket, true));
+    }
+
+    /// Joins the last run to a run that ends at most [`CONTIGUOUS_MS`] before it starts, or
+    /// that starts at most that long after it ends, with no run between: the parts of a
+    /// rotated log, in whatever order they are given, become one run as they come, so an
+    /// instance read as hundreds of files keeps few runs. (A part read later that falls in
+    /// between after all makes the joined runs overlap, which is counted as inexact.)
+    fn collapse(&mut self) {
+        let Some(p) = self.runs.pop() else {
+            return;
+        };
+        let Some((ps, pl)) = p.span else {
+            self.runs.push(p);
+            return;
+        };
+        // another run with lines in the gap, its ends included
+        let between = |runs: &[Run], skip: usize, a: i64, b: i64| {
+            runs.iter()
+                .enumerate()
+                .any(|(k, r)| k != skip && r.span.is_some_and(|(s, l)| l >= a && s <= b))
+        };
+        // (a run takes another only once it has summed an interval: the lines of the one
+        // joined then continue its own, and the first of them are summed here)
+        let before = self.runs.iter().position(|x| {
+            x.summing()
+                && x.span
+                    .is_some_and(|(_, xl)| xl <= ps && ps - xl <= CONTIGUOUS_MS)
+        });
+        if let Some(i) = before {
+            let xl = self.runs[i].last().unwrap_or(ps);
+            if !between(&self.runs, i, xl, ps) {
+                self.runs[i].join(p);
+                return;
+            }
+        }
+        let after = self.runs.iter().position(|y| {
+            y.span
+                .is_some_and(|(ys, _)| pl <= ys && ys - pl <= CONTIGUOUS_MS)
+        });
+        if let Some(i) = after.filter(|_| p.summing()) {
+            let ys = self.runs[i].start();
+            if !between(&self.runs, i, pl, ys) {
+                let y = self.runs.remove(i);
+                let mut p = p;
+                p.join(y);
+                self.runs.push(p);
+                return;
+            }
+        }
+        self.runs.push(p);
+    }
+
     /// Adds a later part of the same instance, read apart (its runs follow this one's).
     pub fn append(&mut self, o: Digest) {
         self.runs.extend(o.runs);
@@ -159,7 +219,8 @@ impl Digest {
         self.events.sort_by_key(|e| e.ts);
         self.settings.sort_by_key(|s| s.ts);
         let mut runs = std::mem::take(&mut self.runs);
-        runs.sort_by_key(|r| (r.start(), r.last()));
+        // (runs of one stamp tie: a start-up line before it puts one first)
+        runs.sort_by_key(|r| (r.start(), r.last(), r.probes.iter().map(|p| p.at).min()));
         let mut all = Run::new(self.bucket, false);
         for r in runs {
             all.join(r);
@@ -177,5 +238,57 @@ impl Digest {
         let mut d = Digest::default();
         d.push(&mut s.clone());
         d
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokstat_parsers::record::{Gauges, StepKind};
+    use tokstat_parsers::stamp::Ts;
+
+    /// A file of decode lines, one a second from `from`.
+    fn file(from: i64, lines: i64) -> Series {
+        let mut s = Series::default();
+        for k in 0..lines {
+            let g = Gauges {
+                running: Some(8),
+                gen_tps: Some(100.0),
+                ..Gauges::default()
+            };
+            s.step(Ts(from + k * 1000), StepKind::Decode, &g);
+        }
+        s
+    }
+
+    /// The parts of a rotated log, given newest first or in time order, are joined as they
+    /// come: an instance read as 300 files holds two runs, not 300.
+    #[test]
+    fn contiguous_files_join_as_they_come() {
+        for reverse in [false, true] {
+            let mut d = Digest::new(None);
+            let mut parts: Vec<i64> = (0..300).map(|k| k * 50_000).collect();
+            if reverse {
+                parts.reverse();
+            }
+            for from in parts {
+                d.new_file();
+                d.push(&mut file(from, 50));
+            }
+            assert!(d.runs.len() <= 2, "{reverse}: {} runs", d.runs.len());
+            let all = d.take_joined();
+            assert_eq!(all.totals.count, 300 * 50 - 1, "{reverse}");
+            assert_eq!(all.disorder, 0);
+        }
+        // a part that falls between two already joined would overlap: not joined across a
+        // missing part
+        let mut d = Digest::new(None);
+        for from in [0, 200_000] {
+            d.new_file();
+            d.push(&mut file(from, 50));
+        }
+        d.new_file();
+        d.push(&mut file(50_000, 150));
+        assert_eq!(d.take_joined().disorder, 0);
     }
 }

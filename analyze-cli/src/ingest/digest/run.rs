@@ -150,6 +150,11 @@ impl Run {
         }
     }
 
+    /// Whether it has summed an interval (a cold run: past its first lines).
+    pub fn summing(&self) -> bool {
+        self.last_end.is_some()
+    }
+
     /// Where it starts: its first stamp, or its first probe if it has no line.
     pub fn start(&self) -> i64 {
         self.span
@@ -519,11 +524,12 @@ impl Run {
         self.gaps.merge(b.gaps);
         self.raw_gaps.merge(b.raw_gaps);
         self.long.extend(b.long);
-        if self.kept.is_empty() {
-            self.kept = b.kept;
-        } else {
-            self.kept.extend(b.kept);
+        // (the order of kept intervals does not matter: the shorter list is copied)
+        let mut kept = b.kept;
+        if kept.len() > self.kept.len() {
+            std::mem::swap(&mut kept, &mut self.kept);
         }
+        self.kept.extend(kept);
         self.keep_over = self.keep_over.max(b.keep_over);
         self.span = match (self.span, b.span) {
             (Some(x), Some(y)) => Some((x.0.min(y.0), x.1.max(y.1))),
