@@ -84,11 +84,7 @@ impl Digest {
         let mut probes = probes.into_iter().peekable();
         for step in s.steps() {
             let ts = step.ts();
-            let back = self
-                .runs
-                .last()
-                .is_none_or(|r| r.last().is_some_and(|l| ts < l));
-            if back {
+            if self.behind(ts) {
                 self.start_run();
             }
             let Some(run) = self.runs.last_mut() else {
@@ -124,11 +120,7 @@ impl Digest {
         // the rest come after the chunk's lines: in the run they follow, or in one of their
         // own if that run has gone past them
         for at in probes {
-            let behind = self
-                .runs
-                .last()
-                .is_none_or(|r| r.last().is_some_and(|l| at < l));
-            if behind {
+            if self.behind(at) {
                 self.start_run();
             }
             if let Some(run) = self.runs.last_mut() {
@@ -147,6 +139,14 @@ impl Digest {
     /// Its start-up settings (in time order once finished).
     pub fn settings(&self) -> &[Setting] {
         &self.settings
+    }
+
+    /// Whether a line stamped `t` needs a new run: there is none, or the last one has read
+    /// past `t`.
+    fn behind(&self, t: i64) -> bool {
+        self.runs
+            .last()
+            .is_none_or(|r| r.last().is_some_and(|l| t < l))
     }
 
     /// Starts a new run, the last one being complete: joined first to a run it follows or
