@@ -85,17 +85,29 @@ pub fn counted_quantiles(v: &mut [(f64, u64)], qs: &[f64]) -> Vec<f64> {
     }
     v.sort_unstable_by(|a, b| a.0.total_cmp(&b.0));
     let last = (n - 1) as f64;
-    // the value of order statistic `r`
-    let at = |r: u64| {
-        let mut seen = 0;
-        for &(x, c) in v.iter() {
-            seen += c;
-            if seen > r {
-                return x;
+    // the order statistics needed, found in one pass over the counts
+    let mut ranks: Vec<u64> = qs
+        .iter()
+        .flat_map(|q| {
+            let pos = q * last;
+            [pos.floor() as u64, pos.ceil() as u64]
+        })
+        .collect();
+    ranks.sort_unstable();
+    ranks.dedup();
+    let mut picked = Vec::with_capacity(ranks.len());
+    let (mut seen, mut next) = (0u64, ranks.iter().peekable());
+    for &(x, c) in v.iter() {
+        seen += c;
+        while let Some(&&r) = next.peek() {
+            if r >= seen {
+                break;
             }
+            picked.push((r, x));
+            next.next();
         }
-        f64::NAN
-    };
+    }
+    let at = |r: u64| picked.iter().find(|p| p.0 == r).map_or(f64::NAN, |p| p.1);
     qs.iter()
         .map(|q| {
             let pos = q * last;
@@ -180,6 +192,28 @@ mod tests {
             assert_eq!(quantiles(&mut v.clone(), &qs), want, "{len}");
         }
         assert!(quantiles(&mut [], &[0.5])[0].is_nan());
+    }
+
+    /// Quantiles read off counts are those of every occurrence listed.
+    #[test]
+    fn counted_quantiles_are_those_of_the_expanded_values() {
+        let mut rng = crate::testing::Lcg(5);
+        for distinct in [1usize, 2, 3, 17, 400] {
+            let mut counted: Vec<(f64, u64)> = (0..distinct)
+                .map(|_| (rng.below(1000) as f64 / 4.0, 1 + rng.below(30)))
+                .collect();
+            let mut all: Vec<f64> = counted
+                .iter()
+                .flat_map(|&(x, c)| std::iter::repeat_n(x, c as usize))
+                .collect();
+            let qs = [0.0, 0.1, 0.5, 0.9, 0.99, 1.0];
+            assert_eq!(
+                counted_quantiles(&mut counted, &qs),
+                quantiles(&mut all, &qs),
+                "{distinct}"
+            );
+        }
+        assert!(counted_quantiles(&mut [], &[0.5])[0].is_nan());
     }
 
     /// Keys sort like `total_cmp`, and give back the very bits (NaNs and zeros' signs too).

@@ -31,9 +31,12 @@ impl Gaps {
         }
     }
 
-    pub fn merge(&mut self, o: Gaps) {
-        if self.n == 0 && self.counts.is_empty() && self.large.is_empty() {
-            *self = o;
+    pub fn merge(&mut self, mut o: Gaps) {
+        // (into the larger: counts add up in any order)
+        if o.n > self.n {
+            std::mem::swap(self, &mut o);
+        }
+        if o.n == 0 {
             return;
         }
         if !o.counts.is_empty() {

@@ -362,10 +362,16 @@ impl Grid {
         while s < end {
             let i = self.index(s);
             let e = self.cursor.1.saturating_add(self.len).min(end);
-            let ms = i128::from(e - s) * sign;
+            let ms = i128::from(e - s);
+            let (g, p) = (gen * ms, prompt * ms);
             let c = &mut self.cells[i];
-            c.gen += gen * ms;
-            c.prompt += prompt * ms;
+            if sign > 0 {
+                c.gen += g;
+                c.prompt += p;
+            } else {
+                c.gen -= g;
+                c.prompt -= p;
+            }
             s = e;
         }
     }
@@ -377,11 +383,12 @@ impl Grid {
         let c = self.at(ts);
         span_merge(&mut c.stamps, (ts, ts));
         if stats {
+            // (through `i64`: a float to `i128` is a library call)
             if running.is_finite() {
-                c.running.add(running as i128);
+                c.running.add(i128::from(running as i64));
             }
             if waiting.is_finite() {
-                c.waiting.add(waiting as i128);
+                c.waiting.add(i128::from(waiting as i64));
             }
             if kv.is_finite() {
                 c.kv_usage.add(fraction_steps(kv));

@@ -30,13 +30,15 @@ pub struct Load {
     pub rates: FxHashMap<(u32, u64), i64>,
 }
 
-/// `running` as the curve weighs time by it: through `i64` where it fits.
-fn whole(running: f32) -> i128 {
+/// `ms × running`, as the curve weighs time by concurrency: one 64-bit product where
+/// `running` fits (a float to `i128`, and an overflow-checked `i128` product, are library
+/// calls), saturating beyond reason.
+fn weighted(ms: i64, running: f32) -> i128 {
     let r = f64::from(running);
     if r < 9.0e18 {
-        r as i64 as i128
+        i128::from(ms) * i128::from(r as i64)
     } else {
-        r as i128
+        i128::from(ms).saturating_mul(r as i128)
     }
 }
 
@@ -52,8 +54,12 @@ impl Load {
         let level = self.level(r);
         level.lines += sign;
         level.ms += ms * sign;
-        let rm = i128::from(ms).saturating_mul(whole(running));
-        level.running_ms = level.running_ms.saturating_add(rm * i128::from(sign));
+        let rm = weighted(ms, running);
+        level.running_ms = if sign > 0 {
+            level.running_ms.saturating_add(rm)
+        } else {
+            level.running_ms.saturating_sub(rm)
+        };
         *self
             .rates
             .entry((running.to_bits(), gen.to_bits()))
@@ -82,10 +88,10 @@ impl Load {
             .filter(|(_, l)| l.lines != 0 || l.ms != 0)
     }
 
-    pub fn merge(&mut self, o: Load) {
-        if self.dense.is_empty() && self.sparse.is_empty() && self.rates.is_empty() {
-            *self = o;
-            return;
+    pub fn merge(&mut self, mut o: Load) {
+        // (into the one with more distinct rates: counts add up in any order)
+        if o.rates.len() > self.rates.len() {
+            std::mem::swap(self, &mut o);
         }
         for (r, l) in o.levels() {
             let e = self.level(r);
