@@ -11,6 +11,7 @@
 mod steps;
 
 use crate::frames;
+use crate::ingest::series::Series;
 use crate::report::{self, Built};
 use crate::schema::{unit, TABLES};
 use anyhow::{bail, Context, Result};
@@ -190,13 +191,35 @@ pub fn run(opts: &Options) -> Result<(Vec<Written>, report::Report)> {
     let mut written = Vec::new();
     let partitioned = opts.by_run || opts.by_instance;
     // steps: written chunk by chunk as the logs are read (a 1 GB log has millions), one
-    // file per instance when partitioned
-    let mut steps = steps::Steps::new(opts, &run, &writer);
-    let built = report::build_with(
-        &opts.report,
-        Some(&mut |name, engine, series| steps.add(name, engine, series)),
-    )?;
-    let (rows, files) = steps.finish()?;
+    // file per instance when partitioned, on a thread of its own: its frames and Parquet
+    // encoding overlap the reading instead of holding up the thread that takes chunks in
+    // order. A few chunks wait between them at most.
+    let (built, steps) = std::thread::scope(|scope| {
+        let (send, recv) =
+            std::sync::mpsc::sync_channel::<(String, Option<&'static str>, Series)>(4);
+        let (run, writer) = (&run, &writer);
+        let writing = scope.spawn(move || {
+            let mut steps = steps::Steps::new(opts, run, writer);
+            for (name, engine, series) in recv {
+                steps.add(&name, engine, &series);
+            }
+            steps.finish()
+        });
+        let built = report::build_with(
+            &opts.report,
+            Some(&mut |name, engine, series: &Series| {
+                // (a closed channel: the writer failed, and says why when joined)
+                let _ = send.send((name.to_string(), engine, series.clone()));
+            }),
+        );
+        drop(send);
+        let steps = writing
+            .join()
+            .unwrap_or_else(|_| Err(anyhow::anyhow!("the steps writer stopped")));
+        (built, steps)
+    });
+    let built = built?;
+    let (rows, files) = steps?;
     if rows > 0 {
         written.push(Written {
             table: "steps",
