@@ -21,8 +21,8 @@
 //!
 //! The report never lists the intervals: each is summed as its line is read
 //! ([`crate::ingest::digest`]) and settled at the end ([`crate::analysis::lines`]). The
-//! plain listing here (`Intervals`, test builds only) is the definition those are tested
-//! against.
+//! plain listing here (`Intervals`, and the spreading and typical-interval helpers it is
+//! built from: test builds only) is the definition those are tested against.
 
 pub use crate::ingest::digest::gaps::Gaps;
 #[cfg(test)]
@@ -53,6 +53,7 @@ impl Interval {
     }
 }
 
+#[cfg(test)]
 /// Stamps of lines sharing one stamp spread evenly over the second they were logged in
 /// (or up to the next stamp, if sooner).
 pub fn spread(ts: &[i64]) -> Vec<i64> {
@@ -61,6 +62,7 @@ pub fn spread(ts: &[i64]) -> Vec<i64> {
     out
 }
 
+#[cfg(test)]
 /// [`spread`] in place: a fresh page costs more than the pass over it.
 pub fn spread_in_place(out: &mut [i64]) {
     let mut i = 0;
@@ -84,6 +86,7 @@ pub fn spread_in_place(out: &mut [i64]) {
     }
 }
 
+#[cfg(test)]
 /// Median of the positive differences of sorted stamps (the typical logging interval).
 ///
 /// Counted rather than sorted: differences under a minute (nearly all of them) go into a
@@ -93,11 +96,13 @@ pub fn typical_gap(ts: &[i64]) -> Option<i64> {
     typical_gap_of(ts.iter().copied())
 }
 
+#[cfg(test)]
 /// [`typical_gap`] of stamps read as they come (no copy of them is made).
 pub fn typical_gap_of(ts: impl Iterator<Item = i64>) -> Option<i64> {
     typical_gap_and_longer(ts, i64::MAX).0
 }
 
+#[cfg(test)]
 /// [`typical_gap_of`], and in the same pass the consecutive stamps further apart than
 /// `longer` (in order): the candidates for a gap, which can then be judged against the
 /// typical interval without a second pass over millions of stamps.
@@ -116,6 +121,7 @@ pub fn typical_gap_and_longer(
     (gaps.typical(), long)
 }
 
+#[cfg(test)]
 /// Consecutive pairs of `ts`.
 pub fn pairs(ts: impl Iterator<Item = i64>) -> impl Iterator<Item = (i64, i64)> {
     ts.scan(None, |prev, t| Some(prev.replace(t).map(|p| (p, t))))

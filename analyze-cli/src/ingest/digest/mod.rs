@@ -23,7 +23,7 @@ use crate::ingest::series::{EventPoint, PointKind, Series, Setting, Step};
 use run::{Closing, Run};
 use tokstat_parsers::record::EventKind;
 
-/// Runs this close in time are joined as they come (see [`Digest::collapse`]): the parts
+/// Runs this close in time are joined as they come (see `Digest::collapse`): the parts
 /// of a rotated log follow each other within a logging interval or two.
 pub const CONTIGUOUS_MS: i64 = 60_000;
 
@@ -46,11 +46,6 @@ impl Digest {
             bucket,
             ..Digest::default()
         }
-    }
-
-    /// Whether it holds no stats line.
-    pub fn is_empty(&self) -> bool {
-        self.runs.iter().all(|r| r.span.is_none())
     }
 
     /// Notes that the next chunk starts another file.
@@ -204,13 +199,6 @@ impl Digest {
             }
         }
         self.runs.push(p);
-    }
-
-    /// Adds a later part of the same instance, read apart (its runs follow this one's).
-    pub fn append(&mut self, o: Digest) {
-        self.runs.extend(o.runs);
-        self.events.extend(o.events);
-        self.settings.extend(o.settings);
     }
 
     /// Its runs joined in time order into one, as if read in one piece, taken out: the
