@@ -83,7 +83,7 @@ pub fn counted_quantiles(v: &mut [(f64, u64)], qs: &[f64]) -> Vec<f64> {
     if n == 0 {
         return vec![f64::NAN; qs.len()];
     }
-    v.sort_unstable_by(|a, b| a.0.total_cmp(&b.0));
+    v.sort_unstable_by_key(|a| key(a.0));
     let last = (n - 1) as f64;
     // the order statistics needed, found in one pass over the counts
     let mut ranks: Vec<u64> = qs

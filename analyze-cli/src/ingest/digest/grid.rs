@@ -358,6 +358,18 @@ impl Grid {
     /// Spreads `rate` steps (of generation, and of prompt) over `[start, end)` by overlap.
     #[inline]
     pub fn spread(&mut self, start: i64, end: i64, gen: i128, prompt: i128, sign: i128) {
+        if start >= end {
+            return;
+        }
+        // (most intervals lie inside one cell)
+        let i = self.index(start);
+        if end <= self.cursor.1.saturating_add(self.len) {
+            let ms = i128::from(end - start) * sign;
+            let c = &mut self.cells[i];
+            c.gen += gen * ms;
+            c.prompt += prompt * ms;
+            return;
+        }
         let mut s = start;
         while s < end {
             let i = self.index(s);
@@ -374,6 +386,26 @@ impl Grid {
             }
             s = e;
         }
+    }
+
+    /// Adds an interval `[start, end)` of `gen` and `prompt` token units that ends with
+    /// totals `t`, if it lies inside one cell, its end included (else `false`, and nothing
+    /// is added: [`Grid::spread`] and [`Grid::ended`] add it).
+    #[inline]
+    pub fn within(&mut self, start: i64, end: i64, gen: i128, prompt: i128, t: Totals) -> bool {
+        if start >= end {
+            return false;
+        }
+        let i = self.index(start);
+        if end - self.cursor.1 >= self.len {
+            return false;
+        }
+        let c = &mut self.cells[i];
+        c.gen += gen;
+        c.prompt += prompt;
+        c.ended.add(t);
+        span_merge(&mut c.ends, (end, end));
+        true
     }
 
     /// Notes a stats line's stamp and gauges (running and waiting for stats lines only).

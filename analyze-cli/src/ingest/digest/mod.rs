@@ -19,7 +19,7 @@ pub mod grid;
 pub mod load;
 pub mod run;
 
-use crate::ingest::series::{EventPoint, PointKind, Series, Setting, Step};
+use crate::ingest::series::{EventPoint, Series, Setting};
 use run::{Closing, Run};
 use tokstat_parsers::record::EventKind;
 
@@ -77,39 +77,37 @@ impl Digest {
         probes.sort_unstable();
         probes.dedup();
         let mut probes = probes.into_iter().peekable();
-        for step in s.steps() {
-            let ts = step.ts();
-            if self.behind(ts) {
-                self.start_run();
+        // the points and prefill stamps in series order (prefill stamps placed `at` a point
+        // come before it), read by place: the per-line path of the whole report
+        let (points, prefill) = (&s.points, &s.prefill);
+        let mut spec = s.spec.iter().copied().peekable();
+        let mut pre = 0;
+        for i in 0..=points.len() {
+            while let Some(p) = prefill.get(pre).filter(|p| p.at as usize <= i) {
+                self.run_at(p.ts, &mut probes).prefill(p.ts, p.new_tokens);
+                pre += 1;
             }
-            let Some(run) = self.runs.last_mut() else {
-                continue;
+            let Some(p) = points.get(i) else {
+                break;
             };
-            while let Some(at) = probes.next_if(|&at| at <= ts) {
-                run.probe(at);
-            }
-            match step {
-                Step::Point(p, i) => {
-                    let stats = s.kind(i) == PointKind::Stats;
-                    run.gauges(p.ts, stats, p.running, p.waiting, p.kv_usage, p.accept_len);
-                    if stats {
-                        run.stats_stamp(p.ts);
-                        if p.gen_tps.is_finite() {
-                            let prompt = s.prompt_tps(i);
-                            run.closing(Closing {
-                                ts: p.ts,
-                                gen: p.gen_tps.max(0.0),
-                                prompt: if prompt.is_finite() {
-                                    prompt.max(0.0)
-                                } else {
-                                    0.0
-                                },
-                                running: p.running,
-                            });
-                        }
-                    }
+            let stats = spec.next_if_eq(&(i as u32)).is_none();
+            let run = self.run_at(p.ts, &mut probes);
+            run.gauges(p.ts, stats, p.running, p.waiting, p.kv_usage, p.accept_len);
+            if stats {
+                run.stats_stamp(p.ts);
+                if p.gen_tps.is_finite() {
+                    let prompt = s.prompt_tps.get(i).copied().unwrap_or(f64::NAN);
+                    run.closing(Closing {
+                        ts: p.ts,
+                        gen: p.gen_tps.max(0.0),
+                        prompt: if prompt.is_finite() {
+                            prompt.max(0.0)
+                        } else {
+                            0.0
+                        },
+                        running: p.running,
+                    });
                 }
-                Step::Prefill(p) => run.prefill(p.ts, p.new_tokens),
             }
         }
         // the rest come after the chunk's lines: in the run they follow, or in one of their
@@ -142,6 +140,26 @@ impl Digest {
         self.runs
             .last()
             .is_none_or(|r| r.last().is_some_and(|l| t < l))
+    }
+
+    /// The run a line stamped `ts` goes to (a new one if the last has read past it), with
+    /// the probes up to `ts` taken first.
+    #[inline]
+    fn run_at(
+        &mut self,
+        ts: i64,
+        probes: &mut std::iter::Peekable<std::vec::IntoIter<i64>>,
+    ) -> &mut Run {
+        if self.behind(ts) {
+            self.start_run();
+        }
+        // (there is one: `behind` is true of no run)
+        let last = self.runs.len().saturating_sub(1);
+        let run = &mut self.runs[last];
+        while let Some(at) = probes.next_if(|&at| at <= ts) {
+            run.probe(at);
+        }
+        run
     }
 
     /// Starts a new run, the last one being complete: joined first to a run it follows or

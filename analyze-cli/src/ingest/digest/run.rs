@@ -298,6 +298,19 @@ impl Run {
     /// Spreads the lines of the last stamp up to `next` (the next stamp, if any) and sums
     /// their intervals.
     fn resolve(&mut self, next: Option<i64>) {
+        // (one line a stamp, past the head: the common case, without moving the group)
+        if let [l] = self.group[..] {
+            if self
+                .head
+                .as_ref()
+                .is_none_or(|h| h.next.is_some() && !h.second)
+            {
+                self.group.clear();
+                self.interval(self.last_end, l.ts, l);
+                self.last_end = Some(l.ts);
+                return;
+            }
+        }
         let group = std::mem::take(&mut self.group);
         let Some(first) = group.first().map(|l| l.ts) else {
             return;
@@ -360,7 +373,7 @@ impl Run {
                 }
             }
         }
-        self.sum(start, end, l, 1);
+        self.add(start, end, l);
         if crossing || d > self.keep_over {
             self.kept.push(Kept {
                 start: Some(start),
@@ -388,6 +401,31 @@ impl Run {
                     .iter()
                     .any(|&at| k.start.is_none_or(|s| s < at) && k.end >= at)
         });
+    }
+
+    /// Adds the sums of an interval: [`Run::sum`] with `sign` 1, in one cell lookup where
+    /// the interval lies inside one cell (the per-line path).
+    #[inline]
+    fn add(&mut self, start: i64, end: i64, l: Closing) {
+        let g = rate_steps(l.gen);
+        let p = if l.prompt == 0.0 {
+            0
+        } else {
+            rate_steps(l.prompt)
+        };
+        let ms = end - start;
+        let tokens = g * i128::from(ms);
+        let t = Totals {
+            tokens,
+            ms,
+            count: 1,
+        };
+        if !self.grid.within(start, end, tokens, p * i128::from(ms), t) {
+            self.grid.spread(start, end, g, p, 1);
+            self.grid.ended(end, t, 1);
+        }
+        self.totals.add(t);
+        self.load.add(l.running, l.gen, ms, 1);
     }
 
     /// Adds (`sign` 1) or takes out (-1) the sums of an interval.
