@@ -85,12 +85,10 @@ pub fn curve(load: &Load) -> Vec<Bin> {
     // each bin's rates and rates per request, with how many lines logged them
     let mut tps: Vec<Vec<(f64, u64)>> = vec![Vec::new(); nb];
     let mut per: Vec<Vec<(f64, u64)>> = vec![Vec::new(); nb];
-    for (&(running, gen), &n) in &load.rates {
+    for ((running, gen), n) in load.rates() {
         if n <= 0 {
             continue;
         }
-        let running = f32::from_bits(running);
-        let gen = f64::from_bits(gen);
         let b = bin(f64::from(running) as u32);
         tps[b].push((gen, n as u64));
         per[b].push((gen / f64::from(running), n as u64));

@@ -432,10 +432,9 @@ mod tests {
             .collect();
         levels.sort_unstable();
         let mut rates: Vec<_> = l
-            .rates
-            .iter()
-            .filter(|(_, n)| **n != 0)
-            .map(|(k, n)| (*k, *n))
+            .rates()
+            .filter(|(_, n)| *n != 0)
+            .map(|((r, g), n)| ((r.to_bits(), g.to_bits()), n))
             .collect();
         rates.sort_unstable();
         (levels, rates)

@@ -183,23 +183,31 @@ impl ChunkSummary {
             .map_or((0, 0), |(_, _, s)| (s.points.len(), s.prefill.len()))
     }
 
-    /// The instance of a rank in this chunk.
+    /// The instance of a rank in this chunk: the first one's without a search (a chunk
+    /// of one file mostly holds one rank), the others found or added out of line.
     #[inline]
     fn instance(&mut self, rank: Option<u32>) -> (&mut Instance, &mut Series) {
-        let idx = match self.ranks.iter().position(|(r, _, _)| *r == rank) {
-            Some(i) => i,
-            None => {
-                let mut series = Series::default();
-                if self.ranks.is_empty() {
-                    series.points.reserve(self.room.0);
-                    series.prefill.reserve(self.room.1);
-                }
-                self.ranks.push((rank, Instance::default(), series));
-                self.ranks.len() - 1
-            }
+        let idx = match self.ranks.first() {
+            Some((r, _, _)) if *r == rank => 0,
+            _ => self.place(rank),
         };
         let (_, i, s) = &mut self.ranks[idx];
         (i, s)
+    }
+
+    /// Where a rank's instance is, added if new.
+    #[cold]
+    fn place(&mut self, rank: Option<u32>) -> usize {
+        if let Some(i) = self.ranks.iter().position(|(r, _, _)| *r == rank) {
+            return i;
+        }
+        let mut series = Series::default();
+        if self.ranks.is_empty() {
+            series.points.reserve(self.room.0);
+            series.prefill.reserve(self.room.1);
+        }
+        self.ranks.push((rank, Instance::default(), series));
+        self.ranks.len() - 1
     }
 }
 
