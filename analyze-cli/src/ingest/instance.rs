@@ -13,17 +13,29 @@ use tokstat_parsers::sglang::Keep;
 use tokstat_parsers::stamp::Ts;
 
 /// Running sum / count / max of one quantity.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Stat {
     pub n: u64,
     pub sum: f64,
-    pub max: f64,
+    /// Minus infinity before the first value (so that each value is one comparison).
+    max: f64,
+}
+
+impl Default for Stat {
+    fn default() -> Stat {
+        Stat {
+            n: 0,
+            sum: 0.0,
+            max: f64::NEG_INFINITY,
+        }
+    }
 }
 
 impl Stat {
+    #[inline]
     fn add(&mut self, v: f64) {
         if v.is_finite() {
-            if self.n == 0 || v > self.max {
+            if v > self.max {
                 self.max = v;
             }
             self.n += 1;
@@ -32,7 +44,7 @@ impl Stat {
     }
     fn merge(&mut self, o: &Stat) {
         if o.n > 0 {
-            if self.n == 0 || o.max > self.max {
+            if o.max > self.max {
                 self.max = o.max;
             }
             self.n += o.n;

@@ -404,8 +404,8 @@ impl Run {
     }
 
     /// Adds the sums of an interval: [`Run::sum`] with `sign` 1, in one cell lookup where
-    /// the interval lies inside one cell (the per-line path).
-    #[inline]
+    /// the interval lies inside one cell (the per-line path; one call site, inlined).
+    #[inline(always)]
     fn add(&mut self, start: i64, end: i64, l: Closing) {
         let g = rate_steps(l.gen);
         let p = if l.prompt == 0.0 {
