@@ -68,7 +68,7 @@ pub const TABLES: &[(&str, &[Column])] = &[
             (
                 "kind",
                 "str",
-                "retraction | oom | preemption | server_ready | error",
+                "crash | traceback | exception | cuda_oom | distributed | health_check | kv_transfer | error | oom | retraction | preemption | abort | recompile | server_ready",
             ),
             ("message", "str", "the message text"),
             (

@@ -28,6 +28,7 @@ pub mod completion;
 pub mod detect;
 pub mod glued;
 pub mod guard;
+pub mod incident;
 pub mod json;
 pub mod kv;
 pub mod line;

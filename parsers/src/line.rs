@@ -133,7 +133,8 @@ pub fn visit_quick_line_split<'a, C, R>(
         }
         // the stamp's `[` opens no colour code: it is followed by a date
         if scan::find_short(b'[', msg.as_bytes()).is_none() {
-            if !sglang::may_be_message(msg) && !server_ready_candidate(msg) {
+            if !sglang::may_be_message(msg) && !server_ready_candidate(msg) && !may_be_incident(msg)
+            {
                 return other(ctx, prefix.stamp);
             }
             let mut line = Line {
@@ -183,7 +184,26 @@ fn classify<'a>(style: Style, level: Option<prefix::Level>, msg: &'a str, out: &
             message: msg,
             count: None,
         });
+        return;
     }
+    if !may_be_incident(msg) {
+        return;
+    }
+    if let Some(kind) = crate::incident::classify(msg) {
+        *out = Body::Event(record::Event {
+            engine: None,
+            kind,
+            message: msg,
+            count: None,
+        });
+    }
+}
+
+/// Whether `msg` may report an incident ([`crate::incident`]): uvicorn's lines, access
+/// lines among them, do not.
+#[inline]
+fn may_be_incident(msg: &str) -> bool {
+    !msg.starts_with("INFO:")
 }
 
 /// Whether `msg` may be uvicorn's `INFO:     Application startup complete.`: its access

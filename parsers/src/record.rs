@@ -206,17 +206,55 @@ impl GaugeSet {
 pub enum EventKind {
     /// SGLang retraction (`KV cache pool is full. Retract requests.`, `… out of memory happened`).
     Retraction,
-    /// An out-of-memory error that is not a retraction.
+    /// The engine's own out-of-memory message (`Prefill out of memory`, `Decode out of
+    /// memory`) that is not a retraction.
     Oom,
     /// vLLM V0 `Sequence group … is preempted`.
     Preemption,
     /// `The server is fired up and ready to roll!` / vLLM `Application startup complete`.
     ServerReady,
-    /// Error lines and tracebacks.
+    /// Error-level lines that are none of the kinds below.
     Error,
+    /// The engine or one of its processes died (`EngineDeadError`, `Scheduler hit an
+    /// exception`, `Received sigquit from a child process`, a segmentation fault).
+    Crash,
+    /// `Traceback (most recent call last):`
+    Traceback,
+    /// A traceback's last line, `SomeError: message` (the exception type and message).
+    Exception,
+    /// CUDA out of memory (`torch.OutOfMemoryError`, `CUDA error: out of memory`).
+    CudaOom,
+    /// NCCL / distributed errors and collective timeouts.
+    Distributed,
+    /// A failed health check.
+    HealthCheck,
+    /// A KV-cache transfer failure or timeout (prefill/decode disaggregation).
+    KvTransfer,
+    /// A request aborted, or its client gone.
+    Abort,
+    /// A graph recompiled at run time (`torch._dynamo` recompilation).
+    Recompile,
 }
 
 impl EventKind {
+    /// Every kind, in the order the incident census lists them.
+    pub const ALL: [EventKind; 14] = [
+        EventKind::Crash,
+        EventKind::Traceback,
+        EventKind::Exception,
+        EventKind::CudaOom,
+        EventKind::Distributed,
+        EventKind::HealthCheck,
+        EventKind::KvTransfer,
+        EventKind::Error,
+        EventKind::Oom,
+        EventKind::Retraction,
+        EventKind::Preemption,
+        EventKind::Abort,
+        EventKind::Recompile,
+        EventKind::ServerReady,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             EventKind::Retraction => "retraction",
@@ -224,7 +262,31 @@ impl EventKind {
             EventKind::Preemption => "preemption",
             EventKind::ServerReady => "server_ready",
             EventKind::Error => "error",
+            EventKind::Crash => "crash",
+            EventKind::Traceback => "traceback",
+            EventKind::Exception => "exception",
+            EventKind::CudaOom => "cuda_oom",
+            EventKind::Distributed => "distributed",
+            EventKind::HealthCheck => "health_check",
+            EventKind::KvTransfer => "kv_transfer",
+            EventKind::Abort => "abort",
+            EventKind::Recompile => "recompile",
         }
+    }
+
+    /// Whether it says something broke (rather than that the server worked under
+    /// pressure, or started).
+    pub fn broke(self) -> bool {
+        matches!(
+            self,
+            EventKind::Crash
+                | EventKind::Traceback
+                | EventKind::Exception
+                | EventKind::CudaOom
+                | EventKind::Distributed
+                | EventKind::HealthCheck
+                | EventKind::KvTransfer
+        )
     }
 }
 

@@ -104,7 +104,7 @@ fn other(msg: &str) -> Option<Body<'_>> {
                 return Some(retraction(msg));
             }
             if msg.starts_with("Traceback (most recent call last)") {
-                return Some(event(EventKind::Error, msg, None));
+                return Some(event(EventKind::Traceback, msg, None));
             }
             if msg.starts_with("The server is fired up") {
                 return Some(event(EventKind::ServerReady, msg, None));
@@ -121,7 +121,7 @@ fn other(msg: &str) -> Option<Body<'_>> {
             }
         }
         b'S' if msg.starts_with("Scheduler hit an exception") => {
-            return Some(event(EventKind::Error, msg, None));
+            return Some(event(EventKind::Crash, msg, None));
         }
         b'L' => {
             if let Some(rest) = msg.strip_prefix("Load weight end. ") {

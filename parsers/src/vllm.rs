@@ -46,12 +46,14 @@ pub fn parse(msg: &str, level: Option<Level>) -> Option<Body<'_>> {
     if body.is_some() {
         return body;
     }
-    matches!(level, Some(Level::Error | Level::Critical)).then_some(Body::Event(Event {
-        engine: VL,
-        kind: EventKind::Error,
-        message: msg,
-        count: None,
-    }))
+    matches!(level, Some(Level::Error | Level::Critical)).then(|| {
+        Body::Event(Event {
+            engine: VL,
+            kind: crate::incident::classify(msg).unwrap_or(EventKind::Error),
+            message: msg,
+            count: None,
+        })
+    })
 }
 
 /// `Engine 000: Avg prompt throughput: …` (0.8.3+).

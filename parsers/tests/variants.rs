@@ -104,7 +104,7 @@ fn describe(line: &Line<'_>, ts: Option<String>) -> String {
 fn fixtures() -> Vec<PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/formats");
     let mut out = Vec::new();
-    for dir in ["sglang", "vllm", "messy"] {
+    for dir in ["sglang", "vllm", "messy", "incidents"] {
         let mut v: Vec<_> = std::fs::read_dir(root.join(dir))
             .unwrap()
             .map(|e| e.unwrap().path())

@@ -4,6 +4,7 @@ pub mod bench;
 pub mod completions;
 pub mod curve;
 pub mod hints;
+pub mod incidents;
 pub mod intervals;
 pub mod lines;
 pub mod metrics;

@@ -4,6 +4,7 @@
 //! costs one parallel pass over the bytes. Means here are means over stats lines; the
 //! time-weighted token estimates and steady-state analysis belong to the timeline stage.
 
+use crate::ingest::census::Census;
 use crate::ingest::digest::Digest;
 use crate::ingest::scan::{instance_rank, FileCtx, Stats, Visit, Visitor};
 use crate::ingest::series::Series;
@@ -77,8 +78,12 @@ pub struct Instance {
     pub retracted: u64,
     pub retraction_events: u64,
     pub preemptions: u64,
+    /// Error lines: those of kind `error` and `oom`, and every kind that says something
+    /// broke ([`EventKind::broke`]).
     pub errors: u64,
     pub prefill_tokens: u64,
+    /// Its event lines by kind.
+    pub census: Census,
     /// The stamped lines summed, for the timeline and the analyses built on it.
     pub digest: Digest,
 }
@@ -108,6 +113,7 @@ impl Instance {
         self.preemptions += o.preemptions;
         self.errors += o.errors;
         self.prefill_tokens += o.prefill_tokens;
+        self.census.merge(&o.census);
     }
 
     /// Seconds between the first and last stamped record.
@@ -302,6 +308,9 @@ impl Visitor for ChunkSummary {
                 inst.stamp(v.ts);
                 series.visit(v.ts, body);
                 if let Body::Event(e) = body {
+                    let ts = v.ts.or(inst.last).map(|t| t.0);
+                    inst.census
+                        .note(e.kind, &v.file.source, v.line_no, ts, e.message);
                     match e.kind {
                         EventKind::Retraction => {
                             inst.retraction_events += 1;
@@ -309,7 +318,8 @@ impl Visitor for ChunkSummary {
                         }
                         EventKind::Preemption => inst.preemptions += 1,
                         EventKind::Error | EventKind::Oom => inst.errors += 1,
-                        EventKind::ServerReady => {}
+                        k if k.broke() => inst.errors += 1,
+                        _ => {}
                     }
                 }
             }

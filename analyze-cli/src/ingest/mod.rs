@@ -15,6 +15,7 @@
     )
 )]
 
+pub mod census;
 pub mod completions;
 pub mod digest;
 pub mod inputs;

@@ -100,11 +100,18 @@ pub fn write(out: &mut dyn Write, r: &Report) -> io::Result<()> {
     if let Some(note) = super::inexact_note(r.inexact) {
         writeln!(out, "> {note}\n")?;
     }
+    let broke = crate::analysis::incidents::anything_broke(&r.incidents);
+    if broke {
+        write_incidents(out, r)?;
+    }
     if !r.hints.is_empty() {
         write_hints(out, r)?;
     }
     if !r.instances.is_empty() {
         write_server(out, r)?;
+    }
+    if !broke {
+        write_incidents(out, r)?;
     }
     if let Some(m) = &r.metrics {
         writeln!(out, "### Prometheus\n")?;
@@ -212,6 +219,46 @@ fn write_hints(out: &mut dyn Write, r: &Report) -> io::Result<()> {
         writeln!(out, "  \n  → {}", h.action)?;
     }
     writeln!(out)
+}
+
+/// The incident census (see the terminal table's).
+fn write_incidents(out: &mut dyn Write, r: &Report) -> io::Result<()> {
+    if r.incidents.is_empty() {
+        return Ok(());
+    }
+    let none: Vec<&str> = r
+        .incidents
+        .iter()
+        .filter(|i| i.count == 0)
+        .map(|i| i.kind)
+        .collect();
+    writeln!(out, "### Incidents\n")?;
+    if none.len() == r.incidents.len() {
+        writeln!(out, "None: {}.\n", none.join(", "))?;
+        return Ok(());
+    }
+    let mut g = Gfm::new(&["kind", "lines", "first", "last", "first line"]);
+    for i in r.incidents.iter().filter(|i| i.count > 0) {
+        let kind = if i.broke {
+            format!("**{}**", i.kind)
+        } else {
+            i.kind.to_string()
+        };
+        g.row(vec![
+            kind,
+            group(i.count),
+            i.first_ts.map_or("–".into(), |t| t.to_string()),
+            i.last_ts.map_or("–".into(), |t| t.to_string()),
+            i.samples.first().map_or(String::new(), |s| {
+                format!("`{}:{}` {}", s.source, s.line, s.text.replace('`', "'"))
+            }),
+        ]);
+    }
+    g.write(out)?;
+    if !none.is_empty() {
+        writeln!(out, "None: {}.\n", none.join(", "))?;
+    }
+    Ok(())
 }
 
 fn write_server(out: &mut dyn Write, r: &Report) -> io::Result<()> {

@@ -3,6 +3,7 @@
 
 use crate::analysis::bench::RunReport;
 use crate::analysis::hints::Hint;
+use crate::analysis::incidents::Incident;
 use crate::analysis::metrics::Metrics;
 use crate::analysis::quantile::Summary;
 use crate::render::num::{duration, group, opt};
@@ -51,9 +52,17 @@ fn write_report(out: &mut dyn Write, r: &Report) -> io::Result<()> {
     if let Some(note) = super::inexact_note(r.inexact) {
         writeln!(out, "{note}\n")?;
     }
+    // (the census comes first when something broke, else after the server's figures)
+    let broke = crate::analysis::incidents::anything_broke(&r.incidents);
+    if broke {
+        write_incidents(out, &r.incidents)?;
+    }
     if !r.instances.is_empty() {
         write_instances(out, r)?;
         write_server(out, r)?;
+    }
+    if !broke {
+        write_incidents(out, &r.incidents)?;
     }
     if let Some(m) = &r.metrics {
         write_metrics(out, m)?;
@@ -415,6 +424,58 @@ pub fn write_hints(out: &mut dyn Write, hints: &[Hint]) -> io::Result<()> {
         writeln!(out)?;
     }
     Ok(())
+}
+
+/// The incident census: the kinds that occurred in a table, with the first line of each,
+/// and those that did not in one line.
+fn write_incidents(out: &mut dyn Write, incidents: &[Incident]) -> io::Result<()> {
+    if incidents.is_empty() {
+        return Ok(());
+    }
+    let (seen, none): (Vec<&Incident>, Vec<&Incident>) =
+        incidents.iter().partition(|i| i.count > 0);
+    let names = |v: &[&Incident]| v.iter().map(|i| i.kind).collect::<Vec<_>>().join(", ");
+    if seen.is_empty() {
+        writeln!(out, "Incidents: none ({})\n", names(&none))?;
+        return Ok(());
+    }
+    let broke = seen.iter().any(|i| i.broke);
+    writeln!(
+        out,
+        "Incidents{}",
+        if broke {
+            style().paint(": something broke", Tone::Bad)
+        } else {
+            String::new()
+        }
+    )?;
+    let mut t = table(vec!["kind", "lines", "first", "last", "instances"]);
+    for i in &seen {
+        let inst: Vec<String> = i
+            .by_instance
+            .iter()
+            .map(|(name, n)| format!("{name} {n}"))
+            .collect();
+        let tone = if i.broke { Tone::Bad } else { Tone::Warning };
+        t.add_row(vec![
+            style().paint(i.kind, tone),
+            group(i.count),
+            i.first_ts.map_or("–".into(), |t| t.to_string()),
+            i.last_ts.map_or("–".into(), |t| t.to_string()),
+            inst.join(", "),
+        ]);
+    }
+    right_align(&mut t, 1, 2);
+    writeln!(out, "{t}")?;
+    for i in &seen {
+        if let Some(s) = i.samples.first() {
+            writeln!(out, "  {}: {}:{}: {}", i.kind, s.source, s.line, s.text)?;
+        }
+    }
+    if !none.is_empty() {
+        writeln!(out, "  none: {}", names(&none))?;
+    }
+    writeln!(out)
 }
 
 /// The Prometheus section.

@@ -4,6 +4,7 @@ use super::*;
 use crate::analysis::bench::{self, Slo};
 use crate::analysis::completions;
 use crate::analysis::hints;
+use crate::analysis::incidents;
 use crate::analysis::metrics;
 use crate::analysis::server::{self, Segment, Server};
 use crate::analysis::steady::PEAK_WINDOW_MS;
@@ -200,6 +201,16 @@ fn assemble(
         segments: segments(server),
         hints,
         metrics,
+        incidents: if r.logs.instances.is_empty() {
+            Vec::new()
+        } else {
+            incidents::census(
+                r.logs
+                    .instances
+                    .iter()
+                    .map(|(name, i)| (name.as_str(), &i.census)),
+            )
+        },
     }
 }
 

@@ -12,6 +12,7 @@ use crate::analysis::bench::RunReport;
 use crate::analysis::completions::Completions;
 use crate::analysis::curve::{Bin, Knee};
 use crate::analysis::hints::Hint;
+use crate::analysis::incidents::Incident;
 use crate::analysis::metrics::Metrics;
 use crate::analysis::segments::Change;
 use crate::analysis::{iso, iso_opt};
@@ -54,6 +55,9 @@ pub struct Report {
     /// Most severe first.
     pub hints: Vec<Hint>,
     pub metrics: Option<Metrics>,
+    /// The server logs' incident census: every kind, those with no line too (empty
+    /// without server logs).
+    pub incidents: Vec<Incident>,
 }
 
 /// Line counts.
