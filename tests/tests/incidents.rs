@@ -124,3 +124,92 @@ fn census_first_when_something_broke() {
     assert!(md.find("### Incidents").unwrap() < md.find("### Server").unwrap_or(usize::MAX));
     assert!(md.contains("| **cuda_oom** | 1 |"), "{md}");
 }
+
+/// A simulated instance: a 15-minute start-up, 30 minutes of serving, a crash (CUDA out of
+/// memory), a 12-minute restart, 12 more minutes of serving, then 40 minutes of aborted
+/// requests and nothing running. Each stretch, the crash-to-ready time and the hints are
+/// what the log was written to hold.
+#[test]
+fn lifecycle_of_a_crash_and_restart() {
+    use std::fmt::Write as _;
+    let t = |s: u32| {
+        format!(
+            "2026-03-02 {:02}:{:02}:{:02}",
+            10 + s / 3600,
+            s / 60 % 60,
+            s % 60
+        )
+    };
+    let mut log = String::new();
+    let args = "server_args=ServerArgs(model_path='m', tp_size=1, max_running_requests=64)";
+    writeln!(log, "[{}] {args}", t(0)).unwrap();
+    writeln!(
+        log,
+        "[{}] The server is fired up and ready to roll!",
+        t(900)
+    )
+    .unwrap();
+    let decode = |log: &mut String, from: u32, to: u32| {
+        for s in (from..=to).step_by(10) {
+            writeln!(log, "[{} TP0] Decode batch. #running-req: 8, #token: 4000, token usage: 0.05, gen throughput (token/s): 400.00, #queue-req: 0", t(s)).unwrap();
+        }
+    };
+    decode(&mut log, 910, 2700);
+    writeln!(
+        log,
+        "[{} TP0] Scheduler hit an exception: Traceback (most recent call last):",
+        t(2705)
+    )
+    .unwrap();
+    writeln!(
+        log,
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.00 GiB."
+    )
+    .unwrap();
+    writeln!(log, "[{}] {args}", t(2760)).unwrap();
+    writeln!(
+        log,
+        "[{}] The server is fired up and ready to roll!",
+        t(3480)
+    )
+    .unwrap();
+    decode(&mut log, 3490, 4200);
+    for k in 0..12 {
+        writeln!(log, "[{}] Abort request rid='r{k}'", t(4205 + k * 217)).unwrap();
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("gpu0.log");
+    std::fs::write(&path, log).unwrap();
+    let v = report(&[path.to_str().unwrap()]);
+    let l = &v["lifecycle"];
+    let i = &l["instances"][0];
+    assert_eq!(i["starts"], 2);
+    assert_eq!(i["ready_ts"], "2026-03-02T10:15:00");
+    // held: 10:00:00 to the last abort line at 11:10:05 + 11 × 217 s
+    assert_eq!(i["held_s"], 4205.0 + 11.0 * 217.0);
+    assert_eq!(i["starting_s"], 900.0 + 720.0);
+    // 180 and 72 decode lines of 10 s each (the first after each start given the typical
+    // interval, as nothing reaches back across a restart)
+    assert_eq!(i["serving_s"], 1800.0 + 720.0);
+    assert_eq!(i["idle_s"], 4205.0 + 11.0 * 217.0 - 1620.0 - 2520.0);
+    assert_eq!(i["crash_to_ready_s"], serde_json::json!([775.0]));
+    let ids: Vec<&str> = v["hints"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["id"].as_str().unwrap())
+        .collect();
+    for id in ["crash", "slow_startup", "idle_capacity", "client_aborts"] {
+        assert!(ids.contains(&id), "{id} not in {ids:?}");
+    }
+    assert_eq!(ids[0], "crash");
+    let crash = v["hints"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|h| h["id"] == "crash")
+        .unwrap();
+    assert_eq!(crash["severity"], "critical");
+    assert_eq!(crash["evidence"]["cuda_oom"], 1);
+    assert_eq!(kind(&v, "abort")["count"], 12);
+}

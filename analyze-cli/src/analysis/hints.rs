@@ -150,11 +150,11 @@ impl Figure {
     }
 }
 
-fn fig(v: impl Into<Figure>) -> Figure {
+pub(crate) fn fig(v: impl Into<Figure>) -> Figure {
     v.into()
 }
 
-fn evidence(
+pub(crate) fn evidence(
     text: String,
     range: Option<(i64, i64)>,
     figures: &[(&'static str, Figure)],
@@ -441,6 +441,7 @@ pub fn hints(i: &Inputs<'_>) -> Vec<Hint> {
             action: CAP_ACTION.into(),
         });
     }
+    out.extend(crate::analysis::lifecycle::hints(&s.lifecycle));
     out.sort_by_key(|h| std::cmp::Reverse(h.severity));
     out
 }

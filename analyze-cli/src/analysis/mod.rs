@@ -6,6 +6,7 @@ pub mod curve;
 pub mod hints;
 pub mod incidents;
 pub mod intervals;
+pub mod lifecycle;
 pub mod lines;
 pub mod metrics;
 pub mod quantile;

@@ -2,6 +2,7 @@
 //! concurrency curve and per-instance throughput, from every instance's lines settled ([`crate::analysis::lines`]).
 
 use crate::analysis::curve::{self, Bin, Knee};
+use crate::analysis::lifecycle::{self, Life};
 use crate::analysis::lines::{self, Lines};
 use crate::analysis::segments::{self, Change, Reason};
 use crate::analysis::steady::{self, Steady};
@@ -77,6 +78,8 @@ pub struct Server {
     /// Places where lines out of time order, or an edge between segments, could not be
     /// placed exactly (see [`crate::ingest::digest`]); 0 on logs read in time order.
     pub inexact: u64,
+    /// Each instance's time: starting, serving, idle (by name, every instance with a stamp).
+    pub lifecycle: Vec<(String, Life)>,
 }
 
 impl Server {
@@ -98,6 +101,23 @@ pub fn analyze(
         .par_iter_mut()
         .map(|(_, i)| lines::settle(&mut i.digest))
         .collect();
+    let lifecycle: Vec<(String, Life)> = instances
+        .iter()
+        .zip(&settled)
+        .filter_map(|((n, i), l)| {
+            let span = (i.first?.0, i.last?.0);
+            let serving: i64 = l.run.load.levels().map(|(_, v)| v.ms).sum();
+            let d = &i.digest;
+            let life = lifecycle::life(
+                span,
+                l.span().map(|s| s.0),
+                d.settings(),
+                d.events(),
+                serving,
+            );
+            Some((n.clone(), life))
+        })
+        .collect();
     let named: Vec<(&str, &Lines, &Digest)> = instances
         .iter()
         .zip(&settled)
@@ -105,7 +125,10 @@ pub fn analyze(
         .filter(|(_, l, _)| l.span().is_some())
         .collect();
     if named.is_empty() {
-        return Ok(Server::default());
+        return Ok(Server {
+            lifecycle,
+            ..Server::default()
+        });
     }
     let own_cuts: Vec<&Cuts> = named.iter().map(|(_, l, _)| &l.cuts).collect();
     let inputs: Vec<timeline::InstanceCells<'_>> = named
@@ -279,6 +302,7 @@ pub fn analyze(
         knee,
         instances: Vec::new(),
         inexact,
+        lifecycle,
     };
     server.instances = instance_rows(&server);
     Ok(server)

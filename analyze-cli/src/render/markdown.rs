@@ -110,6 +110,9 @@ pub fn write(out: &mut dyn Write, r: &Report) -> io::Result<()> {
     if !r.instances.is_empty() {
         write_server(out, r)?;
     }
+    if !r.lifecycle.summary.is_empty() {
+        writeln!(out, "**Lifecycle:** {}.\n", r.lifecycle.summary)?;
+    }
     if !broke {
         write_incidents(out, r)?;
     }

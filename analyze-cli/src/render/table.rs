@@ -4,6 +4,7 @@
 use crate::analysis::bench::RunReport;
 use crate::analysis::hints::Hint;
 use crate::analysis::incidents::Incident;
+use crate::analysis::lifecycle::Lifecycle;
 use crate::analysis::metrics::Metrics;
 use crate::analysis::quantile::Summary;
 use crate::render::num::{duration, group, opt};
@@ -61,6 +62,7 @@ fn write_report(out: &mut dyn Write, r: &Report) -> io::Result<()> {
         write_instances(out, r)?;
         write_server(out, r)?;
     }
+    write_lifecycle(out, &r.lifecycle)?;
     if !broke {
         write_incidents(out, &r.incidents)?;
     }
@@ -424,6 +426,25 @@ pub fn write_hints(out: &mut dyn Write, hints: &[Hint]) -> io::Result<()> {
         writeln!(out)?;
     }
     Ok(())
+}
+
+/// How the instances spent their time, and how long crashed ones took to be ready again.
+fn write_lifecycle(out: &mut dyn Write, l: &Lifecycle) -> io::Result<()> {
+    if l.summary.is_empty() {
+        return Ok(());
+    }
+    writeln!(out, "Lifecycle: {}", l.summary)?;
+    for i in &l.instances {
+        for s in &i.crash_to_ready_s {
+            writeln!(
+                out,
+                "  {}: ready again {} after a crash",
+                i.instance,
+                duration(*s)
+            )?;
+        }
+    }
+    writeln!(out)
 }
 
 /// The incident census: the kinds that occurred in a table, with the first line of each,

@@ -90,13 +90,25 @@ pub fn build_with(opts: &Options, steps: Option<&mut StepsSink<'_>>) -> Result<B
     let server = server::analyze(&mut r.logs.instances, opts.bucket_ms)?;
     r.scrapes.order(opts.interval_s);
     let metrics = metrics::analyze(&r.scrapes);
-    let hints = hints::hints(&hints::Inputs {
+    let incidents = if r.logs.instances.is_empty() {
+        Vec::new()
+    } else {
+        incidents::census(
+            r.logs
+                .instances
+                .iter()
+                .map(|(name, i)| (name.as_str(), &i.census)),
+        )
+    };
+    let mut hints = hints::hints(&hints::Inputs {
         server: &server,
         instances: &r.logs.instances,
         completions: completions.as_ref(),
         rows: &r.completions,
         metrics: metrics.as_ref(),
     });
+    hints.extend(incidents::hints(&incidents));
+    hints.sort_by_key(|h| std::cmp::Reverse(h.severity));
     let slo = opts.slo.unwrap_or_default();
     let bench_runs = r.runs.iter().map(|run| bench::analyze(run, &slo)).collect();
     let samples = Samples {
@@ -112,7 +124,15 @@ pub fn build_with(opts: &Options, steps: Option<&mut StepsSink<'_>>) -> Result<B
             .flat_map(|run| run.requests.iter().copied())
             .collect(),
     };
-    let report = assemble(&r, &server, completions, hints, metrics, bench_runs);
+    let report = assemble(
+        &r,
+        &server,
+        completions,
+        hints,
+        metrics,
+        bench_runs,
+        incidents,
+    );
     Ok(Built {
         report,
         samples,
@@ -166,6 +186,7 @@ fn assemble(
     hints: Vec<Hint>,
     metrics: Option<Metrics>,
     bench_runs: Vec<RunReport>,
+    incidents: Vec<incidents::Incident>,
 ) -> Report {
     let mut lines = Tally::default();
     for f in &r.files {
@@ -201,16 +222,8 @@ fn assemble(
         segments: segments(server),
         hints,
         metrics,
-        incidents: if r.logs.instances.is_empty() {
-            Vec::new()
-        } else {
-            incidents::census(
-                r.logs
-                    .instances
-                    .iter()
-                    .map(|(name, i)| (name.as_str(), &i.census)),
-            )
-        },
+        lifecycle: crate::analysis::lifecycle::report(&server.lifecycle),
+        incidents,
     }
 }
 

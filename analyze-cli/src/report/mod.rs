@@ -13,6 +13,7 @@ use crate::analysis::completions::Completions;
 use crate::analysis::curve::{Bin, Knee};
 use crate::analysis::hints::Hint;
 use crate::analysis::incidents::Incident;
+use crate::analysis::lifecycle::Lifecycle;
 use crate::analysis::metrics::Metrics;
 use crate::analysis::segments::Change;
 use crate::analysis::{iso, iso_opt};
@@ -58,6 +59,8 @@ pub struct Report {
     /// The server logs' incident census: every kind, those with no line too (empty
     /// without server logs).
     pub incidents: Vec<Incident>,
+    /// How each server instance spent its time: starting, serving, idle.
+    pub lifecycle: Lifecycle,
 }
 
 /// Line counts.

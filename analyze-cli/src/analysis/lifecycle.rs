@@ -1,0 +1,336 @@
+//! How each instance spent the time its log covers: starting (from a start-up to the
+//! server's ready line), serving (stats intervals with at least one request running), and
+//! idle (the rest: up with nothing running, or silent); and the time from a crash to the
+//! next ready line.
+//!
+//! A start-up ends at the server's ready line (or, in a log whose ready lines have no stamp,
+//! at its first stats line). It begins at the instance's first line when its start-up lines (`server_args`,
+//! `non-default args`, …) come before any stats line, else at those lines: a log that starts
+//! mid-run has no start-up, and a start-up never followed by a ready line lasts to the end of
+//! the log (a crash loop).
+
+use crate::analysis::hints::{evidence, fig, Evidence, Hint, Severity};
+use crate::analysis::iso_opt;
+use crate::ingest::series::{EventPoint, Setting};
+use serde::Serialize;
+use tokstat_parsers::record::EventKind;
+use tokstat_parsers::stamp::Ts;
+
+/// One instance's time.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Life {
+    /// Its first and last stamp, ms.
+    pub first: i64,
+    pub last: i64,
+    /// Start-ups seen.
+    pub starts: usize,
+    /// The first ready line.
+    pub ready: Option<i64>,
+    pub starting_ms: i64,
+    pub serving_ms: i64,
+    pub idle_ms: i64,
+    /// From each crash to the next ready line (crashes with none after them: not listed).
+    pub crash_to_ready_ms: Vec<i64>,
+}
+
+impl Life {
+    pub fn held_ms(&self) -> i64 {
+        self.last - self.first
+    }
+}
+
+/// The life of an instance whose lines span `first..=last`, whose first stats line is at
+/// `stats_first`, with its start-up settings and events (each in time order) and the time
+/// its intervals had a request running.
+pub fn life(
+    (first, last): (i64, i64),
+    stats_first: Option<i64>,
+    settings: &[Setting],
+    events: &[EventPoint],
+    serving_ms: i64,
+) -> Life {
+    #[derive(PartialEq, PartialOrd)]
+    enum Mark {
+        Setting,
+        Crash,
+        Ready,
+    }
+    let mut marks: Vec<(i64, Mark)> = settings.iter().map(|s| (s.ts, Mark::Setting)).collect();
+    for e in events {
+        match e.kind {
+            EventKind::ServerReady => marks.push((e.ts, Mark::Ready)),
+            EventKind::Crash | EventKind::CudaOom | EventKind::Distributed => {
+                marks.push((e.ts, Mark::Crash))
+            }
+            _ => {}
+        }
+    }
+    // (no ready line with a stamp, as uvicorn's own has none: the first stats line says
+    // the server was up)
+    if !marks.iter().any(|m| m.1 == Mark::Ready) {
+        if let Some(s) = stats_first {
+            marks.push((s, Mark::Ready));
+        }
+    }
+    marks.sort_by(|a, b| {
+        a.0.cmp(&b.0)
+            .then(a.1.partial_cmp(&b.1).unwrap_or(std::cmp::Ordering::Equal))
+    });
+    let mut l = Life {
+        first,
+        last,
+        serving_ms,
+        ..Life::default()
+    };
+    // the start-up under way, and the crash waiting for a ready line
+    let mut starting: Option<i64> = None;
+    let mut crash: Option<i64> = None;
+    for (t, m) in marks {
+        match m {
+            Mark::Setting if starting.is_none() && l.ready.is_none_or(|r| r <= t) => {
+                let at = if l.starts == 0 && stats_first.is_none_or(|s| t <= s) {
+                    first
+                } else {
+                    t
+                };
+                // (a start-up after the first ready one: only once the server was ready)
+                if l.starts == 0 || l.ready.is_some() {
+                    starting = Some(at);
+                    l.starts += 1;
+                }
+            }
+            Mark::Setting => {}
+            Mark::Crash => {
+                crash.get_or_insert(t);
+            }
+            Mark::Ready => {
+                if let Some(s) = starting.take() {
+                    l.starting_ms += (t - s).max(0);
+                }
+                if let Some(c) = crash.take() {
+                    l.crash_to_ready_ms.push(t - c);
+                }
+                l.ready.get_or_insert(t);
+            }
+        }
+    }
+    if let Some(s) = starting {
+        l.starting_ms += (last - s).max(0);
+    }
+    l.idle_ms = (l.held_ms() - l.starting_ms - l.serving_ms).max(0);
+    l
+}
+
+/// The run's lifecycle, as the report shows it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Lifecycle {
+    pub instances: Vec<InstanceLife>,
+    /// Instance-hours: each instance's span, and how it was spent.
+    pub held_h: f64,
+    pub starting_h: f64,
+    pub serving_h: f64,
+    pub idle_h: f64,
+    /// The same in words.
+    pub summary: String,
+}
+
+/// One instance's lifecycle, seconds.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct InstanceLife {
+    pub instance: String,
+    pub starts: usize,
+    #[serde(serialize_with = "iso_opt")]
+    pub ready_ts: Option<Ts>,
+    pub held_s: f64,
+    pub starting_s: f64,
+    pub serving_s: f64,
+    pub idle_s: f64,
+    pub crash_to_ready_s: Vec<f64>,
+}
+
+/// A length of instance time in words: `3h 12m`, `11m`, `2m 05s`, `40s`.
+fn spell(ms: i64) -> String {
+    let s = ms / 1000;
+    match s {
+        s if s >= 3600 => format!("{}h {:02}m", s / 3600, s % 3600 / 60),
+        s if s >= 600 => format!("{}m", (s + 30) / 60),
+        s if s >= 60 => format!("{}m {:02}s", s / 60, s % 60),
+        s => format!("{s}s"),
+    }
+}
+
+/// The report's lifecycle from the instances' lives.
+pub fn report(lives: &[(String, Life)]) -> Lifecycle {
+    let sum = |f: fn(&Life) -> i64| lives.iter().map(|(_, l)| f(l)).sum::<i64>();
+    let (held, starting, serving, idle) = (
+        sum(Life::held_ms),
+        sum(|l| l.starting_ms),
+        sum(|l| l.serving_ms),
+        sum(|l| l.idle_ms),
+    );
+    let share = |x: i64| {
+        if held > 0 {
+            format!(" ({:.0}%)", 100.0 * x as f64 / held as f64)
+        } else {
+            String::new()
+        }
+    };
+    let hours = |ms: i64| ms as f64 / 3_600_000.0;
+    let summary = if lives.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "{} instance(s) held {} of instance time: {} starting{}, {} serving{}, {} idle{}",
+            lives.len(),
+            spell(held),
+            spell(starting),
+            share(starting),
+            spell(serving),
+            share(serving),
+            spell(idle),
+            share(idle),
+        )
+    };
+    Lifecycle {
+        instances: lives
+            .iter()
+            .map(|(name, l)| InstanceLife {
+                instance: name.clone(),
+                starts: l.starts,
+                ready_ts: l.ready.map(Ts),
+                held_s: l.held_ms() as f64 / 1000.0,
+                starting_s: l.starting_ms as f64 / 1000.0,
+                serving_s: l.serving_ms as f64 / 1000.0,
+                idle_s: l.idle_ms as f64 / 1000.0,
+                crash_to_ready_s: l
+                    .crash_to_ready_ms
+                    .iter()
+                    .map(|&m| m as f64 / 1000.0)
+                    .collect(),
+            })
+            .collect(),
+        held_h: hours(held),
+        starting_h: hours(starting),
+        serving_h: hours(serving),
+        idle_h: hours(idle),
+        summary,
+    }
+}
+
+/// A start-up longer than this raises `slow_startup`, ms.
+pub const SLOW_STARTUP_MS: i64 = 10 * 60_000;
+/// Idle instance time above this share of the time held, and longer than
+/// [`IDLE_MIN_MS`], raises `idle_capacity`.
+pub const IDLE_SHARE: f64 = 0.25;
+pub const IDLE_MIN_MS: i64 = 10 * 60_000;
+
+/// The hints of the lifecycle: `slow_startup` and `idle_capacity`.
+pub fn hints(lives: &[(String, Life)]) -> Vec<Hint> {
+    let mut out = Vec::new();
+    let slow: Vec<(&str, i64)> = lives
+        .iter()
+        .filter(|(_, l)| l.starts > 0)
+        .map(|(n, l)| (n.as_str(), l.starting_ms / l.starts as i64))
+        .filter(|(_, ms)| *ms > SLOW_STARTUP_MS)
+        .collect();
+    if let Some(&(name, worst)) = slow.iter().max_by_key(|s| s.1) {
+        let total: i64 = lives.iter().map(|(_, l)| l.starting_ms).sum();
+        out.push(Hint {
+            id: "slow_startup",
+            severity: Severity::Warning,
+            evidence: Evidence {
+                instance: Some(name.to_string()),
+                ..evidence(
+                    format!(
+                        "a start-up took {} on {name} ({} of {} instance(s) over {}); {} of instance time went to starting",
+                        spell(worst),
+                        slow.len(),
+                        lives.len(),
+                        spell(SLOW_STARTUP_MS),
+                        spell(total)
+                    ),
+                    None,
+                    &[("startup_s", fig(worst as f64 / 1000.0)), ("starting_s", fig(total as f64 / 1000.0)), ("instances", fig(slow.len()))],
+                )
+            },
+            action: "Start-up is weight loading, KV-cache allocation and graph capture: keep weights on local NVMe (or a warm page cache), reuse compile caches, capture fewer batch sizes, or keep servers up between jobs.".into(),
+        });
+    }
+    let held: i64 = lives.iter().map(|(_, l)| l.held_ms()).sum();
+    let idle: i64 = lives.iter().map(|(_, l)| l.idle_ms).sum();
+    if held > 0 && idle > IDLE_MIN_MS && idle as f64 > IDLE_SHARE * held as f64 {
+        out.push(Hint {
+            id: "idle_capacity",
+            severity: Severity::Warning,
+            evidence: evidence(
+                format!(
+                    "{} instance(s) spent {} idle, up with nothing running ({:.0}% of the {} they were held)",
+                    lives.len(),
+                    spell(idle),
+                    100.0 * idle as f64 / held as f64,
+                    spell(held)
+                ),
+                None,
+                &[("idle_s", fig(idle as f64 / 1000.0)), ("held_s", fig(held as f64 / 1000.0)), ("idle_share", fig(idle as f64 / held as f64))],
+            ),
+            action: "GPUs waited for work: send it sooner or to fewer instances, and release instances between jobs.".into(),
+        });
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn setting(ts: i64) -> Setting {
+        Setting {
+            ts,
+            key: "tp_size".into(),
+            value: "1".into(),
+        }
+    }
+
+    fn ev(ts: i64, kind: EventKind) -> EventPoint {
+        EventPoint { ts, kind, count: 1 }
+    }
+
+    /// Start-up, serving, a crash and a restart: each stretch where it belongs.
+    #[test]
+    fn start_crash_restart() {
+        let s = 1000;
+        let l = life(
+            (0, 3600 * s),
+            Some(700 * s),
+            &[setting(0), setting(2000 * s)],
+            &[
+                ev(600 * s, EventKind::ServerReady),
+                ev(1900 * s, EventKind::Crash),
+                ev(1901 * s, EventKind::CudaOom),
+                ev(2300 * s, EventKind::ServerReady),
+            ],
+            2000 * s,
+        );
+        assert_eq!(l.starts, 2);
+        assert_eq!(l.ready, Some(600 * s));
+        assert_eq!(l.starting_ms, 900 * s);
+        assert_eq!(l.crash_to_ready_ms, vec![400 * s]);
+        assert_eq!(l.idle_ms, 700 * s);
+    }
+
+    /// A log that starts mid-run has no start-up; one never ready is starting to its end.
+    #[test]
+    fn mid_run_and_crash_loop() {
+        let l = life((0, 100_000), Some(0), &[], &[], 80_000);
+        assert_eq!((l.starts, l.starting_ms, l.idle_ms), (0, 0, 20_000));
+        let l = life(
+            (0, 100_000),
+            None,
+            &[setting(0), setting(40_000)],
+            &[ev(30_000, EventKind::Crash)],
+            0,
+        );
+        assert_eq!((l.starts, l.starting_ms, l.idle_ms), (1, 100_000, 0));
+        assert!(l.crash_to_ready_ms.is_empty());
+    }
+}
