@@ -23,6 +23,7 @@
     )
 )]
 
+pub mod access;
 pub mod bench;
 pub mod completion;
 pub mod detect;

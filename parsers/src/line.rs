@@ -106,13 +106,14 @@ pub fn visit_quick_line<'a, R>(
         keep,
         f,
         |f, q| f(q),
-        |f, stamp| f(Quick::Other(stamp)),
+        |f, stamp, _| f(Quick::Other(stamp)),
     )
 }
 
 /// [`visit_quick_line`] with [`Quick::Other`] handed to `other` instead of `f`, each with
-/// `ctx`: most lines of a log hold no record, and `other` (a count) is small enough to be
-/// inlined where `f` (which adds a stats line to its series) is a call.
+/// `ctx`, and with the line's message (past its logger prefix): most lines of a log hold no
+/// record, and `other` (a count, and a look at an access line's last bytes) is small enough
+/// to be inlined where `f` (which adds a stats line to its series) is a call.
 #[inline]
 pub fn visit_quick_line_split<'a, C, R>(
     raw: &'a str,
@@ -120,7 +121,7 @@ pub fn visit_quick_line_split<'a, C, R>(
     keep: sglang::Keep,
     ctx: C,
     f: impl FnOnce(C, Quick<'_, 'a>) -> R,
-    other: impl FnOnce(C, Stamp) -> R,
+    other: impl FnOnce(C, Stamp, &'a str) -> R,
 ) -> R {
     let text = &raw[..prefix::trim_cr(raw.as_bytes()).len()];
     if let Some((prefix, msg)) = prefix::common_sglang(text) {
@@ -135,7 +136,7 @@ pub fn visit_quick_line_split<'a, C, R>(
         if scan::find_short(b'[', msg.as_bytes()).is_none() {
             if !sglang::may_be_message(msg) && !server_ready_candidate(msg) && !may_be_incident(msg)
             {
-                return other(ctx, prefix.stamp);
+                return other(ctx, prefix.stamp, msg);
             }
             let mut line = Line {
                 prefix,

@@ -234,11 +234,15 @@ pub enum EventKind {
     Abort,
     /// A graph recompiled at run time (`torch._dynamo` recompilation).
     Recompile,
+    /// An HTTP access line with a 4xx / 5xx status (counted in the incident census, read
+    /// without building a record: not an `events` row).
+    Http4xx,
+    Http5xx,
 }
 
 impl EventKind {
     /// Every kind, in the order the incident census lists them.
-    pub const ALL: [EventKind; 14] = [
+    pub const ALL: [EventKind; 16] = [
         EventKind::Crash,
         EventKind::Traceback,
         EventKind::Exception,
@@ -252,6 +256,8 @@ impl EventKind {
         EventKind::Preemption,
         EventKind::Abort,
         EventKind::Recompile,
+        EventKind::Http5xx,
+        EventKind::Http4xx,
         EventKind::ServerReady,
     ];
 
@@ -271,6 +277,8 @@ impl EventKind {
             EventKind::KvTransfer => "kv_transfer",
             EventKind::Abort => "abort",
             EventKind::Recompile => "recompile",
+            EventKind::Http4xx => "http_4xx",
+            EventKind::Http5xx => "http_5xx",
         }
     }
 
@@ -286,6 +294,7 @@ impl EventKind {
                 | EventKind::Distributed
                 | EventKind::HealthCheck
                 | EventKind::KvTransfer
+                | EventKind::Http5xx
         )
     }
 }

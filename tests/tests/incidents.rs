@@ -50,12 +50,19 @@ fn census_of_the_crash_fixtures() {
             "retraction",
             "preemption",
             "abort",
-            "recompile"
+            "recompile",
+            "http_5xx",
+            "http_4xx"
         ]
     );
     let count = |k: &str| kind(&v, k)["count"].as_u64().unwrap();
     let counts: Vec<u64> = kinds.iter().map(|k| count(k)).collect();
-    assert_eq!(counts, [4, 1, 0, 1, 2, 1, 0, 1, 0, 0, 0, 2, 1]);
+    assert_eq!(counts, [4, 1, 0, 1, 2, 1, 0, 1, 0, 0, 0, 2, 1, 2, 0]);
+    // an access line's status, read without a record
+    let http = kind(&v, "http_5xx");
+    assert_eq!(http["samples"][0]["line"], 12);
+    assert_eq!(http["samples"][1]["line"], 13);
+    assert_eq!(http["samples"][1]["ts"], "2026-03-02T11:01:10");
 
     let crash = kind(&v, "crash");
     assert_eq!(crash["broke"], true);
@@ -96,7 +103,7 @@ fn nothing_broke_is_a_finding() {
     let log = tokstat_tests::fixture("formats/sglang/sglang-pd-disagg-v0.4.6-v0.5.23.log");
     let v = report(&[&log]);
     let incidents = v["incidents"].as_array().unwrap();
-    assert_eq!(incidents.len(), 13);
+    assert_eq!(incidents.len(), 15);
     assert!(incidents.iter().all(|i| i["count"] == 0), "{incidents:?}");
     let (code, out, _) = tokstat_tests::tokstat(&["report", "--year", "2026", &log]);
     assert_eq!(code, 0);
@@ -106,7 +113,7 @@ fn nothing_broke_is_a_finding() {
         .expect("an incidents line");
     assert_eq!(
         line,
-        "Incidents: none (crash, traceback, exception, cuda_oom, distributed, health_check, kv_transfer, error, oom, retraction, preemption, abort, recompile)"
+        "Incidents: none (crash, traceback, exception, cuda_oom, distributed, health_check, kv_transfer, error, oom, retraction, preemption, abort, recompile, http_5xx, http_4xx)"
     );
     assert!(out.find("Incidents").unwrap() > out.find("Server logs").unwrap());
 }

@@ -6,7 +6,7 @@
 
 use crate::ingest::census::Census;
 use crate::ingest::digest::Digest;
-use crate::ingest::scan::{instance_rank, FileCtx, Stats, Visit, Visitor};
+use crate::ingest::scan::{instance_rank, Access, FileCtx, Stats, Visit, Visitor};
 use crate::ingest::series::Series;
 use std::collections::BTreeMap;
 use tokstat_parsers::record::{Body, Engine, EventKind, GaugeSet, Gauges, StepKind};
@@ -329,6 +329,24 @@ impl Visitor for ChunkSummary {
     fn stats(&mut self, s: Stats<'_>) {
         let (inst, series) = self.instance(s.dp);
         inst.step(series, s.ts, Some(Engine::Sglang), s.kind, s.gauges);
+    }
+
+    fn access(&mut self, a: Access<'_>) {
+        // (an access line has no rank: it is the HTTP server's, the file's own instance)
+        let (inst, _) = self.instance(None);
+        let kind = if a.status >= 500 {
+            EventKind::Http5xx
+        } else {
+            EventKind::Http4xx
+        };
+        let ts = a.ts.or(inst.last).map(|t| t.0);
+        inst.census.note(
+            kind,
+            &a.file.source,
+            a.line_no,
+            ts,
+            a.msg.trim_start_matches("INFO:").trim_start(),
+        );
     }
 }
 

@@ -127,6 +127,19 @@ pub trait Visitor {
     fn line(&mut self, v: Visit<'_, '_>);
     /// Takes a stats line read quickly (only called when [`Visitor::QUICK`]).
     fn stats(&mut self, _s: Stats<'_>) {}
+    /// Takes an HTTP access line whose status is 400 or more (read without building a
+    /// record).
+    fn access(&mut self, _a: Access<'_>) {}
+}
+
+/// An HTTP access line that did not succeed (see [`Visitor::access`]).
+pub struct Access<'a> {
+    pub file: &'a FileCtx,
+    pub line_no: u64,
+    pub ts: Option<Ts>,
+    pub status: u16,
+    /// The message, past the logger's prefix.
+    pub msg: &'a str,
 }
 
 /// Result of a chunk: the visitor's state and the chunk's tally.
@@ -175,7 +188,7 @@ pub fn visit_chunk<V: Visitor>(
                             })
                         }
                     },
-                    |acc, stamp| acc.other(stamp),
+                    |acc, stamp, msg| acc.other_text(line_no(i), stamp, msg),
                 ),
                 Err(raw) => tokstat_parsers::visit_line(raw, &mut scratch, |line| {
                     acc.line(line_no(i), line, None)
@@ -228,6 +241,29 @@ impl<V: Visitor> Acc<'_, V> {
         self.tally.other += 1;
     }
 
+    /// [`Acc::other`] for a line whose message is known: an access line that did not
+    /// succeed also goes to the visitor.
+    #[inline]
+    fn other_text(&mut self, line_no: u64, stamp: Stamp, msg: &str) {
+        let ts = self.cal.resolve(stamp);
+        self.tally.total += 1;
+        self.tally.other += 1;
+        if let Some(status) = tokstat_parsers::access::failed_status(msg) {
+            self.access(line_no, ts, status, msg);
+        }
+    }
+
+    #[cold]
+    fn access(&mut self, line_no: u64, ts: Option<Ts>, status: u16, msg: &str) {
+        self.state.access(Access {
+            file: self.file,
+            line_no,
+            ts,
+            status,
+            msg,
+        });
+    }
+
     /// A line parsed whole (lent by reference: a line is a few hundred bytes, not worth a
     /// copy per call). `raw` is its text, when it is UTF-8: a line read as malformed, or as
     /// other with no logger prefix, may hold several records glued together ([`glued`]), and
@@ -242,6 +278,11 @@ impl<V: Visitor> Acc<'_, V> {
         }
         let ts = self.cal.resolve(line.prefix.stamp);
         self.tally.count(line_no, &line.body);
+        if let (Body::Other, Some(raw)) = (&line.body, raw) {
+            if let Some(status) = tokstat_parsers::access::failed_status(raw) {
+                self.access(line_no, ts, status, raw);
+            }
+        }
         if !matches!(line.body, Body::Other | Body::Malformed(_)) {
             self.state.line(Visit {
                 file: self.file,
