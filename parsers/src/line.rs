@@ -106,14 +106,14 @@ pub fn visit_quick_line<'a, R>(
         keep,
         f,
         |f, q| f(q),
-        |f, stamp, _| f(Quick::Other(stamp)),
+        |f, stamp| f(Quick::Other(stamp)),
     )
 }
 
 /// [`visit_quick_line`] with [`Quick::Other`] handed to `other` instead of `f`, each with
-/// `ctx`, and with the line's message (past its logger prefix): most lines of a log hold no
-/// record, and `other` (a count, and a look at an access line's last bytes) is small enough
-/// to be inlined where `f` (which adds a stats line to its series) is a call.
+/// `ctx`: most lines of a log hold no record, and `other` (a count) is small enough to be
+/// inlined where `f` (which adds a stats line to its series) is a call. (An access line
+/// that did not succeed comes to `f` as a line: see [`crate::access`].)
 #[inline]
 pub fn visit_quick_line_split<'a, C, R>(
     raw: &'a str,
@@ -121,7 +121,7 @@ pub fn visit_quick_line_split<'a, C, R>(
     keep: sglang::Keep,
     ctx: C,
     f: impl FnOnce(C, Quick<'_, 'a>) -> R,
-    other: impl FnOnce(C, Stamp, &'a str) -> R,
+    other: impl FnOnce(C, Stamp) -> R,
 ) -> R {
     let text = &raw[..prefix::trim_cr(raw.as_bytes()).len()];
     if let Some((prefix, msg)) = prefix::common_sglang(text) {
@@ -134,9 +134,12 @@ pub fn visit_quick_line_split<'a, C, R>(
         }
         // the stamp's `[` opens no colour code: it is followed by a date
         if scan::find_short(b'[', msg.as_bytes()).is_none() {
-            if !sglang::may_be_message(msg) && !server_ready_candidate(msg) && !may_be_incident(msg)
+            if !sglang::may_be_message(msg)
+                && !server_ready_candidate(msg)
+                && !may_be_incident(msg)
+                && !crate::access::may_have_failed(msg)
             {
-                return other(ctx, prefix.stamp, msg);
+                return other(ctx, prefix.stamp);
             }
             let mut line = Line {
                 prefix,

@@ -188,7 +188,7 @@ pub fn visit_chunk<V: Visitor>(
                             })
                         }
                     },
-                    |acc, stamp, msg| acc.other_text(line_no(i), stamp, msg),
+                    |acc, stamp| acc.other(stamp),
                 ),
                 Err(raw) => tokstat_parsers::visit_line(raw, &mut scratch, |line| {
                     acc.line(line_no(i), line, None)
@@ -239,18 +239,6 @@ impl<V: Visitor> Acc<'_, V> {
         self.cal.resolve(stamp);
         self.tally.total += 1;
         self.tally.other += 1;
-    }
-
-    /// [`Acc::other`] for a line whose message is known: an access line that did not
-    /// succeed also goes to the visitor.
-    #[inline]
-    fn other_text(&mut self, line_no: u64, stamp: Stamp, msg: &str) {
-        let ts = self.cal.resolve(stamp);
-        self.tally.total += 1;
-        self.tally.other += 1;
-        if let Some(status) = tokstat_parsers::access::failed_status(msg) {
-            self.access(line_no, ts, status, msg);
-        }
     }
 
     #[cold]
