@@ -220,3 +220,30 @@ fn lifecycle_of_a_crash_and_restart() {
     assert_eq!(crash["evidence"]["cuda_oom"], 1);
     assert_eq!(kind(&v, "abort")["count"], 12);
 }
+
+/// HTTP 5xx responses alone put the census first but raise no `crash` hint.
+#[test]
+fn server_errors_alone_are_no_crash() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("gpu0.log");
+    let mut log = String::new();
+    for s in 0..30 {
+        log.push_str(&format!("[2026-03-02 10:00:{s:02} TP0] Decode batch. #running-req: 8, #token: 4000, token usage: 0.05, gen throughput (token/s): 400.00, #queue-req: 0\n"));
+        log.push_str(&format!("[2026-03-02 10:00:{s:02}] INFO:     127.0.0.1:4{s:04} - \"POST /generate HTTP/1.1\" {}\n", if s % 10 == 3 { "500 Internal Server Error" } else { "200 OK" }));
+    }
+    std::fs::write(&path, log).unwrap();
+    let v = report(&[path.to_str().unwrap()]);
+    let http = kind(&v, "http_5xx");
+    assert_eq!(http["count"], 3);
+    assert_eq!(http["first_ts"], "2026-03-02T10:00:03");
+    assert_eq!(http["last_ts"], "2026-03-02T10:00:23");
+    assert_eq!(
+        v["lines"]["other"], 30,
+        "access lines stay `other` in the accounting"
+    );
+    assert!(v["hints"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|h| h["id"] != "crash"));
+}

@@ -109,14 +109,15 @@ pub fn anything_broke(incidents: &[Incident]) -> bool {
 /// Abort lines from this many on raise `client_aborts`.
 pub const ABORTS_MANY: u64 = 10;
 
-/// The hints of the census: `crash` when something broke, `client_aborts` when many
-/// requests were aborted.
+/// The hints of the census: `crash` when something broke (HTTP 5xx responses aside),
+/// `client_aborts` when many requests were aborted.
 pub fn hints(incidents: &[Incident]) -> Vec<Hint> {
     let mut out = Vec::new();
     let get = |k: EventKind| incidents.iter().find(|i| i.kind == k.as_str());
+    // (HTTP 5xx responses alone are no crash: their bursts are another hint's)
     let broke: Vec<&Incident> = incidents
         .iter()
-        .filter(|i| i.broke && i.count > 0)
+        .filter(|i| i.broke && i.count > 0 && i.kind != EventKind::Http5xx.as_str())
         .collect();
     if let Some(first) = broke
         .iter()
