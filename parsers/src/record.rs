@@ -282,6 +282,15 @@ impl EventKind {
         }
     }
 
+    /// Whether it says the engine died or a collective failed: what ends a serving
+    /// stretch until the next ready line.
+    pub fn fatal(self) -> bool {
+        matches!(
+            self,
+            EventKind::Crash | EventKind::CudaOom | EventKind::Distributed
+        )
+    }
+
     /// Whether it says something broke (rather than that the server worked under
     /// pressure, or started).
     pub fn broke(self) -> bool {

@@ -17,7 +17,8 @@ pub const RUN_SAMPLES: usize = 2;
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Incident {
     /// The `events` table's kind.
-    pub kind: &'static str,
+    #[serde(serialize_with = "kind_name")]
+    pub kind: EventKind,
     /// Whether it says something broke (a crash, a traceback, CUDA out of memory, an NCCL
     /// error, a failed health check or KV transfer), rather than pressure or lost requests.
     pub broke: bool,
@@ -30,6 +31,10 @@ pub struct Incident {
     pub by_instance: BTreeMap<String, u64>,
     /// The first lines, earliest first.
     pub samples: Vec<IncidentSample>,
+}
+
+fn kind_name<S: serde::Serializer>(k: &EventKind, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(k.as_str())
 }
 
 /// A sample line of an incident.
@@ -56,7 +61,7 @@ pub fn census<'a>(instances: impl Iterator<Item = (&'a str, &'a Census)> + Clone
     kinds()
         .map(|kind| {
             let mut inc = Incident {
-                kind: kind.as_str(),
+                kind,
                 broke: kind.broke(),
                 count: 0,
                 first_ts: None,
@@ -113,11 +118,11 @@ pub const ABORTS_MANY: u64 = 10;
 /// `client_aborts` when many requests were aborted.
 pub fn hints(incidents: &[Incident]) -> Vec<Hint> {
     let mut out = Vec::new();
-    let get = |k: EventKind| incidents.iter().find(|i| i.kind == k.as_str());
+    let get = |k: EventKind| incidents.iter().find(|i| i.kind == k);
     // (HTTP 5xx responses alone are no crash: their bursts are another hint's)
     let broke: Vec<&Incident> = incidents
         .iter()
-        .filter(|i| i.broke && i.count > 0 && i.kind != EventKind::Http5xx.as_str())
+        .filter(|i| i.broke && i.count > 0 && i.kind != EventKind::Http5xx)
         .collect();
     if let Some(first) = broke
         .iter()
@@ -125,12 +130,10 @@ pub fn hints(incidents: &[Incident]) -> Vec<Hint> {
         .min_by(|a, b| (a.ts.is_none(), a.ts).cmp(&(b.ts.is_none(), b.ts)))
     {
         let count = |k: EventKind| get(k).map_or(0, |i| i.count);
-        let fatal = [EventKind::Crash, EventKind::CudaOom, EventKind::Distributed]
-            .iter()
-            .any(|&k| count(k) > 0);
+        let fatal = broke.iter().any(|i| i.kind.fatal());
         let listed: Vec<String> = broke
             .iter()
-            .map(|i| format!("{} {}", i.count, i.kind))
+            .map(|i| format!("{} {}", i.count, i.kind.as_str()))
             .collect();
         let mut action = String::from("Read the first traceback at the line given: its first exception is the cause, the rest follow from it.");
         if count(EventKind::CudaOom) > 0 {
@@ -161,7 +164,7 @@ pub fn hints(incidents: &[Incident]) -> Vec<Hint> {
                     from.zip(to).map(|(a, b)| (a.0, b.0)),
                     &broke
                         .iter()
-                        .map(|i| (i.kind, fig(i.count)))
+                        .map(|i| (i.kind.as_str(), fig(i.count)))
                         .collect::<Vec<_>>(),
                 )
             },

@@ -4,10 +4,10 @@
 //! next ready line.
 //!
 //! A start-up ends at the server's ready line (or, in a log whose ready lines have no stamp,
-//! at its first stats line). It begins at the instance's first line when its start-up lines (`server_args`,
-//! `non-default args`, …) come before any stats line, else at those lines: a log that starts
-//! mid-run has no start-up, and a start-up never followed by a ready line lasts to the end of
-//! the log (a crash loop).
+//! at its first stats line). It begins at the instance's first line when its start-up lines
+//! (`server_args`, `non-default args`, …) come before any stats line, else at those lines:
+//! a log that starts mid-run has no start-up, and a start-up never followed by a ready line
+//! lasts to the end of the log (a crash loop).
 
 use crate::analysis::hints::{evidence, fig, Evidence, Hint, Severity};
 use crate::analysis::iso_opt;
@@ -49,7 +49,8 @@ pub fn life(
     events: &[EventPoint],
     serving_ms: i64,
 ) -> Life {
-    #[derive(PartialEq, PartialOrd)]
+    // (at one time: start-up lines, then crashes, then ready lines)
+    #[derive(PartialEq, Eq, PartialOrd, Ord)]
     enum Mark {
         Setting,
         Crash,
@@ -57,12 +58,10 @@ pub fn life(
     }
     let mut marks: Vec<(i64, Mark)> = settings.iter().map(|s| (s.ts, Mark::Setting)).collect();
     for e in events {
-        match e.kind {
-            EventKind::ServerReady => marks.push((e.ts, Mark::Ready)),
-            EventKind::Crash | EventKind::CudaOom | EventKind::Distributed => {
-                marks.push((e.ts, Mark::Crash))
-            }
-            _ => {}
+        if e.kind == EventKind::ServerReady {
+            marks.push((e.ts, Mark::Ready));
+        } else if e.kind.fatal() {
+            marks.push((e.ts, Mark::Crash));
         }
     }
     // (no ready line with a stamp, as uvicorn's own has none: the first stats line says
@@ -72,10 +71,7 @@ pub fn life(
             marks.push((s, Mark::Ready));
         }
     }
-    marks.sort_by(|a, b| {
-        a.0.cmp(&b.0)
-            .then(a.1.partial_cmp(&b.1).unwrap_or(std::cmp::Ordering::Equal))
-    });
+    marks.sort_unstable();
     let mut l = Life {
         first,
         last,
@@ -93,11 +89,8 @@ pub fn life(
                 } else {
                     t
                 };
-                // (a start-up after the first ready one: only once the server was ready)
-                if l.starts == 0 || l.ready.is_some() {
-                    starting = Some(at);
-                    l.starts += 1;
-                }
+                starting = Some(at);
+                l.starts += 1;
             }
             Mark::Setting => {}
             Mark::Crash => {

@@ -233,7 +233,7 @@ fn write_incidents(out: &mut dyn Write, r: &Report) -> io::Result<()> {
         .incidents
         .iter()
         .filter(|i| i.count == 0)
-        .map(|i| i.kind)
+        .map(|i| i.kind.as_str())
         .collect();
     writeln!(out, "### Incidents\n")?;
     if none.len() == r.incidents.len() {
@@ -243,9 +243,9 @@ fn write_incidents(out: &mut dyn Write, r: &Report) -> io::Result<()> {
     let mut g = Gfm::new(&["kind", "lines", "first", "last", "first line"]);
     for i in r.incidents.iter().filter(|i| i.count > 0) {
         let kind = if i.broke {
-            format!("**{}**", i.kind)
+            format!("**{}**", i.kind.as_str())
         } else {
-            i.kind.to_string()
+            i.kind.as_str().to_string()
         };
         g.row(vec![
             kind,

@@ -455,7 +455,12 @@ fn write_incidents(out: &mut dyn Write, incidents: &[Incident]) -> io::Result<()
     }
     let (seen, none): (Vec<&Incident>, Vec<&Incident>) =
         incidents.iter().partition(|i| i.count > 0);
-    let names = |v: &[&Incident]| v.iter().map(|i| i.kind).collect::<Vec<_>>().join(", ");
+    let names = |v: &[&Incident]| {
+        v.iter()
+            .map(|i| i.kind.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
     if seen.is_empty() {
         writeln!(out, "Incidents: none ({})\n", names(&none))?;
         return Ok(());
@@ -479,7 +484,7 @@ fn write_incidents(out: &mut dyn Write, incidents: &[Incident]) -> io::Result<()
             .collect();
         let tone = if i.broke { Tone::Bad } else { Tone::Warning };
         t.add_row(vec![
-            style().paint(i.kind, tone),
+            style().paint(i.kind.as_str(), tone),
             group(i.count),
             i.first_ts.map_or("–".into(), |t| t.to_string()),
             i.last_ts.map_or("–".into(), |t| t.to_string()),
@@ -490,7 +495,14 @@ fn write_incidents(out: &mut dyn Write, incidents: &[Incident]) -> io::Result<()
     writeln!(out, "{t}")?;
     for i in &seen {
         if let Some(s) = i.samples.first() {
-            writeln!(out, "  {}: {}:{}: {}", i.kind, s.source, s.line, s.text)?;
+            writeln!(
+                out,
+                "  {}: {}:{}: {}",
+                i.kind.as_str(),
+                s.source,
+                s.line,
+                s.text
+            )?;
         }
     }
     if !none.is_empty() {
