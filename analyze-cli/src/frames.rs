@@ -254,6 +254,18 @@ pub fn timeline(rows: &[TimelineRow]) -> PolarsResult<DataFrame> {
         Column::new("accept_len".into(), f(|b| b.accept_len)),
         Column::new("events".into(), f(|b| b.events)),
         Column::new(
+            "http_ok".into(),
+            rows.iter().map(|r| r.http_ok).collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "http_4xx".into(),
+            rows.iter().map(|r| r.http_4xx).collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "http_5xx".into(),
+            rows.iter().map(|r| r.http_5xx).collect::<Vec<_>>(),
+        ),
+        Column::new(
             "steady".into(),
             rows.iter().map(|r| r.steady).collect::<Vec<_>>(),
         ),
@@ -488,6 +500,9 @@ mod tests {
             kv_usage: Some(0.5),
             accept_len: None,
             events: Some(0.0),
+            http_ok: Some(3),
+            http_4xx: None,
+            http_5xx: Some(1),
             steady: true,
         };
         let t = timeline(&[row(0, None), row(0, Some("gpu0"))]).unwrap();

@@ -156,6 +156,13 @@ pub const TABLES: &[(&str, &[Column])] = &[
                 "f64",
                 "retracted requests, preemptions, errors, starts",
             ),
+            (
+                "http_ok",
+                "u64",
+                "HTTP access lines answered (status below 400); null without access lines",
+            ),
+            ("http_4xx", "u64", "HTTP access lines with a 4xx status"),
+            ("http_5xx", "u64", "HTTP access lines with a 5xx status"),
             ("steady", "bool", "inside a segment's steady window"),
         ],
     ),
@@ -217,6 +224,7 @@ pub fn unit(column: &str) -> &'static str {
         "running" | "waiting" | "new_seq" => "requests",
         "output_chars" => "characters",
         "line" | "record" | "request" | "scrape" | "count" | "events" | "preemptions" => "count",
+        c if c.starts_with("http_") => "count",
         _ => "",
     }
 }

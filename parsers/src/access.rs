@@ -1,5 +1,5 @@
-//! HTTP access lines (uvicorn's, in SGLang's and vLLM's servers): the status of those that
-//! did not succeed, read without building a record.
+//! HTTP access lines (uvicorn's, in SGLang's and vLLM's servers): their status, read
+//! without building a record.
 //!
 //! `INFO:     172.17.0.1:53400 - "POST /v1/chat/completions HTTP/1.1" 200 OK`: the status
 //! follows the request's closing quote. Most access lines of a log end in `" 200 OK`, told by
@@ -7,7 +7,7 @@
 
 /// Whether `line` may be an access line that did not succeed: false for those ending in
 /// `" 200 OK` (one word compare; `ends_with` on a slice is a `memcmp` call). The per-line
-/// test of the quick reading, which leaves the others to [`failed_status`].
+/// test of the quick reading, which leaves the others to [`status`].
 #[inline(always)]
 pub fn may_have_failed(line: &str) -> bool {
     let b = line.as_bytes();
@@ -20,18 +20,25 @@ pub fn may_have_failed(line: &str) -> bool {
     }
 }
 
+/// The status of an access line (`None` for any other line): 200 at once for a line ending
+/// in `" 200 OK`, else read after the request's closing quote.
+#[inline]
+pub fn status(line: &str) -> Option<u16> {
+    if !may_have_failed(line) {
+        return Some(200);
+    }
+    read_status(line.as_bytes())
+}
+
 /// The status of an access line whose status is 400 or more (`None` for any other line).
 #[inline]
 pub fn failed_status(line: &str) -> Option<u16> {
-    if !may_have_failed(line) {
-        return None;
-    }
-    status(line.as_bytes()).filter(|s| *s >= 400)
+    status(line).filter(|s| *s >= 400)
 }
 
 /// The status after an access line's request (`… HTTP/1.1" NNN …`).
 #[cold]
-fn status(b: &[u8]) -> Option<u16> {
+fn read_status(b: &[u8]) -> Option<u16> {
     let q = memchr::memrchr(b'"', b)?;
     let request = &b[..q];
     if !(request.ends_with(b" HTTP/1.1")
@@ -76,6 +83,11 @@ mod tests {
             ("\"", None),
         ] {
             assert_eq!(failed_status(line), want, "{line}");
+            let any = status(line);
+            assert_eq!(any.filter(|s| *s >= 400), want, "{line}");
+            if line.contains(" HTTP/") && !line.contains("5000") {
+                assert!(any.is_some(), "{line}");
+            }
         }
     }
 }

@@ -110,10 +110,11 @@ pub fn visit_quick_line<'a, R>(
     )
 }
 
-/// [`visit_quick_line`] with [`Quick::Other`] handed to `other` instead of `f`, each with
-/// `ctx`: most lines of a log hold no record, and `other` (a count) is small enough to be
-/// inlined where `f` (which adds a stats line to its series) is a call. (An access line
-/// that did not succeed comes to `f` as a line: see [`crate::access`].)
+/// [`visit_quick_line`] with the SGLang-prefixed HTTP access lines ending in `" 200 OK`
+/// (most lines of an access-heavy log, and never a record) handed to `ok` instead of `f`,
+/// each with `ctx`: `ok` (a count) is small enough to be inlined where `f` (which adds a
+/// stats line to its series) is a call. (Other access lines come to `f` as lines: see
+/// [`crate::access`].)
 #[inline]
 pub fn visit_quick_line_split<'a, C, R>(
     raw: &'a str,
@@ -121,7 +122,7 @@ pub fn visit_quick_line_split<'a, C, R>(
     keep: sglang::Keep,
     ctx: C,
     f: impl FnOnce(C, Quick<'_, 'a>) -> R,
-    other: impl FnOnce(C, Stamp) -> R,
+    ok: impl FnOnce(C, Stamp) -> R,
 ) -> R {
     let text = &raw[..prefix::trim_cr(raw.as_bytes()).len()];
     if let Some((prefix, msg)) = prefix::common_sglang(text) {
@@ -139,7 +140,8 @@ pub fn visit_quick_line_split<'a, C, R>(
                 && !may_be_incident(msg)
                 && !crate::access::may_have_failed(msg)
             {
-                return other(ctx, prefix.stamp);
+                // (what is left of the tests: a line ending in `" 200 OK`)
+                return ok(ctx, prefix.stamp);
             }
             let mut line = Line {
                 prefix,

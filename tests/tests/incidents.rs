@@ -247,3 +247,150 @@ fn server_errors_alone_are_no_crash() {
         .iter()
         .all(|h| h["id"] != "crash"));
 }
+
+/// The simulated fleet's schedulers die of CUDA out of memory, the servers restart, and
+/// requests fail with HTTP 500 for the first minute: the census counts what the simulator
+/// wrote, the timeline's HTTP columns sum to its responses, and one `error_burst` names the
+/// minute, the crash before it and the restart; the completions' failure spike cites them.
+#[test]
+fn fleet_crash_restart_and_5xx_burst() {
+    let truth = std::fs::read_to_string(tokstat_tests::fixture("runs/fleet.truth.txt")).unwrap();
+    // `gpuN: …; http: A answered, F failed (500); crashed at T`
+    let (mut answered, mut failed, mut crashes) = (0u64, 0u64, 0u64);
+    for line in truth.lines().filter(|l| l.starts_with("gpu")) {
+        let http = line.split("; http: ").nth(1).unwrap();
+        let n: Vec<u64> = http
+            .split(|c: char| !c.is_ascii_digit())
+            .filter(|s| !s.is_empty())
+            .take(2)
+            .map(|s| s.parse().unwrap())
+            .collect();
+        answered += n[0];
+        failed += n[1];
+        assert!(line.ends_with("crashed at 2026-05-10T00:08:25"), "{line}");
+        crashes += 1;
+    }
+    assert_eq!((answered, failed, crashes), (3989, 133, 7));
+
+    let v = report(&[&tokstat_tests::fixture("runs/fleet")]);
+    let count = |k: &str| kind(&v, k)["count"].as_u64().unwrap();
+    // two lines of each crash (the scheduler's exception, the parent's sigquit), the OOM
+    assert_eq!(count("crash"), 2 * crashes);
+    assert_eq!(count("cuda_oom"), crashes);
+    assert_eq!(count("http_5xx"), failed);
+    assert_eq!(count("http_4xx"), 0);
+    assert_eq!(kind(&v, "http_5xx")["first_ts"], "2026-05-10T00:10:21");
+    let run_rows: Vec<&Value> = v["timeline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["instance"].is_null())
+        .collect();
+    let sum = |c: &str| -> u64 { run_rows.iter().map(|r| r[c].as_u64().unwrap()).sum() };
+    assert_eq!(
+        (sum("http_ok"), sum("http_4xx"), sum("http_5xx")),
+        (answered, 0, failed)
+    );
+    // every instance's rows too
+    let per_instance: u64 = v["timeline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| !r["instance"].is_null())
+        .map(|r| r["http_5xx"].as_u64().unwrap())
+        .sum();
+    assert_eq!(per_instance, failed);
+
+    let hints = v["hints"].as_array().unwrap();
+    let bursts: Vec<&Value> = hints.iter().filter(|h| h["id"] == "error_burst").collect();
+    assert_eq!(bursts.len(), 1, "{bursts:#?}");
+    let e = &bursts[0]["evidence"];
+    assert_eq!(e["count"], failed);
+    assert_eq!(
+        (e["from"].as_str().unwrap(), e["to"].as_str().unwrap()),
+        ("2026-05-10T00:10:20", "2026-05-10T00:11:20")
+    );
+    let text = e["text"].as_str().unwrap();
+    for said in [
+        "133 HTTP 5xx responses in 1m 00s from 00:10:20 to 00:11:20",
+        "7 instances logged crash and cuda_oom at 00:08:25: torch.OutOfMemoryError: CUDA out of memory",
+        "7 instances became ready at 00:10:20, and the burst began within 10s of it",
+    ] {
+        assert!(text.contains(said), "{said:?} not in {text:?}");
+    }
+    let spike = hints.iter().find(|h| h["id"] == "failure_spike").unwrap();
+    let text = spike["evidence"]["text"].as_str().unwrap();
+    assert!(
+        text.contains("the server logs show 14 crash at 2026-05-10T00:08:25, 7 cuda_oom at 2026-05-10T00:08:25, 133 http_5xx from 2026-05-10T00:10:21 to 2026-05-10T00:11:19"),
+        "{text}"
+    );
+    // the lifecycle: every instance ready again after its crash
+    let lives = v["lifecycle"]["instances"].as_array().unwrap();
+    assert_eq!(lives.len(), 7);
+    for l in lives {
+        assert_eq!(l["crash_to_ready_s"], serde_json::json!([115.0]), "{l}");
+    }
+}
+
+/// vLLM's access lines carry no stamp: each is placed at the stats line before it; a steady
+/// 404 trickle raises no burst while a minute of 503s does. (Chunks merge like the whole:
+/// `ingest::responses`'s unit tests.)
+#[test]
+fn unstamped_access_lines_follow_the_stamp_before_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("vllm.log");
+    let mut log = String::new();
+    let (mut ok, mut refused, mut failed) = (0u64, 0u64, 0u64);
+    // an hour of stats lines every 10 s, each followed by 20 access lines
+    for k in 0..360u32 {
+        let (m, s) = (k * 10 / 60, k * 10 % 60);
+        log.push_str(&format!("INFO 03-02 10:{m:02}:{s:02} [loggers.py:123] Engine 000: Avg prompt throughput: 100.0 tokens/s, Avg generation throughput: 800.0 tokens/s, Running: 8 reqs, Waiting: 0 reqs, GPU KV cache usage: 5.0%, Prefix cache hit rate: 0.0%\n"));
+        for j in 0..20u32 {
+            let status = match (k, j) {
+                (_, 0) => "404 Not Found",
+                (180..=185, 1..=10) => "503 Service Unavailable",
+                _ => "200 OK",
+            };
+            match status.as_bytes()[0] {
+                b'4' => refused += 1,
+                b'5' => failed += 1,
+                _ => ok += 1,
+            }
+            log.push_str(&format!(
+                "INFO:     10.0.0.{j}:5{k:04} - \"POST /v1/completions HTTP/1.1\" {status}\n"
+            ));
+        }
+    }
+    std::fs::write(&path, log).unwrap();
+    let v = report(&[path.to_str().unwrap(), "--bucket", "60s", "--threads", "2"]);
+    assert_eq!((ok, refused, failed), (6780, 360, 60));
+    let rows = v["timeline"].as_array().unwrap();
+    // (the first line's interval begins in the minute before 10:00)
+    assert_eq!(rows.len(), 61);
+    assert_eq!(rows[0]["ts"], "2026-03-02T09:59:00");
+    assert_eq!(
+        (
+            &rows[0]["http_ok"],
+            &rows[0]["http_4xx"],
+            &rows[0]["http_5xx"]
+        ),
+        (&Value::from(0), &Value::from(0), &Value::from(0))
+    );
+    for (i, r) in rows[1..].iter().enumerate() {
+        // six stats lines a minute, each with its 20 access lines
+        let want_5xx = if i == 30 { 60 } else { 0 };
+        assert_eq!(r["http_4xx"], 6, "{r}");
+        assert_eq!(r["http_5xx"], want_5xx, "{r}");
+        assert_eq!(r["http_ok"], 120 - 6 - want_5xx, "{r}");
+    }
+    let bursts: Vec<&Value> = v["hints"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|h| h["id"] == "error_burst")
+        .collect();
+    assert_eq!(bursts.len(), 1, "{bursts:#?}");
+    assert_eq!(bursts[0]["evidence"]["count"], 60);
+    assert_eq!(bursts[0]["evidence"]["from"], "2026-03-02T10:30:00");
+    assert_eq!(bursts[0]["evidence"]["to"], "2026-03-02T10:31:00");
+}

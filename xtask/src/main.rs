@@ -96,8 +96,9 @@ fn runs() -> Result<()> {
     let mut out: Vec<(&str, String)> = Vec::new();
 
     // seven SGLang GPUs, gpu3 25% slower; max_tokens 4096 (about 18% of outputs hit it),
-    // then every server restarts with a longer context and max_tokens 8192, and requests fail
-    // for the first minutes after the restart
+    // then every server's scheduler dies of CUDA out of memory, the servers restart with a
+    // longer context and max_tokens 8192, and requests fail (HTTP 500) for the first minute
+    // after the restart
     let fleet: Vec<(Gpu, Vec<Phase>)> = (0..7)
         .map(|g| {
             let gpu = Gpu {
@@ -113,6 +114,7 @@ fn runs() -> Result<()> {
                     cap: 4096,
                     context_len: 8192,
                     drain: false,
+                    crash: true,
                     gap_after: 90.0,
                     ..Phase::default()
                 },

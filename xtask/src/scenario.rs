@@ -43,6 +43,9 @@ pub struct Phase {
     /// Let running requests finish when work stops; otherwise the server is stopped then
     /// (running requests fail) and the next phase starts on schedule on every GPU.
     pub drain: bool,
+    /// With `drain` false: the server is not stopped but dies, SGLang's scheduler logging a
+    /// CUDA out-of-memory traceback.
+    pub crash: bool,
 }
 
 impl Default for Phase {
@@ -58,6 +61,7 @@ impl Default for Phase {
             fail_rate: 0.0,
             gap_after: 120.0,
             drain: true,
+            crash: false,
         }
     }
 }
@@ -156,6 +160,10 @@ pub struct Truth {
     pub lines: u64,
     /// Requests finished (stop, length).
     pub finished: (u64, u64),
+    /// HTTP access lines written: answered (200) and failed (500).
+    pub http: (u64, u64),
+    /// When the server died (a crash's traceback), seconds since the epoch.
+    pub crashes: Vec<f64>,
 }
 
 struct Req {
@@ -311,6 +319,21 @@ pub fn run_gpu(gpu: &Gpu, phases: &[Phase], path: &Path) -> Result<(Truth, Vec<D
                 }
             }
             if !accepting && (running.is_empty() || !ph.drain) {
+                if ph.crash && !ph.drain && e == Engine::Sglang {
+                    // the scheduler dies: its traceback, and the server going down
+                    let at = stamp(e, t);
+                    for line in [
+                        format!("[{at} TP0] Scheduler hit an exception: Traceback (most recent call last):"),
+                        "  File \"/sgl-workspace/sglang/python/sglang/srt/managers/scheduler.py\", line 2418, in run_scheduler_process".into(),
+                        "    scheduler.event_loop_overlap()".into(),
+                        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB of which 1.06 GiB is free.".into(),
+                        format!("[{at}] Received sigquit from a child process. It usually means the child failed."),
+                    ] {
+                        log.line.push_str(&line);
+                        log.emit()?;
+                    }
+                    truth.crashes.push(t);
+                }
                 for q in running.drain(..) {
                     done.push(Done {
                         t,
@@ -410,9 +433,16 @@ pub fn run_gpu(gpu: &Gpu, phases: &[Phase], path: &Path) -> Result<(Truth, Vec<D
                         failed,
                     });
                     if e == Engine::Sglang {
+                        let status = if failed {
+                            truth.http.1 += 1;
+                            "500 Internal Server Error"
+                        } else {
+                            truth.http.0 += 1;
+                            "200 OK"
+                        };
                         write!(
                             log.line,
-                            "[{}] INFO:     127.0.0.1:{} - \"POST /v1/chat/completions HTTP/1.1\" 200 OK",
+                            "[{}] INFO:     127.0.0.1:{} - \"POST /v1/chat/completions HTTP/1.1\" {status}",
                             stamp(e, t),
                             40000 + (rng.f() * 20000.0) as u32
                         )?;
@@ -518,7 +548,7 @@ pub fn write_run(
                 )
             })
             .collect();
-        writeln!(
+        write!(
             text,
             "{}: {} tokens, {} lines; phases: {}",
             gpu.name,
@@ -526,6 +556,17 @@ pub fn write_run(
             truth.lines,
             phases.join("; ")
         )?;
+        if truth.http != (0, 0) {
+            write!(
+                text,
+                "; http: {} answered, {} failed (500)",
+                truth.http.0, truth.http.1
+            )?;
+        }
+        for t in &truth.crashes {
+            write!(text, "; crashed at {}", iso(*t))?;
+        }
+        writeln!(text)?;
         if gpu.scrapes.is_some() {
             let (stop, length) = truth.finished;
             writeln!(text, "finished: {stop} stop, {length} length")?;

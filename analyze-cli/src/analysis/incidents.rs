@@ -185,3 +185,30 @@ pub fn hints(incidents: &[Incident]) -> Vec<Hint> {
     }
     out
 }
+
+/// Ties the completions' `failure_spike` hint to the server logs' census: when the logs
+/// show something broke or HTTP 5xx responses, the spike's evidence says what and when
+/// (completion records carry no server time, so the two are put side by side, not matched).
+pub fn explain_failures(hints: &mut [Hint], incidents: &[Incident]) {
+    let shown: Vec<String> = incidents
+        .iter()
+        .filter(|i| i.broke && i.count > 0 && !matches!(i.kind, EventKind::Traceback))
+        .map(|i| {
+            let when = match (i.first_ts, i.last_ts) {
+                (Some(a), Some(b)) if a == b => format!(" at {a}"),
+                (Some(a), Some(b)) => format!(" from {a} to {b}"),
+                _ => String::new(),
+            };
+            format!("{} {}{when}", i.count, i.kind.as_str())
+        })
+        .collect();
+    if shown.is_empty() {
+        return;
+    }
+    for h in hints.iter_mut().filter(|h| h.id == "failure_spike") {
+        h.evidence.text.push_str(&format!(
+            "; the server logs show {} (see the census)",
+            shown.join(", ")
+        ));
+    }
+}

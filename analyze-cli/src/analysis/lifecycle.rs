@@ -142,7 +142,7 @@ pub struct InstanceLife {
 }
 
 /// A length of instance time in words: `3h 12m`, `11m`, `2m 05s`, `40s`.
-fn spell(ms: i64) -> String {
+pub(crate) fn spell(ms: i64) -> String {
     let s = ms / 1000;
     match s {
         s if s >= 3600 => format!("{}h {:02}m", s / 3600, s % 3600 / 60),

@@ -1,6 +1,7 @@
 //! Analyses over rows: pure functions from data to results, rendered elsewhere.
 
 pub mod bench;
+pub mod bursts;
 pub mod completions;
 pub mod curve;
 pub mod hints;

@@ -9,7 +9,6 @@ use crate::analysis::steady::{self, Steady};
 use crate::analysis::timeline::{self, Timeline};
 use crate::ingest::digest::grid::tokens_of;
 use crate::ingest::digest::load::Load;
-use crate::ingest::digest::Digest;
 use crate::ingest::instance::Instance;
 use anyhow::Result;
 use rayon::prelude::*;
@@ -118,10 +117,10 @@ pub fn analyze(
             Some((n.clone(), life))
         })
         .collect();
-    let named: Vec<(&str, &Lines, &Digest)> = instances
+    let named: Vec<(&str, &Lines, &Instance)> = instances
         .iter()
         .zip(&settled)
-        .map(|((n, i), l)| (n.as_str(), l, &i.digest))
+        .map(|((n, i), l)| (n.as_str(), l, i))
         .filter(|(_, l, _)| l.span().is_some())
         .collect();
     if named.is_empty() {
@@ -133,10 +132,11 @@ pub fn analyze(
     let own_cuts: Vec<&Cuts> = named.iter().map(|(_, l, _)| &l.cuts).collect();
     let inputs: Vec<timeline::InstanceCells<'_>> = named
         .iter()
-        .map(|(n, l, d)| timeline::InstanceCells {
+        .map(|(n, l, i)| timeline::InstanceCells {
             name: n,
             lines: l,
-            events: d.events(),
+            events: i.digest.events(),
+            responses: &i.census.responses,
         })
         .collect();
     // run-wide segments
@@ -221,7 +221,7 @@ pub fn analyze(
             }
             active += usize::from(any);
             // settings: from the segment's start-up lines (a restart cut is the first of them)
-            settings_now.push(segments::settings_in(d.settings(), from, to));
+            settings_now.push(segments::settings_in(d.digest.settings(), from, to));
         }
         if lo > hi {
             continue;
@@ -348,6 +348,7 @@ fn instance_rows(s: &Server) -> Vec<InstanceRow> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ingest::digest::Digest;
     use crate::ingest::series::{Prefill, Series};
 
     /// Regression: a log of prefill batches only (no rate logged) reported `-0.0` generated

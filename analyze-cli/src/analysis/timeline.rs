@@ -10,6 +10,7 @@
 use crate::analysis::finite;
 use crate::analysis::lines::Lines;
 use crate::ingest::digest::grid::{tokens_of, Gauge, FRACTION_SCALE};
+use crate::ingest::responses::{add_counts, Counts, Responses};
 use crate::ingest::series::EventPoint;
 use anyhow::Result;
 use polars::prelude::*;
@@ -47,6 +48,9 @@ pub struct Bucket {
     pub accept_len: f64,
     /// Events (retractions count their requests).
     pub events: f64,
+    /// HTTP access lines by status class (`[ok, 4xx, 5xx]`; see
+    /// [`crate::ingest::responses`]).
+    pub http: Counts,
 }
 
 /// Per-instance and total timelines, dense (every bucket of the span present).
@@ -66,6 +70,8 @@ pub struct InstanceCells<'a> {
     pub lines: &'a Lines,
     /// Its events, in time order.
     pub events: &'a [EventPoint],
+    /// Its HTTP responses over time.
+    pub responses: &'a Responses,
 }
 
 /// Per-bucket sums of one instance, from its cells.
@@ -74,6 +80,7 @@ struct Acc {
     prompt: Vec<i128>,
     gauges: [Vec<Gauge>; 4],
     events: Vec<f64>,
+    http: Vec<Counts>,
 }
 
 impl Acc {
@@ -83,6 +90,7 @@ impl Acc {
             prompt: vec![0; nb],
             gauges: std::array::from_fn(|_| vec![Gauge::default(); nb]),
             events: vec![0.0; nb],
+            http: vec![[0; 3]; nb],
         }
     }
 
@@ -106,6 +114,7 @@ impl Acc {
                 kv_usage: mean(2, k, FRACTION_SCALE),
                 accept_len: mean(3, k, FRACTION_SCALE),
                 events: self.events[k],
+                http: self.http[k],
             })
             .collect()
     }
@@ -189,6 +198,8 @@ fn totals(instances: &[(String, Vec<Bucket>)], nb: usize) -> PolarsResult<Vec<Bu
             kv_usage: c[4][k],
             accept_len: c[5][k],
             events: c[6][k],
+            // (counts: summed by position, every instance having every bucket)
+            http: std::array::from_fn(|c| instances.iter().map(|(_, v)| v[k].http[c]).sum()),
         })
         .collect())
 }
@@ -261,6 +272,15 @@ pub fn build(inputs: &[InstanceCells<'_>], bucket_ms: Option<i64>) -> Result<Tim
                     .and_then(|k| acc.events.get_mut(k))
                 {
                     *e += ev.count as f64;
+                }
+            }
+            // and so are responses outside it
+            for &(t, counts) in input.responses.slots() {
+                if let Some(h) = usize::try_from(idx(t))
+                    .ok()
+                    .and_then(|k| acc.http.get_mut(k))
+                {
+                    add_counts(h, &counts);
                 }
             }
             let tokens = tokens_of(input.lines.run.totals.tokens);
@@ -352,6 +372,7 @@ mod tests {
             kv_usage: kv,
             accept_len: f64::NAN,
             events: 0.0,
+            http: [1, 0, 2],
         };
         let instances = vec![
             (
@@ -374,6 +395,8 @@ mod tests {
             })
             .collect();
         assert_eq!(got, ["0 20 10 NaN 0.4 NaN", "1000 20 NaN NaN 0.4 NaN"]);
+        // responses add up by class
+        assert_eq!(t[0].http, [2, 0, 4]);
     }
 
     #[test]
@@ -514,6 +537,7 @@ mod tests {
             name: "a",
             lines: &lines,
             events: &[],
+            responses: &Responses::default(),
         }];
         let t = build(&input, None).unwrap();
         assert!(t.total.len() <= 121, "{}", t.total.len());
@@ -535,6 +559,7 @@ mod tests {
                 name: "a",
                 lines: &lines,
                 events: &[],
+                responses: &Responses::default(),
             }],
             Some(20_000),
         )

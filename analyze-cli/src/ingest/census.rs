@@ -1,9 +1,11 @@
 //! The incident census of one instance: for each kind of event line, how many, the first
-//! and last time, and the first lines themselves as samples.
+//! and last time, and the first lines themselves as samples; and its HTTP responses by
+//! status class over time ([`Responses`]).
 //!
 //! Chunks are censused on all cores and merged in file order, so the samples are the first
 //! lines of the instance's log whatever the chunking.
 
+use crate::ingest::responses::Responses;
 use tokstat_parsers::record::EventKind;
 
 /// Sample lines kept per kind.
@@ -53,6 +55,8 @@ impl Occurrences {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Census {
     kinds: [Occurrences; EventKind::ALL.len()],
+    /// Access lines by status class over time.
+    pub responses: Responses,
 }
 
 fn index(kind: EventKind) -> usize {
@@ -85,11 +89,12 @@ impl Census {
         }
     }
 
-    /// Adds the census of lines read after these.
-    pub fn merge(&mut self, later: &Census) {
+    /// Adds the census of lines read after these, the last of them stamped `before`.
+    pub fn merge(&mut self, later: &Census, before: Option<i64>) {
         for (a, b) in self.kinds.iter_mut().zip(&later.kinds) {
             a.merge(b);
         }
+        self.responses.merge(&later.responses, before);
     }
 
     /// The lines of one kind.
@@ -125,7 +130,7 @@ mod tests {
         let whole = census(&lines);
         for cut in 0..lines.len() {
             let mut a = census(&lines[..cut]);
-            a.merge(&census(&lines[cut..]));
+            a.merge(&census(&lines[cut..]), None);
             assert_eq!(a, whole, "{cut}");
         }
         let crash = whole.get(EventKind::Crash);

@@ -6,6 +6,7 @@
 
 use crate::ingest::census::Census;
 use crate::ingest::digest::Digest;
+use crate::ingest::responses::Class;
 use crate::ingest::scan::{instance_rank, Access, FileCtx, Stats, Visit, Visitor};
 use crate::ingest::series::Series;
 use std::collections::BTreeMap;
@@ -91,6 +92,8 @@ pub struct Instance {
 impl Instance {
     /// Adds a chunk's aggregates (its series is summed apart: see [`Logs::absorb`]).
     fn merge(&mut self, o: &Instance) {
+        // (the stamp of the lines before `o`'s)
+        let before = self.last.map(|t| t.0);
         self.engine = self.engine.or(o.engine);
         self.first = match (self.first, o.first) {
             (Some(a), Some(b)) => Some(a.min(b)),
@@ -113,7 +116,7 @@ impl Instance {
         self.preemptions += o.preemptions;
         self.errors += o.errors;
         self.prefill_tokens += o.prefill_tokens;
-        self.census.merge(&o.census);
+        self.census.merge(&o.census, before);
     }
 
     /// Seconds between the first and last stamped record.
@@ -347,6 +350,14 @@ impl Visitor for ChunkSummary {
             ts,
             a.msg.trim_start_matches("INFO:").trim_start(),
         );
+        inst.census.responses.add(ts, Class::of(a.status), 1);
+    }
+
+    fn answered(&mut self, ts: Option<Ts>, n: u32) {
+        // (the file's own instance, as for `access`)
+        let (inst, _) = self.instance(None);
+        let ts = ts.or(inst.last).map(|t| t.0);
+        inst.census.responses.add(ts, Class::Ok, u64::from(n));
     }
 }
 
@@ -364,6 +375,12 @@ mod tests {
     impl Visitor for Whole {
         fn line(&mut self, v: Visit<'_, '_>) {
             self.0.line(v)
+        }
+        fn access(&mut self, a: Access<'_>) {
+            self.0.access(a)
+        }
+        fn answered(&mut self, ts: Option<Ts>, n: u32) {
+            self.0.answered(ts, n)
         }
     }
 

@@ -21,6 +21,7 @@ pub mod digest;
 pub mod inputs;
 pub mod instance;
 pub mod progress;
+pub mod responses;
 pub mod scan;
 pub mod scrapes;
 pub mod series;

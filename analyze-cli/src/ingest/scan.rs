@@ -130,6 +130,10 @@ pub trait Visitor {
     /// Takes an HTTP access line whose status is 400 or more (read without building a
     /// record).
     fn access(&mut self, _a: Access<'_>) {}
+    /// Takes `n` HTTP access lines that were answered (status below 400) stamped `ts`, or,
+    /// with no stamp, following the lines handed before them (read without building a
+    /// record, and handed as a count: they are most lines of an access-heavy log).
+    fn answered(&mut self, _ts: Option<Ts>, _n: u32) {}
 }
 
 /// An HTTP access line that did not succeed (see [`Visitor::access`]).
@@ -158,6 +162,7 @@ pub fn visit_chunk<V: Visitor>(
         file,
         cal: chunk.calendar,
         tally: Tally::default(),
+        answered: (None, 0),
         state,
     };
     let mut scratch = String::new();
@@ -175,8 +180,9 @@ pub fn visit_chunk<V: Visitor>(
                     &mut acc,
                     |acc, q| match q {
                         Quick::Line(line) => acc.line(line_no(i), line, Some(raw)),
-                        Quick::Other(stamp) => acc.other(stamp),
+                        Quick::Other(stamp) => acc.other_text(line_no(i), stamp, raw),
                         Quick::Stats(stamp, dp, kind, gauges) => {
+                            acc.hand_answered();
                             acc.tally.total += 1;
                             acc.tally.parsed += 1;
                             let ts = acc.cal.resolve(stamp);
@@ -188,7 +194,7 @@ pub fn visit_chunk<V: Visitor>(
                             })
                         }
                     },
-                    |acc, stamp| acc.other(stamp),
+                    |acc, stamp| acc.answered(stamp),
                 ),
                 Err(raw) => tokstat_parsers::visit_line(raw, &mut scratch, |line| {
                     acc.line(line_no(i), line, None)
@@ -210,13 +216,16 @@ pub fn visit_chunk<V: Visitor>(
             }
             None => {
                 for (i, raw) in lines(chunk.bytes).enumerate() {
+                    // (the lines that are UTF-8 are read as text, as above)
+                    let text = std::str::from_utf8(raw).ok();
                     tokstat_parsers::visit_line(raw, &mut scratch, |line| {
-                        acc.line(line_no(i), line, None)
+                        acc.line(line_no(i), line, text)
                     });
                 }
             }
         }
     }
+    acc.hand_answered();
     let out = ChunkOut {
         tally: acc.tally,
         out: acc.state,
@@ -229,20 +238,72 @@ struct Acc<'a, V> {
     file: &'a FileCtx,
     cal: Calendar,
     tally: Tally,
+    /// Answered access lines not yet handed to the visitor: their stamp, and how many (see
+    /// [`Visitor::answered`]). They are handed when the stamp changes, and before any other
+    /// line goes to the visitor.
+    answered: (Option<Ts>, u32),
     state: V,
 }
 
 impl<V: Visitor> Acc<'_, V> {
-    /// A line that holds no record.
+    /// A line that holds no record: its stamp.
     #[inline]
-    fn other(&mut self, stamp: Stamp) {
-        self.cal.resolve(stamp);
+    fn other(&mut self, stamp: Stamp) -> Option<Ts> {
         self.tally.total += 1;
         self.tally.other += 1;
+        self.cal.resolve(stamp)
+    }
+
+    /// A line that holds no record, of text `raw`: an access line's status is read.
+    #[inline]
+    fn other_text(&mut self, line_no: u64, stamp: Stamp, raw: &str) {
+        let ts = self.other(stamp);
+        self.status(line_no, ts, raw);
+    }
+
+    /// Counts an access line as answered, or hands it to the visitor if it failed.
+    #[inline]
+    fn status(&mut self, line_no: u64, ts: Option<Ts>, raw: &str) {
+        match tokstat_parsers::access::status(raw) {
+            Some(status) if status >= 400 => self.access(line_no, ts, status, raw),
+            Some(_) => self.count_answered(ts),
+            None => {}
+        }
+    }
+
+    /// An access line ending in `" 200 OK`: a line that holds no record, counted.
+    #[inline]
+    fn answered(&mut self, stamp: Stamp) {
+        let ts = self.other(stamp);
+        self.count_answered(ts);
+    }
+
+    #[inline]
+    fn count_answered(&mut self, ts: Option<Ts>) {
+        if self.answered.0 != ts {
+            self.hand_answered();
+            self.answered.0 = ts;
+        }
+        self.answered.1 += 1;
+    }
+
+    /// Hands the answered access lines counted so far to the visitor.
+    #[inline]
+    fn hand_answered(&mut self) {
+        if self.answered.1 > 0 {
+            self.hand_answered_now();
+        }
+    }
+
+    #[cold]
+    fn hand_answered_now(&mut self) {
+        let (ts, n) = std::mem::take(&mut self.answered);
+        self.state.answered(ts, n);
     }
 
     #[cold]
     fn access(&mut self, line_no: u64, ts: Option<Ts>, status: u16, msg: &str) {
+        self.hand_answered();
         self.state.access(Access {
             file: self.file,
             line_no,
@@ -267,11 +328,10 @@ impl<V: Visitor> Acc<'_, V> {
         let ts = self.cal.resolve(line.prefix.stamp);
         self.tally.count(line_no, &line.body);
         if let (Body::Other, Some(raw)) = (&line.body, raw) {
-            if let Some(status) = tokstat_parsers::access::failed_status(raw) {
-                self.access(line_no, ts, status, raw);
-            }
+            self.status(line_no, ts, raw);
         }
         if !matches!(line.body, Body::Other | Body::Malformed(_)) {
+            self.hand_answered();
             self.state.line(Visit {
                 file: self.file,
                 line_no,
@@ -298,6 +358,7 @@ impl<V: Visitor> Acc<'_, V> {
                 Body::Malformed(why) => malformed = malformed.or(Some(why)),
                 _ => {
                     records += 1;
+                    self.hand_answered();
                     self.state.line(Visit {
                         file: self.file,
                         line_no,

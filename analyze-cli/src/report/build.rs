@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::analysis::bench::{self, Slo};
+use crate::analysis::bursts;
 use crate::analysis::completions;
 use crate::analysis::hints;
 use crate::analysis::incidents;
@@ -12,6 +13,7 @@ use crate::analysis::{finite, timeline::Bucket};
 use crate::ingest::inputs::{expand, Dates, Skipped};
 use crate::ingest::instance::{Instance, StepsSink};
 use crate::ingest::scan::Tally;
+use crate::ingest::series::EventPoint;
 use crate::ingest::{self, Ingested};
 use anyhow::Result;
 use tokstat_parsers::completion::Paths;
@@ -108,6 +110,14 @@ pub fn build_with(opts: &Options, steps: Option<&mut StepsSink<'_>>) -> Result<B
         metrics: metrics.as_ref(),
     });
     hints.extend(incidents::hints(&incidents));
+    let events: Vec<(&str, &[EventPoint])> = r
+        .logs
+        .instances
+        .iter()
+        .map(|(n, i)| (n.as_str(), i.digest.events()))
+        .collect();
+    hints.extend(bursts::hints(&server.timeline, &events, &incidents));
+    incidents::explain_failures(&mut hints, &incidents);
     hints.sort_by_key(|h| std::cmp::Reverse(h.severity));
     let slo = opts.slo.unwrap_or_default();
     let bench_runs = r.runs.iter().map(|run| bench::analyze(run, &slo)).collect();
@@ -258,7 +268,8 @@ fn instance(name: &str, i: &Instance, s: &Server) -> InstanceReport {
     }
 }
 
-fn timeline_row(instance: Option<&str>, b: &Bucket, steady: bool) -> TimelineRow {
+fn timeline_row(instance: Option<&str>, b: &Bucket, steady: bool, http: bool) -> TimelineRow {
+    let count = |c: usize| http.then_some(b.http[c]);
     TimelineRow {
         ts: Ts(b.ts),
         instance: instance.map(str::to_string),
@@ -269,6 +280,9 @@ fn timeline_row(instance: Option<&str>, b: &Bucket, steady: bool) -> TimelineRow
         kv_usage: finite(b.kv_usage),
         accept_len: finite(b.accept_len),
         events: finite(b.events),
+        http_ok: count(0),
+        http_4xx: count(1),
+        http_5xx: count(2),
         steady,
     }
 }
@@ -276,18 +290,19 @@ fn timeline_row(instance: Option<&str>, b: &Bucket, steady: bool) -> TimelineRow
 fn timeline(s: &Server) -> Vec<TimelineRow> {
     let tl = &s.timeline;
     let steady: Vec<bool> = (0..tl.total.len()).map(|k| s.in_steady(k)).collect();
+    let http = tl.total.iter().any(|b| b.http != [0; 3]);
     let mut rows: Vec<TimelineRow> = tl
         .total
         .iter()
         .zip(&steady)
-        .map(|(b, &st)| timeline_row(None, b, st))
+        .map(|(b, &st)| timeline_row(None, b, st, http))
         .collect();
     if tl.instances.len() > 1 {
         for (name, v) in &tl.instances {
             rows.extend(
                 v.iter()
                     .zip(&steady)
-                    .map(|(b, &st)| timeline_row(Some(name), b, st)),
+                    .map(|(b, &st)| timeline_row(Some(name), b, st, http)),
             );
         }
     }

@@ -177,6 +177,11 @@ pub struct TimelineRow {
     pub kv_usage: Option<f64>,
     pub accept_len: Option<f64>,
     pub events: Option<f64>,
+    /// HTTP access lines in the bucket that were answered (status below 400), refused
+    /// (4xx) and failed (5xx); null when the logs have no access line.
+    pub http_ok: Option<u64>,
+    pub http_4xx: Option<u64>,
+    pub http_5xx: Option<u64>,
     /// Whether the bucket lies in a steady window.
     pub steady: bool,
 }
