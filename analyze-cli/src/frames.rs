@@ -19,6 +19,7 @@ use polars::prelude::*;
 use std::collections::BTreeMap;
 use tokstat_parsers::bench::Request;
 use tokstat_parsers::completion::Finish;
+use tokstat_parsers::record::EventKind;
 
 fn datetime(name: &str, ms: Vec<i64>) -> PolarsResult<Column> {
     Column::new(name.into(), ms).cast(&DataType::Datetime(TimeUnit::Milliseconds, None))
@@ -150,22 +151,37 @@ impl StepRow {
     }
 }
 
-/// Retractions, preemptions, errors, out-of-memory and server starts.
+/// Every census kind with a stamp: retractions, preemptions, errors, crashes, server starts
+/// (a row per line), and HTTP 4xx / 5xx responses (a row per time slot of an instance's
+/// responses, `count` the lines in it: see [`crate::ingest::responses`]).
 pub fn events(instances: &BTreeMap<String, Instance>) -> PolarsResult<DataFrame> {
-    let rows = instances
-        .iter()
-        .flat_map(|(n, i)| i.digest.events().iter().map(move |e| (n, e)));
+    let mut rows: Vec<(&str, i64, &'static str, u64)> = Vec::new();
+    for (n, i) in instances {
+        rows.extend(
+            i.digest
+                .events()
+                .iter()
+                .map(|e| (n.as_str(), e.ts, e.kind.as_str(), e.count)),
+        );
+        for &(t, counts) in i.census.responses.slots() {
+            for (kind, c) in [
+                (EventKind::Http4xx, counts[1]),
+                (EventKind::Http5xx, counts[2]),
+            ] {
+                if c > 0 {
+                    rows.push((n.as_str(), t, kind.as_str(), c));
+                }
+            }
+        }
+    }
     DataFrame::new_infer_height(vec![
         Column::new(
             "instance".into(),
-            rows.clone().map(|r| r.0.as_str()).collect::<Vec<_>>(),
+            rows.iter().map(|r| r.0).collect::<Vec<_>>(),
         ),
-        datetime("ts", rows.clone().map(|r| r.1.ts).collect())?,
-        Column::new(
-            "kind".into(),
-            rows.clone().map(|r| r.1.kind.as_str()).collect::<Vec<_>>(),
-        ),
-        Column::new("count".into(), rows.map(|r| r.1.count).collect::<Vec<_>>()),
+        datetime("ts", rows.iter().map(|r| r.1).collect())?,
+        Column::new("kind".into(), rows.iter().map(|r| r.2).collect::<Vec<_>>()),
+        Column::new("count".into(), rows.iter().map(|r| r.3).collect::<Vec<_>>()),
     ])
 }
 

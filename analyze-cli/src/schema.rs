@@ -68,13 +68,13 @@ pub const TABLES: &[(&str, &[Column])] = &[
             (
                 "kind",
                 "str",
-                "crash | traceback | exception | cuda_oom | distributed | health_check | kv_transfer | error | oom | retraction | preemption | abort | recompile | server_ready",
+                "crash | traceback | exception | cuda_oom | distributed | health_check | kv_transfer | error | oom | retraction | preemption | abort | recompile | http_5xx | http_4xx | server_ready",
             ),
             ("message", "str", "the message text"),
             (
                 "count",
                 "u64",
-                "requests retracted, or vLLM's cumulative preemption count",
+                "requests retracted, or vLLM's cumulative preemption count; for http_4xx / http_5xx in export, the access lines of the instance's time slot starting at ts (a second; a minute or more on logs spanning over 5 h)",
             ),
         ],
     ),

@@ -235,14 +235,21 @@ pub enum EventKind {
     /// A graph recompiled at run time (`torch._dynamo` recompilation).
     Recompile,
     /// An HTTP access line with a 4xx / 5xx status (counted in the incident census, read
-    /// without building a record: not an `events` row).
+    /// without building a record).
     Http4xx,
     Http5xx,
+    /// A start-up milestone: the weights are loaded (vLLM `Model loading took … seconds`,
+    /// `Loading weights took …`, `Loading model weights took …`; SGLang's `Load weight
+    /// end.` is a configuration line, and marks the same).
+    WeightsLoaded,
+    /// A start-up milestone: the CUDA graphs are captured (SGLang `Capture cuda graph end.`,
+    /// `Capture … CUDA graph end.`; vLLM `Graph capturing finished in …`).
+    GraphsCaptured,
 }
 
 impl EventKind {
     /// Every kind, in the order the incident census lists them.
-    pub const ALL: [EventKind; 16] = [
+    pub const ALL: [EventKind; 18] = [
         EventKind::Crash,
         EventKind::Traceback,
         EventKind::Exception,
@@ -259,6 +266,8 @@ impl EventKind {
         EventKind::Http5xx,
         EventKind::Http4xx,
         EventKind::ServerReady,
+        EventKind::WeightsLoaded,
+        EventKind::GraphsCaptured,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -279,7 +288,17 @@ impl EventKind {
             EventKind::Recompile => "recompile",
             EventKind::Http4xx => "http_4xx",
             EventKind::Http5xx => "http_5xx",
+            EventKind::WeightsLoaded => "weights_loaded",
+            EventKind::GraphsCaptured => "graphs_captured",
         }
+    }
+
+    /// Whether it marks a step of a server's start-up (not an incident).
+    pub fn milestone(self) -> bool {
+        matches!(
+            self,
+            EventKind::ServerReady | EventKind::WeightsLoaded | EventKind::GraphsCaptured
+        )
     }
 
     /// Whether it says the engine died or a collective failed: what ends a serving

@@ -40,7 +40,7 @@ pub(crate) fn may_be_batch(msg: &str) -> bool {
 pub(crate) fn may_be_message(msg: &str) -> bool {
     matches!(
         msg.as_bytes().first(),
-        Some(b'D' | b'P' | b'#' | b'n' | b'd' | b'K' | b'T' | b'm' | b's' | b'S' | b'L')
+        Some(b'D' | b'P' | b'#' | b'n' | b'd' | b'K' | b'T' | b'm' | b's' | b'S' | b'L' | b'C')
     )
 }
 
@@ -122,6 +122,13 @@ fn other(msg: &str) -> Option<Body<'_>> {
         }
         b'S' if msg.starts_with("Scheduler hit an exception") => {
             return Some(event(EventKind::Crash, msg, None));
+        }
+        // `Capture cuda graph end. Time elapsed: …` (0.4.0+), `Capture {name} CUDA graph end.
+        // elapsed=…` (0.5.14+)
+        b'C' if msg.starts_with("Capture ")
+            && (msg.starts_with("Capture cuda graph end.") || msg.contains(" CUDA graph end.")) =>
+        {
+            return Some(event(EventKind::GraphsCaptured, msg, None));
         }
         b'L' => {
             if let Some(rest) = msg.strip_prefix("Load weight end. ") {
@@ -858,7 +865,7 @@ mod tests {
             }
         }
         // every byte let through is the first of some fixture message
-        assert_eq!(firsts.len(), 11, "{firsts:?}");
+        assert_eq!(firsts.len(), 12, "{firsts:?}");
     }
 
     /// Regression (found by the `engine_messages` fuzz target once it compared the two

@@ -33,6 +33,20 @@ pub fn parse(msg: &str, level: Option<Level>) -> Option<Body<'_>> {
             .strip_prefix("Prefix cache hit rate: ")
             .map(prefix_cache),
         b'C' => chunked_prefill(msg).or_else(|| capacity(msg)),
+        // start-up milestones: `Model loading took 15.2 GiB and 7.5 seconds` (V1; `… GiB
+        // memory and …` later), `Loading model weights took 14.99 GB` (V0), `Loading weights
+        // took 6.01 seconds`, `Graph capturing finished in 8 secs[, took 0.52 GiB]`
+        b'M' if msg.starts_with("Model loading took ") => {
+            Some(milestone(EventKind::WeightsLoaded, msg))
+        }
+        b'L' if msg.starts_with("Loading model weights took ")
+            || msg.starts_with("Loading weights took ") =>
+        {
+            Some(milestone(EventKind::WeightsLoaded, msg))
+        }
+        b'G' if msg.starts_with("Graph capturing finished in ") => {
+            Some(milestone(EventKind::GraphsCaptured, msg))
+        }
         b'G' | b'X' | b'T' | b'H' | b'N' | b'M' => capacity(msg),
         b'#' => msg.strip_prefix("# GPU blocks: ").map(blocks),
         b'n' => msg.strip_prefix("non-default args: ").map(dict_config),
@@ -53,6 +67,15 @@ pub fn parse(msg: &str, level: Option<Level>) -> Option<Body<'_>> {
             message: msg,
             count: None,
         })
+    })
+}
+
+fn milestone(kind: EventKind, message: &str) -> Body<'_> {
+    Body::Event(Event {
+        engine: VL,
+        kind,
+        message,
+        count: None,
     })
 }
 

@@ -321,15 +321,32 @@ fn fleet_crash_restart_and_5xx_burst() {
     let spike = hints.iter().find(|h| h["id"] == "failure_spike").unwrap();
     let text = spike["evidence"]["text"].as_str().unwrap();
     assert!(
-        text.contains("the server logs show 14 crash at 2026-05-10T00:08:25, 7 cuda_oom at 2026-05-10T00:08:25, 133 http_5xx from 2026-05-10T00:10:21 to 2026-05-10T00:11:19"),
+        text.contains("the server logs show 14 crash at 2026-05-10T00:08:25, 7 cuda_oom at 2026-05-10T00:08:25, 7 health_check at 2026-05-10T00:08:45, 133 http_5xx from 2026-05-10T00:10:21 to 2026-05-10T00:11:19"),
         "{text}"
     );
-    // the lifecycle: every instance ready again after its crash
+    // the health check timed out 20 s after each crash
+    assert_eq!(count("health_check"), crashes);
+    assert_eq!(kind(&v, "health_check")["first_ts"], "2026-05-10T00:08:45");
+    // the lifecycle: every instance ready again after its crash, and each of its two
+    // start-ups spent 8 s loading weights, 2 s allocating the KV cache, 8 s capturing graphs
+    // and 7 s on the rest
     let lives = v["lifecycle"]["instances"].as_array().unwrap();
     assert_eq!(lives.len(), 7);
+    let phases =
+        serde_json::json!({"weights": 16.0, "kv_cache": 4.0, "graphs": 16.0, "other": 14.0});
     for l in lives {
         assert_eq!(l["crash_to_ready_s"], serde_json::json!([115.0]), "{l}");
+        assert_eq!(l["starts"], 2, "{l}");
+        assert_eq!(l["startup_phases_s"], phases, "{l}");
     }
+    let run = &v["lifecycle"]["startup_phases_s"];
+    assert_eq!(
+        run,
+        &serde_json::json!({"weights": 112.0, "kv_cache": 28.0, "graphs": 112.0, "other": 98.0})
+    );
+    assert!(v["lifecycle"]["summary"].as_str().unwrap().contains(
+        "5m 50s starting (5%: weights 1m 52s, KV cache 28s, graphs 1m 52s, rest 1m 38s)"
+    ));
 }
 
 /// vLLM's access lines carry no stamp: each is placed at the stats line before it; a steady

@@ -9,6 +9,11 @@
 //! number of closed-loop clients that join at a given rate. Output lengths are exponential
 //! (mean `mean_output`) cut at the phase's cap. Finished requests of all GPUs become the
 //! job's completions in finish order, 500 records per file.
+//!
+//! Each start logs its phases (weights, KV cache, graphs, then ready) at fixed offsets; a
+//! phase may end in a crash (SGLang's scheduler dies of CUDA out of memory, and the health
+//! check times out 20 s later), and requests finishing in a phase's first seconds may fail
+//! (an HTTP 500 access line instead of 200).
 
 use crate::sim::Rng;
 use anyhow::Result;
@@ -255,7 +260,17 @@ pub fn run_gpu(gpu: &Gpu, phases: &[Phase], path: &Path) -> Result<(Truth, Vec<D
             Engine::Sglang => {
                 write!(log.line, "[{}] server_args=ServerArgs(model_path='Qwen/Qwen3-8B', tp_size=1, context_length={}, max_running_requests={}, decode_log_interval={})", stamp(e, t), ph.context_len, ph.max_running, gpu.log_every)?;
                 log.emit()?;
-                t += 20.0;
+                // the start-up's phases: weights 8 s, KV cache 2 s, graphs 8 s, the rest 7 s
+                t += 8.0;
+                write!(log.line, "[{} TP0] Load weight end. type=Qwen3ForCausalLM, dtype=torch.bfloat16, avail mem=62.10 GB, mem usage=15.12 GB.", stamp(e, t))?;
+                log.emit()?;
+                t += 2.0;
+                write!(log.line, "[{} TP0] KV Cache is allocated. #tokens: {kv_capacity}, K size: 25.15 GB, V size: 25.15 GB", stamp(e, t))?;
+                log.emit()?;
+                t += 8.0;
+                write!(log.line, "[{} TP0] Capture cuda graph end. Time elapsed: 7.92 s. mem usage=0.83 GB. avail mem=10.37 GB.", stamp(e, t))?;
+                log.emit()?;
+                t += 2.0;
                 write!(log.line, "[{} TP0] max_total_num_tokens={kv_capacity}, chunked_prefill_size=8192, max_prefill_tokens=16384, max_running_requests={}, context_len={}, available_gpu_mem=8.90 GB", stamp(e, t), ph.max_running, ph.context_len)?;
                 log.emit()?;
                 t += 5.0;
@@ -275,7 +290,12 @@ pub fn run_gpu(gpu: &Gpu, phases: &[Phase], path: &Path) -> Result<(Truth, Vec<D
                 log.emit()?;
                 write!(log.line, "INFO {} [cli_args.py:300] non-default args: {{'model': 'Qwen/Qwen3-8B', 'max_num_seqs': {}, 'max_model_len': {}}}", stamp(e, t), ph.max_running, ph.context_len)?;
                 log.emit()?;
-                t += 30.0;
+                // the start-up's phases: weights 12 s, profiling and KV cache 18 s, graphs
+                // 4 s, the rest 1 s
+                t += 12.0;
+                write!(log.line, "INFO {} [gpu_model_runner.py:1801] Model loading took 15.2683 GiB and 11.9 seconds", stamp(e, t))?;
+                log.emit()?;
+                t += 18.0;
                 write!(
                     log.line,
                     "INFO {} [kv_cache_utils.py:864] GPU KV cache size: 1,048,576 tokens",
@@ -284,7 +304,10 @@ pub fn run_gpu(gpu: &Gpu, phases: &[Phase], path: &Path) -> Result<(Truth, Vec<D
                 log.emit()?;
                 write!(log.line, "INFO {} [kv_cache_utils.py:868] Maximum concurrency for {} tokens per request: {:.2}x", stamp(e, t), ph.context_len, kv_capacity as f64 / f64::from(ph.context_len))?;
                 log.emit()?;
-                t += 5.0;
+                t += 4.0;
+                write!(log.line, "INFO {} [gpu_model_runner.py:2086] Graph capturing finished in 4 secs, took 0.52 GiB", stamp(e, t))?;
+                log.emit()?;
+                t += 1.0;
                 write!(log.line, "INFO:     Application startup complete.")?;
                 log.emit()?;
             }
@@ -328,6 +351,8 @@ pub fn run_gpu(gpu: &Gpu, phases: &[Phase], path: &Path) -> Result<(Truth, Vec<D
                         "    scheduler.event_loop_overlap()".into(),
                         "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB of which 1.06 GiB is free.".into(),
                         format!("[{at}] Received sigquit from a child process. It usually means the child failed."),
+                        // the HTTP server's health check times out 20 s later
+                        format!("[{}] Health check failed. Server couldn't get a response from detokenizer for last 20 seconds. tic start time: {}. last_heartbeat time: {}", stamp(e, t + 20.0), &stamp(e, t)[11..], &stamp(e, t)[11..]),
                     ] {
                         log.line.push_str(&line);
                         log.emit()?;

@@ -48,12 +48,9 @@ pub struct IncidentSample {
     pub text: String,
 }
 
-/// The kinds the census lists: every event kind but the server's readiness (a start-up
-/// milestone, not an incident).
+/// The kinds the census lists: every event kind but the start-up milestones.
 pub fn kinds() -> impl Iterator<Item = EventKind> {
-    EventKind::ALL
-        .into_iter()
-        .filter(|k| *k != EventKind::ServerReady)
+    EventKind::ALL.into_iter().filter(|k| !k.milestone())
 }
 
 /// The census of the run from its instances' (name, census).

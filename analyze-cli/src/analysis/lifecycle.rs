@@ -3,6 +3,13 @@
 //! idle (the rest: up with nothing running, or silent); and the time from a crash to the
 //! next ready line.
 //!
+//! A start-up is cut into phases where the log marks them: the weights loaded (SGLang's
+//! `Load weight end.`, vLLM's `Model loading took …`), the KV cache allocated (SGLang's `KV
+//! Cache is allocated.`, vLLM's `GPU KV cache size` / `# GPU blocks`: after vLLM's memory
+//! profiling and torch.compile, which this phase includes), the CUDA graphs captured
+//! (`Capture cuda graph end.`, `Graph capturing finished`), and the rest up to ready (the
+//! HTTP server, tokenizer, warm-up). A phase whose mark is missing is part of the next.
+//!
 //! A start-up ends at the server's ready line (or, in a log whose ready lines have no stamp,
 //! at its first stats line). It begins at the instance's first line when its start-up lines
 //! (`server_args`, `non-default args`, …) come before any stats line, else at those lines:
@@ -31,7 +38,60 @@ pub struct Life {
     pub idle_ms: i64,
     /// From each crash to the next ready line (crashes with none after them: not listed).
     pub crash_to_ready_ms: Vec<i64>,
+    /// The phases of its start-ups that reached a ready line, summed.
+    pub phases: Phases,
 }
+
+/// Start-up phases, ms: `None` where no start-up marked the phase's end.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Phases {
+    pub weights: Option<i64>,
+    pub kv_cache: Option<i64>,
+    pub graphs: Option<i64>,
+    /// From the last mark (or the start) to ready.
+    pub other: Option<i64>,
+}
+
+impl Phases {
+    fn add(&mut self, o: &Phases) {
+        let sum = |a: Option<i64>, b: Option<i64>| match (a, b) {
+            (Some(x), Some(y)) => Some(x + y),
+            (x, y) => x.or(y),
+        };
+        self.weights = sum(self.weights, o.weights);
+        self.kv_cache = sum(self.kv_cache, o.kv_cache);
+        self.graphs = sum(self.graphs, o.graphs);
+        self.other = sum(self.other, o.other);
+    }
+
+    /// The phases of a start-up from `start` to `ready`, with its first marks.
+    fn of(start: i64, ready: i64, marks: [Option<i64>; 3]) -> Phases {
+        let mut cursor = start;
+        let mut took = [None; 3];
+        for (k, m) in marks.into_iter().enumerate() {
+            if let Some(t) = m.filter(|&t| t >= cursor && t <= ready) {
+                took[k] = Some(t - cursor);
+                cursor = t;
+            }
+        }
+        Phases {
+            weights: took[0],
+            kv_cache: took[1],
+            graphs: took[2],
+            other: Some(ready - cursor),
+        }
+    }
+
+    /// Whether any phase's end was marked.
+    pub fn marked(&self) -> bool {
+        self.weights.is_some() || self.kv_cache.is_some() || self.graphs.is_some()
+    }
+}
+
+/// Setting keys whose line marks the weights loaded (SGLang's `Load weight end.`).
+const WEIGHTS_KEYS: [&str; 1] = ["model_type"];
+/// Setting keys whose line marks the KV cache allocated.
+const KV_KEYS: [&str; 3] = ["kv_cache_tokens", "num_gpu_blocks", "max_total_num_tokens"];
 
 impl Life {
     pub fn held_ms(&self) -> i64 {
@@ -49,19 +109,30 @@ pub fn life(
     events: &[EventPoint],
     serving_ms: i64,
 ) -> Life {
-    // (at one time: start-up lines, then crashes, then ready lines)
+    // (at one time: start-up lines, then crashes, the phases' ends, then ready lines)
     #[derive(PartialEq, Eq, PartialOrd, Ord)]
     enum Mark {
         Setting,
         Crash,
+        Phase(usize),
         Ready,
     }
-    let mut marks: Vec<(i64, Mark)> = settings.iter().map(|s| (s.ts, Mark::Setting)).collect();
+    let mut marks: Vec<(i64, Mark)> = Vec::new();
+    for s in settings {
+        marks.push((s.ts, Mark::Setting));
+        if WEIGHTS_KEYS.contains(&s.key.as_str()) {
+            marks.push((s.ts, Mark::Phase(0)));
+        } else if KV_KEYS.contains(&s.key.as_str()) {
+            marks.push((s.ts, Mark::Phase(1)));
+        }
+    }
     for e in events {
-        if e.kind == EventKind::ServerReady {
-            marks.push((e.ts, Mark::Ready));
-        } else if e.kind.fatal() {
-            marks.push((e.ts, Mark::Crash));
+        match e.kind {
+            EventKind::ServerReady => marks.push((e.ts, Mark::Ready)),
+            EventKind::WeightsLoaded => marks.push((e.ts, Mark::Phase(0))),
+            EventKind::GraphsCaptured => marks.push((e.ts, Mark::Phase(2))),
+            k if k.fatal() => marks.push((e.ts, Mark::Crash)),
+            _ => {}
         }
     }
     // (no ready line with a stamp, as uvicorn's own has none: the first stats line says
@@ -78,8 +149,10 @@ pub fn life(
         serving_ms,
         ..Life::default()
     };
-    // the start-up under way, and the crash waiting for a ready line
+    // the start-up under way and its phases' first marks, and the crash waiting for a
+    // ready line
     let mut starting: Option<i64> = None;
+    let mut phase_marks: [Option<i64>; 3] = [None; 3];
     let mut crash: Option<i64> = None;
     for (t, m) in marks {
         match m {
@@ -90,15 +163,22 @@ pub fn life(
                     t
                 };
                 starting = Some(at);
+                phase_marks = [None; 3];
                 l.starts += 1;
             }
             Mark::Setting => {}
+            Mark::Phase(k) => {
+                if starting.is_some() {
+                    phase_marks[k].get_or_insert(t);
+                }
+            }
             Mark::Crash => {
                 crash.get_or_insert(t);
             }
             Mark::Ready => {
                 if let Some(s) = starting.take() {
                     l.starting_ms += (t - s).max(0);
+                    l.phases.add(&Phases::of(s, t, phase_marks));
                 }
                 if let Some(c) = crash.take() {
                     l.crash_to_ready_ms.push(t - c);
@@ -123,8 +203,53 @@ pub struct Lifecycle {
     pub starting_h: f64,
     pub serving_h: f64,
     pub idle_h: f64,
+    /// The start-ups' phases over all instances, seconds (null where no log marked one).
+    pub startup_phases_s: PhasesReport,
     /// The same in words.
     pub summary: String,
+}
+
+/// Start-up phases, seconds (see [`Phases`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct PhasesReport {
+    pub weights: Option<f64>,
+    pub kv_cache: Option<f64>,
+    pub graphs: Option<f64>,
+    pub other: Option<f64>,
+}
+
+impl From<&Phases> for PhasesReport {
+    fn from(p: &Phases) -> PhasesReport {
+        let s = |v: Option<i64>| v.map(|ms| ms as f64 / 1000.0);
+        PhasesReport {
+            weights: s(p.weights),
+            kv_cache: s(p.kv_cache),
+            graphs: s(p.graphs),
+            other: s(p.other),
+        }
+    }
+}
+
+/// The phases in words, when any was marked and they took any time: `weights 36s, KV cache 1s, graphs 20s, rest
+/// 4s`.
+pub fn phases_in_words(p: &Phases) -> Option<String> {
+    let total: i64 = [p.weights, p.kv_cache, p.graphs, p.other]
+        .iter()
+        .flatten()
+        .sum();
+    if !p.marked() || total == 0 {
+        return None;
+    }
+    let parts: Vec<String> = [
+        ("weights", p.weights),
+        ("KV cache", p.kv_cache),
+        ("graphs", p.graphs),
+        ("rest", p.other),
+    ]
+    .into_iter()
+    .filter_map(|(n, v)| v.map(|ms| format!("{n} {}", spell(ms))))
+    .collect();
+    Some(parts.join(", "))
 }
 
 /// One instance's lifecycle, seconds.
@@ -139,6 +264,8 @@ pub struct InstanceLife {
     pub serving_s: f64,
     pub idle_s: f64,
     pub crash_to_ready_s: Vec<f64>,
+    /// Its start-ups' phases, seconds.
+    pub startup_phases_s: PhasesReport,
 }
 
 /// A length of instance time in words: `3h 12m`, `11m`, `2m 05s`, `40s`.
@@ -169,6 +296,10 @@ pub fn report(lives: &[(String, Life)]) -> Lifecycle {
         }
     };
     let hours = |ms: i64| ms as f64 / 3_600_000.0;
+    let mut phases = Phases::default();
+    for (_, l) in lives {
+        phases.add(&l.phases);
+    }
     let summary = if lives.is_empty() {
         String::new()
     } else {
@@ -177,7 +308,10 @@ pub fn report(lives: &[(String, Life)]) -> Lifecycle {
             lives.len(),
             spell(held),
             spell(starting),
-            share(starting),
+            match (share(starting), phases_in_words(&phases)) {
+                (sh, Some(w)) if !sh.is_empty() => format!("{}: {w})", sh.trim_end_matches(')')),
+                (sh, _) => sh,
+            },
             spell(serving),
             share(serving),
             spell(idle),
@@ -200,8 +334,10 @@ pub fn report(lives: &[(String, Life)]) -> Lifecycle {
                     .iter()
                     .map(|&m| m as f64 / 1000.0)
                     .collect(),
+                startup_phases_s: PhasesReport::from(&l.phases),
             })
             .collect(),
+        startup_phases_s: PhasesReport::from(&phases),
         held_h: hours(held),
         starting_h: hours(starting),
         serving_h: hours(serving),
@@ -309,6 +445,64 @@ mod tests {
         assert_eq!(l.starting_ms, 900 * s);
         assert_eq!(l.crash_to_ready_ms, vec![400 * s]);
         assert_eq!(l.idle_ms, 700 * s);
+    }
+
+    fn keyed(ts: i64, key: &str) -> Setting {
+        Setting {
+            ts,
+            key: key.into(),
+            value: "1".into(),
+        }
+    }
+
+    /// Each start-up's phases end at their first marks, in order; a missing mark leaves its
+    /// phase to the next, marks out of order or after ready are not phases, and a start-up
+    /// never ready has none.
+    #[test]
+    fn startup_phases() {
+        let l = life(
+            (0, 1_000_000),
+            Some(200_000),
+            &[
+                setting(0),
+                keyed(30_000, "model_type"),
+                keyed(35_000, "kv_cache_tokens"),
+                // (SGLang's max_total_num_tokens comes after the graphs: not the KV mark)
+                keyed(61_000, "max_total_num_tokens"),
+                // a second start: no weights line, graphs before the KV line
+                setting(500_000),
+                keyed(560_000, "num_gpu_blocks"),
+                // the third start never becomes ready
+                setting(900_000),
+            ],
+            &[
+                ev(60_000, EventKind::GraphsCaptured),
+                ev(65_000, EventKind::ServerReady),
+                ev(540_000, EventKind::GraphsCaptured),
+                ev(600_000, EventKind::ServerReady),
+                ev(950_000, EventKind::WeightsLoaded),
+            ],
+            100_000,
+        );
+        assert_eq!(l.starts, 3);
+        assert_eq!(
+            l.phases,
+            Phases {
+                // 30 s; then the second start: none
+                weights: Some(30_000),
+                // 5 s; then 60 s (500 → 560, the graphs mark before it is passed over)
+                kv_cache: Some(65_000),
+                // 25 s
+                graphs: Some(25_000),
+                // 5 s, and 40 s
+                other: Some(45_000),
+            }
+        );
+        assert_eq!(
+            phases_in_words(&l.phases).unwrap(),
+            "weights 30s, KV cache 1m 05s, graphs 25s, rest 45s"
+        );
+        assert_eq!(phases_in_words(&Phases::default()), None);
     }
 
     /// A log that starts mid-run has no start-up; one never ready is starting to its end.

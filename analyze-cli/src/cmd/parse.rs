@@ -2,7 +2,9 @@
 
 use crate::cli::ParseArgs;
 use crate::ingest::inputs::{expand, open, Dates};
-use crate::ingest::scan::{scan_logs, visit_chunk, ChunkOut, FileCtx, Tally, Visit, Visitor};
+use crate::ingest::scan::{
+    scan_logs, visit_chunk, Access, ChunkOut, FileCtx, Tally, Visit, Visitor,
+};
 use crate::ingest::scrapes::Scrapes;
 use crate::render::{accounting, records};
 use crate::report::{FileReport, SkippedInput};
@@ -102,5 +104,8 @@ struct Writer(Vec<u8>);
 impl Visitor for Writer {
     fn line(&mut self, v: Visit<'_, '_>) {
         records::write(&mut self.0, &v)
+    }
+    fn access(&mut self, a: Access<'_>) {
+        records::access(&mut self.0, &a)
     }
 }

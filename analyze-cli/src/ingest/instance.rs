@@ -6,7 +6,7 @@
 
 use crate::ingest::census::Census;
 use crate::ingest::digest::Digest;
-use crate::ingest::responses::Class;
+use crate::ingest::responses::{access_kind, Class};
 use crate::ingest::scan::{instance_rank, Access, FileCtx, Stats, Visit, Visitor};
 use crate::ingest::series::Series;
 use std::collections::BTreeMap;
@@ -337,11 +337,7 @@ impl Visitor for ChunkSummary {
     fn access(&mut self, a: Access<'_>) {
         // (an access line has no rank: it is the HTTP server's, the file's own instance)
         let (inst, _) = self.instance(None);
-        let kind = if a.status >= 500 {
-            EventKind::Http5xx
-        } else {
-            EventKind::Http4xx
-        };
+        let kind = access_kind(a.status);
         let ts = a.ts.or(inst.last).map(|t| t.0);
         inst.census.note(
             kind,
@@ -353,10 +349,15 @@ impl Visitor for ChunkSummary {
         inst.census.responses.add(ts, Class::of(a.status), 1);
     }
 
-    fn answered(&mut self, ts: Option<Ts>, n: u32) {
+    fn answered(&mut self, stamped: &[(i64, u32)]) {
         // (the file's own instance, as for `access`)
         let (inst, _) = self.instance(None);
-        let ts = ts.or(inst.last).map(|t| t.0);
+        inst.census.responses.add_answered(stamped);
+    }
+
+    fn answered_unstamped(&mut self, n: u32) {
+        let (inst, _) = self.instance(None);
+        let ts = inst.last.map(|t| t.0);
         inst.census.responses.add(ts, Class::Ok, u64::from(n));
     }
 }
@@ -379,8 +380,11 @@ mod tests {
         fn access(&mut self, a: Access<'_>) {
             self.0.access(a)
         }
-        fn answered(&mut self, ts: Option<Ts>, n: u32) {
-            self.0.answered(ts, n)
+        fn answered(&mut self, stamped: &[(i64, u32)]) {
+            self.0.answered(stamped)
+        }
+        fn answered_unstamped(&mut self, n: u32) {
+            self.0.answered_unstamped(n)
         }
     }
 

@@ -7,6 +7,8 @@
 //! stays bounded by time, not by lines; every slot length divides the timeline's bucket
 //! lengths of a span that long.
 
+use tokstat_parsers::record::EventKind;
+
 /// A response's status class.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Class {
@@ -25,6 +27,15 @@ impl Class {
             400..=499 => Class::Client,
             _ => Class::Ok,
         }
+    }
+}
+
+/// The `events` kind of an access line of status 400 or more.
+pub fn access_kind(status: u16) -> EventKind {
+    if status >= 500 {
+        EventKind::Http5xx
+    } else {
+        EventKind::Http4xx
     }
 }
 
@@ -74,6 +85,14 @@ impl Responses {
     pub fn add(&mut self, ts: Option<i64>, class: Class, n: u64) {
         self.totals[class as usize] += n;
         self.place(ts, class as usize, n);
+    }
+
+    /// Counts answered lines, `(stamp ms, lines)`.
+    pub fn add_answered(&mut self, stamped: &[(i64, u32)]) {
+        for &(t, n) in stamped {
+            self.totals[Class::Ok as usize] += u64::from(n);
+            self.place(Some(t), Class::Ok as usize, u64::from(n));
+        }
     }
 
     /// Puts `n` lines of class index `c` in their slot (see [`Responses::add`]).

@@ -130,10 +130,13 @@ pub trait Visitor {
     /// Takes an HTTP access line whose status is 400 or more (read without building a
     /// record).
     fn access(&mut self, _a: Access<'_>) {}
-    /// Takes `n` HTTP access lines that were answered (status below 400) stamped `ts`, or,
-    /// with no stamp, following the lines handed before them (read without building a
-    /// record, and handed as a count: they are most lines of an access-heavy log).
-    fn answered(&mut self, _ts: Option<Ts>, _n: u32) {}
+    /// Takes the chunk's HTTP access lines that were answered (status below 400) and
+    /// stamped, as `(stamp ms, lines)` in the order read: read without building a record,
+    /// and handed once a chunk (they are most lines of an access-heavy log).
+    fn answered(&mut self, _stamped: &[(i64, u32)]) {}
+    /// Takes `n` answered access lines with no stamp, which follow the lines handed before
+    /// them.
+    fn answered_unstamped(&mut self, _n: u32) {}
 }
 
 /// An HTTP access line that did not succeed (see [`Visitor::access`]).
@@ -162,7 +165,7 @@ pub fn visit_chunk<V: Visitor>(
         file,
         cal: chunk.calendar,
         tally: Tally::default(),
-        answered: (None, 0),
+        answered: Answered::default(),
         state,
     };
     let mut scratch = String::new();
@@ -182,7 +185,7 @@ pub fn visit_chunk<V: Visitor>(
                         Quick::Line(line) => acc.line(line_no(i), line, Some(raw)),
                         Quick::Other(stamp) => acc.other_text(line_no(i), stamp, raw),
                         Quick::Stats(stamp, dp, kind, gauges) => {
-                            acc.hand_answered();
+                            acc.hand_unstamped();
                             acc.tally.total += 1;
                             acc.tally.parsed += 1;
                             let ts = acc.cal.resolve(stamp);
@@ -238,11 +241,19 @@ struct Acc<'a, V> {
     file: &'a FileCtx,
     cal: Calendar,
     tally: Tally,
-    /// Answered access lines not yet handed to the visitor: their stamp, and how many (see
-    /// [`Visitor::answered`]). They are handed when the stamp changes, and before any other
-    /// line goes to the visitor.
-    answered: (Option<Ts>, u32),
+    answered: Answered,
     state: V,
+}
+
+/// Answered access lines not yet handed to the visitor (see [`Visitor::answered`]): those of
+/// the current stamp (or of none) counted, the stamped ones before them kept for the end of
+/// the chunk. Unstamped ones are handed before any other line goes to the visitor (they
+/// follow the stamp it saw last).
+#[derive(Default)]
+struct Answered {
+    ts: Option<Ts>,
+    n: u32,
+    stamped: Vec<(i64, u32)>,
 }
 
 impl<V: Visitor> Acc<'_, V> {
@@ -280,30 +291,52 @@ impl<V: Visitor> Acc<'_, V> {
 
     #[inline]
     fn count_answered(&mut self, ts: Option<Ts>) {
-        if self.answered.0 != ts {
-            self.hand_answered();
-            self.answered.0 = ts;
+        if self.answered.ts == ts {
+            self.answered.n += 1;
+        } else {
+            self.next_answered(ts);
         }
-        self.answered.1 += 1;
     }
 
-    /// Hands the answered access lines counted so far to the visitor.
+    /// Puts the count of the last stamp away, and starts one for `ts`.
+    #[inline(never)]
+    fn next_answered(&mut self, ts: Option<Ts>) {
+        self.put_answered();
+        self.answered.ts = ts;
+        self.answered.n = 1;
+    }
+
+    /// Keeps the current stamp's count, or hands it to the visitor when it has no stamp.
+    fn put_answered(&mut self) {
+        let a = &mut self.answered;
+        if a.n > 0 {
+            match a.ts {
+                Some(t) => a.stamped.push((t.0, a.n)),
+                None => self.state.answered_unstamped(a.n),
+            }
+            self.answered.n = 0;
+        }
+    }
+
+    /// Hands the unstamped answered lines counted so far to the visitor, before another line.
     #[inline]
-    fn hand_answered(&mut self) {
-        if self.answered.1 > 0 {
-            self.hand_answered_now();
+    fn hand_unstamped(&mut self) {
+        if self.answered.n > 0 && self.answered.ts.is_none() {
+            self.put_answered();
         }
     }
 
-    #[cold]
-    fn hand_answered_now(&mut self) {
-        let (ts, n) = std::mem::take(&mut self.answered);
-        self.state.answered(ts, n);
+    /// Hands every answered line counted to the visitor: at the end of the chunk.
+    fn hand_answered(&mut self) {
+        self.put_answered();
+        if !self.answered.stamped.is_empty() {
+            self.state.answered(&self.answered.stamped);
+        }
     }
 
     #[cold]
     fn access(&mut self, line_no: u64, ts: Option<Ts>, status: u16, msg: &str) {
-        self.hand_answered();
+        self.hand_unstamped();
         self.state.access(Access {
             file: self.file,
             line_no,
@@ -331,7 +364,7 @@ impl<V: Visitor> Acc<'_, V> {
             self.status(line_no, ts, raw);
         }
         if !matches!(line.body, Body::Other | Body::Malformed(_)) {
-            self.hand_answered();
+            self.hand_unstamped();
             self.state.line(Visit {
                 file: self.file,
                 line_no,
@@ -358,7 +391,7 @@ impl<V: Visitor> Acc<'_, V> {
                 Body::Malformed(why) => malformed = malformed.or(Some(why)),
                 _ => {
                     records += 1;
-                    self.hand_answered();
+                    self.hand_unstamped();
                     self.state.line(Visit {
                         file: self.file,
                         line_no,

@@ -3,7 +3,8 @@
 //! the tables it is the same object as a JSON string).
 
 use super::json_writer::Obj;
-use crate::ingest::scan::Visit;
+use crate::ingest::responses::access_kind;
+use crate::ingest::scan::{Access, Visit};
 use crate::ingest::scrapes::Scrapes;
 use tokstat_parsers::prometheus::MetricType;
 use tokstat_parsers::record::{Body, Config, Event, Step};
@@ -74,6 +75,24 @@ fn event(buf: &mut Vec<u8>, v: &Visit<'_, '_>, e: &Event<'_>) {
     o.str("kind", e.kind.as_str());
     place(&mut o, v);
     o.str("message", e.message).u("count", e.count);
+    o.end();
+    buf.push(b'\n');
+}
+
+/// An HTTP access line that did not succeed, as an `events` row of kind `http_4xx` or
+/// `http_5xx` (its message the line past the logger's prefix).
+pub fn access(buf: &mut Vec<u8>, a: &Access<'_>) {
+    let mut o = Obj::new(buf);
+    o.str("table", "events");
+    o.str("kind", access_kind(a.status).as_str());
+    o.str("source", &a.file.source)
+        .u("line", Some(a.line_no))
+        .str("instance", &a.file.instance_of(None));
+    if let Some(ts) = a.ts {
+        o.ts("ts", ts);
+    }
+    o.str("message", a.msg.trim_start_matches("INFO:").trim_start())
+        .u("count", Some(1));
     o.end();
     buf.push(b'\n');
 }
