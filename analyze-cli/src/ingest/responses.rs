@@ -49,8 +49,9 @@ pub fn add_counts(a: &mut Counts, b: &Counts) {
     }
 }
 
-/// Slots kept per instance before they grow.
-pub const MAX_SLOTS: usize = 20_000;
+/// Slots kept per instance before they grow: two hours of seconds, so that a slot stays at
+/// most a 120th of the span (the timeline's automatic bucket is at least that).
+pub const MAX_SLOTS: usize = 7_200;
 /// The slot lengths, ms, in the order they grow.
 const LENGTHS: [i64; 4] = [1000, 60_000, 3_600_000, 86_400_000];
 
@@ -87,11 +88,26 @@ impl Responses {
         self.place(ts, class as usize, n);
     }
 
-    /// Counts answered lines, `(stamp ms, lines)`.
-    pub fn add_answered(&mut self, stamped: &[(i64, u32)]) {
-        for &(t, n) in stamped {
-            self.totals[Class::Ok as usize] += u64::from(n);
-            self.place(Some(t), Class::Ok as usize, u64::from(n));
+    /// Counts answered lines, `(second's start ms, lines)`.
+    pub fn add_answered(&mut self, seconds: &[(i64, u32)]) {
+        let ok = Class::Ok as usize;
+        self.slots.reserve(seconds.len());
+        for &(t, n) in seconds {
+            let n = u64::from(n);
+            self.totals[ok] += n;
+            match self.slots.last_mut() {
+                // (seconds are slots while the slots are a second long)
+                Some(last) if last.0 == t => last.1[ok] += n,
+                _ if self.len == LENGTHS[0] && t.rem_euclid(1000) == 0 => {
+                    let mut counts = [0; 3];
+                    counts[ok] = n;
+                    self.slots.push((t, counts));
+                    if self.slots.len() > MAX_SLOTS {
+                        self.grow();
+                    }
+                }
+                _ => self.place(Some(t), ok, n),
+            }
         }
     }
 
@@ -128,28 +144,35 @@ impl Responses {
             }
         }
         add_counts(&mut self.totals, &later.totals);
-        while self.len < later.len {
-            self.grow();
-        }
-        for &(t, counts) in &later.slots {
-            let slot = t - t.rem_euclid(self.len);
-            match self.slots.last_mut() {
-                Some(last) if last.0 == slot => {
-                    add_counts(&mut last.1, &counts);
+        while self.len < later.len && self.grow() {}
+        if self.len == later.len {
+            // slots of one length are aligned already: joined where they meet
+            let mut rest = later.slots.as_slice();
+            if let (Some(last), Some(first)) = (self.slots.last_mut(), rest.first()) {
+                if last.0 == first.0 {
+                    add_counts(&mut last.1, &first.1);
+                    rest = &rest[1..];
                 }
-                _ => self.slots.push((slot, counts)),
+            }
+            self.slots.extend_from_slice(rest);
+        } else {
+            for &(t, counts) in &later.slots {
+                let slot = t - t.rem_euclid(self.len);
+                match self.slots.last_mut() {
+                    Some(last) if last.0 == slot => add_counts(&mut last.1, &counts),
+                    _ => self.slots.push((slot, counts)),
+                }
             }
         }
-        while self.slots.len() > MAX_SLOTS {
-            self.grow();
-        }
+        while self.slots.len() > MAX_SLOTS && self.grow() {}
     }
 
-    /// Lengthens the slots to the next length, joining those that fall together.
-    fn grow(&mut self) {
+    /// Lengthens the slots to the next length, joining those that fall together; false at
+    /// the longest (a day: lines over 7,200 days apart, such as a vLLM log read out of
+    /// order, whose stamps have no year, may keep more slots).
+    fn grow(&mut self) -> bool {
         let Some(&len) = LENGTHS.iter().find(|&&l| l > self.len) else {
-            // (a day per slot: more than 20,000 days of lines)
-            return;
+            return false;
         };
         self.len = len;
         let mut out: Vec<(i64, Counts)> = Vec::with_capacity(self.slots.len() / 2 + 1);
@@ -163,6 +186,7 @@ impl Responses {
             }
         }
         self.slots = out;
+        true
     }
 
     /// Lines by class.
@@ -221,6 +245,35 @@ mod tests {
         assert_eq!(whole.slots()[0], (1_000_000, [2, 0, 0]));
         let summed: u64 = whole.slots().iter().flat_map(|s| s.1).sum();
         assert_eq!(summed, 40);
+    }
+
+    /// Answered seconds counted at once give the slots and totals of their lines one by one,
+    /// whatever the slot length; lines far more days apart than slots stop growing at a day.
+    #[test]
+    fn seconds_count_like_lines() {
+        let seconds: Vec<(i64, u32)> = (0..9000i64)
+            .map(|k| (1_000 * (k * 7 / 3), 1 + (k % 4) as u32))
+            .collect();
+        let mut one = Responses::default();
+        let mut many = Responses::default();
+        for &(t, n) in &seconds {
+            for _ in 0..n {
+                one.add(Some(t), Class::Ok, 1);
+            }
+        }
+        many.add_answered(&seconds[..4000]);
+        many.add_answered(&seconds[4000..]);
+        assert_eq!(one, many);
+        assert_eq!(one.slot_ms(), 60_000);
+        let mut far = Responses::default();
+        for d in 0..(MAX_SLOTS as i64 + 5) {
+            far.add(Some(d * 3 * 86_400_000), Class::Server, 1);
+        }
+        assert_eq!(far.slot_ms(), 86_400_000);
+        assert_eq!(far.slots().len(), MAX_SLOTS + 5);
+        let mut more = Responses::default();
+        more.merge(&far, None);
+        assert_eq!(more.totals(), [0, 0, MAX_SLOTS as u64 + 5]);
     }
 
     /// More slots than [`MAX_SLOTS`] grow to minutes: the counts stay, the slots shrink.

@@ -131,8 +131,9 @@ pub trait Visitor {
     /// record).
     fn access(&mut self, _a: Access<'_>) {}
     /// Takes the chunk's HTTP access lines that were answered (status below 400) and
-    /// stamped, as `(stamp ms, lines)` in the order read: read without building a record,
-    /// and handed once a chunk (they are most lines of an access-heavy log).
+    /// stamped, as `(second, lines)` in the order read (the second's start, ms): read
+    /// without building a record, and handed once a chunk (they are most lines of an
+    /// access-heavy log).
     fn answered(&mut self, _stamped: &[(i64, u32)]) {}
     /// Takes `n` answered access lines with no stamp, which follow the lines handed before
     /// them.
@@ -246,14 +247,26 @@ struct Acc<'a, V> {
 }
 
 /// Answered access lines not yet handed to the visitor (see [`Visitor::answered`]): those of
-/// the current stamp (or of none) counted, the stamped ones before them kept for the end of
-/// the chunk. Unstamped ones are handed before any other line goes to the visitor (they
+/// the current second counted, the seconds before it kept for the end of the chunk; those
+/// with no stamp counted apart, and handed before any other line goes to the visitor (they
 /// follow the stamp it saw last).
-#[derive(Default)]
 struct Answered {
-    ts: Option<Ts>,
+    /// The current second's start, ms (`i64::MIN` before the first).
+    sec: i64,
     n: u32,
+    unstamped: u32,
     stamped: Vec<(i64, u32)>,
+}
+
+impl Default for Answered {
+    fn default() -> Answered {
+        Answered {
+            sec: i64::MIN,
+            n: 0,
+            unstamped: 0,
+            stamped: Vec::new(),
+        }
+    }
 }
 
 impl<V: Visitor> Acc<'_, V> {
@@ -283,53 +296,57 @@ impl<V: Visitor> Acc<'_, V> {
     }
 
     /// An access line ending in `" 200 OK`: a line that holds no record, counted.
-    #[inline]
+    #[inline(always)]
     fn answered(&mut self, stamp: Stamp) {
         let ts = self.other(stamp);
         self.count_answered(ts);
     }
 
-    #[inline]
+    #[inline(always)]
     fn count_answered(&mut self, ts: Option<Ts>) {
-        if self.answered.ts == ts {
-            self.answered.n += 1;
-        } else {
-            self.next_answered(ts);
+        let a = &mut self.answered;
+        match ts {
+            // (one compare: within the current second)
+            Some(t) if (t.0.wrapping_sub(a.sec) as u64) < 1000 => a.n += 1,
+            Some(t) => self.next_second(t.0),
+            None => a.unstamped += 1,
         }
     }
 
-    /// Puts the count of the last stamp away, and starts one for `ts`.
+    /// Keeps the current second's count, and starts one for `t`'s.
     #[inline(never)]
-    fn next_answered(&mut self, ts: Option<Ts>) {
-        self.put_answered();
-        self.answered.ts = ts;
-        self.answered.n = 1;
-    }
-
-    /// Keeps the current stamp's count, or hands it to the visitor when it has no stamp.
-    fn put_answered(&mut self) {
+    fn next_second(&mut self, t: i64) {
         let a = &mut self.answered;
         if a.n > 0 {
-            match a.ts {
-                Some(t) => a.stamped.push((t.0, a.n)),
-                None => self.state.answered_unstamped(a.n),
-            }
-            self.answered.n = 0;
+            a.stamped.push((a.sec, a.n));
         }
+        a.sec = t - t.rem_euclid(1000);
+        a.n = 1;
     }
 
     /// Hands the unstamped answered lines counted so far to the visitor, before another line.
-    #[inline]
+    #[inline(always)]
     fn hand_unstamped(&mut self) {
-        if self.answered.n > 0 && self.answered.ts.is_none() {
-            self.put_answered();
+        if self.answered.unstamped > 0 {
+            self.hand_unstamped_now();
         }
+    }
+
+    #[cold]
+    fn hand_unstamped_now(&mut self) {
+        let n = std::mem::take(&mut self.answered.unstamped);
+        self.state.answered_unstamped(n);
     }
 
     /// Hands every answered line counted to the visitor: at the end of the chunk.
     fn hand_answered(&mut self) {
-        self.put_answered();
-        if !self.answered.stamped.is_empty() {
+        self.hand_unstamped();
+        let a = &mut self.answered;
+        if a.n > 0 {
+            a.stamped.push((a.sec, a.n));
+            a.n = 0;
+        }
+        if !a.stamped.is_empty() {
             self.state.answered(&self.answered.stamped);
         }
     }
