@@ -7,7 +7,10 @@
 //! so it is matched by phrases anywhere in the message: one multi-phrase search per line that
 //! no engine parser took (stats lines and access lines never get here). The phrases are those
 //! the libraries and engines print; where a phrase belongs to one engine version range it
-//! says so.
+//! says so. `fixtures/formats/check_sources.py` lists, for each phrase, the SGLang (0.4.0,
+//! 0.4.6, 0.5.3, 0.5.9, 0.5.23) and vLLM (0.6.3, 0.8.5, 0.10.1, 0.33.0) releases on PyPI whose
+//! source holds it: every engine phrase is held by at least one; the watchdog, `DistBackendError`,
+//! `NCCL Error` and `Recompiling function` phrases are PyTorch's and NCCL's own.
 
 use crate::record::EventKind;
 use aho_corasick::{AhoCorasick, MatchKind};

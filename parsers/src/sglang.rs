@@ -95,7 +95,12 @@ fn other(msg: &str) -> Option<Body<'_>> {
             if msg.starts_with("KV cache pool is full") {
                 return Some(retraction(msg));
             }
-            if let Some(rest) = msg.strip_prefix("KV Cache is allocated.") {
+            // memory_pool.py `f"{cache_name} {'VA upper bound' if … else 'is allocated'}. …"`
+            // (0.5.17+; `KV Cache is allocated. …` before)
+            if let Some(rest) = msg
+                .strip_prefix("KV Cache is allocated.")
+                .or_else(|| msg.strip_prefix("KV Cache VA upper bound."))
+            {
                 return Some(kv_allocated(rest));
             }
         }
@@ -123,11 +128,12 @@ fn other(msg: &str) -> Option<Body<'_>> {
         b'S' if msg.starts_with("Scheduler hit an exception") => {
             return Some(event(EventKind::Crash, msg, None));
         }
-        // `Capture cuda graph end. Time elapsed: …` (0.4.0+), `Capture {name} CUDA graph end.
-        // elapsed=…` (0.5.14+)
-        b'C' if msg.starts_with("Capture ")
-            && (msg.starts_with("Capture cuda graph end.") || msg.contains(" CUDA graph end.")) =>
-        {
+        // model_runner.py `f"Capture cuda graph end. Time elapsed: {…:.2f} s"` (0.4.0; `. mem
+        // usage=… GB. avail mem=… GB.` after it from 0.4.6), `f"Capture {'cpu graph' if … else
+        // 'cuda graph'} end. …"` (0.5.3), `f"Capture piecewise CUDA graph end. …"` (0.5.9),
+        // cuda_graph_setup.py `f"Capture {capture_name} CUDA graph end. elapsed=…"` (0.5.23);
+        // the speculative drafts' `Capture draft cuda graph end. …` (0.5.3+)
+        b'C' if msg.starts_with("Capture ") && msg.contains(" graph end.") => {
             return Some(event(EventKind::GraphsCaptured, msg, None));
         }
         b'L' => {

@@ -33,9 +33,13 @@ pub fn parse(msg: &str, level: Option<Level>) -> Option<Body<'_>> {
             .strip_prefix("Prefix cache hit rate: ")
             .map(prefix_cache),
         b'C' => chunked_prefill(msg).or_else(|| capacity(msg)),
-        // start-up milestones: `Model loading took 15.2 GiB and 7.5 seconds` (V1; `… GiB
-        // memory and …` later), `Loading model weights took 14.99 GB` (V0), `Loading weights
-        // took 6.01 seconds`, `Graph capturing finished in 8 secs[, took 0.52 GiB]`
+        // start-up milestones, as the engine's source has them: `"Loading model weights took
+        // %.4f GB"` (worker/model_runner.py, 0.6.3; GiB on XPU, `… took in total …` on HPU),
+        // `"Model loading took %.4f GiB and %.6f seconds"` (model_runner.py and
+        // v1/worker/gpu_model_runner.py, 0.8.5–0.10.1), `"Model loading took %s GiB memory and
+        // %.6f seconds"` (0.33.0), the loader's `"Loading weights took %.2f seconds"` (0.8.5+),
+        // `"Graph capturing finished in %.0f secs."` (0.6.3), `"… secs, took %.2f GiB"`
+        // (0.8.5+)
         b'M' if msg.starts_with("Model loading took ") => {
             Some(milestone(EventKind::WeightsLoaded, msg))
         }

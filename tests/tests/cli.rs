@@ -67,10 +67,10 @@ fn every_format_fixture_is_accounted_for() {
     let configs = recs.iter().filter(|r| r["table"] == "config").count();
     // the same counts as the reviewed `.expected` files: 117 steps (11 of them from glued
     // lines and other prefixes, 7 from lines cut short), 33 events (16 of them incidents of
-    // the crash fixtures), 13 start-up milestones (8 graphs captured, 5 weights loaded), 2
-    // HTTP 5xx access lines, 153 config pairs; and 13 incidents in the `.expected` files
+    // the crash fixtures), 16 start-up milestones (11 graphs captured, 5 weights loaded), 2
+    // HTTP 5xx access lines, 157 config pairs; and 13 incidents in the `.expected` files
     // themselves, read as logs too, which quote incident messages
-    assert_eq!((steps, events, configs), (117, 33 + 13 + 2 + 13, 153));
+    assert_eq!((steps, events, configs), (117, 33 + 16 + 2 + 13, 157));
     // a line from the wrapped, coloured, CRLF-ended vLLM fixture
     let v = recs
         .iter()
