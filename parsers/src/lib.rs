@@ -25,6 +25,7 @@
 
 pub mod access;
 pub mod bench;
+pub mod bench_console;
 pub mod completion;
 pub mod detect;
 pub mod glued;

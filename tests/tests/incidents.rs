@@ -411,3 +411,22 @@ fn unstamped_access_lines_follow_the_stamp_before_them() {
     assert_eq!(bursts[0]["evidence"]["from"], "2026-03-02T10:30:00");
     assert_eq!(bursts[0]["evidence"]["to"], "2026-03-02T10:31:00");
 }
+
+/// Regression: the census's sample lines of a log read in several chunks were numbered from
+/// their chunk's start (line 5,631 for line 150,001 of a 27 MB log).
+#[test]
+fn sample_lines_are_numbered_in_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("gpu0.log");
+    let mut log = String::new();
+    for i in 0..30_000u32 {
+        if i == 25_000 {
+            log.push_str("[2026-03-02 10:59:59] Scheduler hit an exception: boom\n");
+        }
+        log.push_str(&format!("[2026-03-02 10:{:02}:{:02} TP0] Decode batch. #running-req: 8, #token: 4000, token usage: 0.05, gen throughput (token/s): 400.00, #queue-req: 0\n", i / 1000 % 60, i / 17 % 60));
+    }
+    assert!(log.len() > 3 << 20, "more than three chunks");
+    std::fs::write(&path, log).unwrap();
+    let v = report(&[path.to_str().unwrap(), "--threads", "2"]);
+    assert_eq!(kind(&v, "crash")["samples"][0]["line"], 25_001);
+}

@@ -97,6 +97,13 @@ impl Census {
         self.responses.merge(&later.responses, before);
     }
 
+    /// Adds `by` to the samples' line numbers (a chunk's, read relative to its start).
+    pub fn shift_lines(&mut self, by: u64) {
+        for s in self.kinds.iter_mut().flat_map(|o| &mut o.samples) {
+            s.line += by;
+        }
+    }
+
     /// The lines of one kind.
     pub fn get(&self, kind: EventKind) -> &Occurrences {
         &self.kinds[index(kind)]

@@ -140,12 +140,14 @@ pub struct Logs {
 pub type StepsSink<'a> = dyn FnMut(&str, Option<&'static str>, &Series) + 'a;
 
 impl Logs {
-    /// Adds the instances of a chunk of `file` (read after everything added before), and
-    /// hands each one's lines to `steps`.
+    /// Adds the instances of a chunk of `file` (read after everything added before), whose
+    /// line numbers leave out the `before` lines of the file before it, and hands each
+    /// one's lines to `steps`.
     pub fn absorb(
         &mut self,
         file: &FileCtx,
         chunk: ChunkSummary,
+        before: u64,
         steps: Option<&mut StepsSink<'_>>,
     ) {
         let mut steps = steps;
@@ -155,7 +157,8 @@ impl Logs {
                 i.digest.new_file();
             }
         }
-        for (rank, inst, mut series) in chunk.ranks {
+        for (rank, mut inst, mut series) in chunk.ranks {
+            inst.census.shift_lines(before);
             let bucket = self.bucket;
             let name = file.instance_of(rank);
             let at = self

@@ -219,7 +219,9 @@ pub fn read_with(
                     opts.dates,
                     LineNumbers::Relative,
                     &work,
-                    &mut |f: &FileCtx, s: ChunkSummary| logs.absorb(f, s, steps.as_deref_mut()),
+                    &mut |f: &FileCtx, s: ChunkSummary, before: u64| {
+                        logs.absorb(f, s, before, steps.as_deref_mut())
+                    },
                 );
                 r.skipped.extend(err);
                 r.files.push(FileRead {

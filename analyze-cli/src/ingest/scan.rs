@@ -430,7 +430,9 @@ impl<V: Visitor> Acc<'_, V> {
 }
 
 /// Scans one opened log. `work` runs on chunks in parallel; `sink` receives the results in
-/// file order. Returns the file's tally, and a read error if one cut the scan short.
+/// file order, with the number of lines before the chunk's first that its line numbers
+/// leave out (see below). Returns the file's tally, and a read error if one cut the scan
+/// short.
 ///
 /// With `Lines::Relative` the chunks are not counted ahead: line numbers seen by `work` are
 /// relative to the chunk (only the tally's malformed samples use them, and they are made
@@ -447,7 +449,7 @@ pub fn scan_log<R, W, S>(
 where
     R: Send,
     W: Fn(&FileCtx, Chunk<'_>) -> (ChunkOut<R>, Calendar) + Sync,
-    S: FnMut(&FileCtx, R),
+    S: FnMut(&FileCtx, R, u64),
 {
     let file = FileCtx {
         source: input.display(),
@@ -457,13 +459,17 @@ where
     let mut tally = Tally::default();
     let each = |c: Chunk<'_>| work(&file, c);
     let absorb = |mut o: ChunkOut<R>| {
-        if lines == LineNumbers::Relative {
-            for s in &mut o.tally.samples {
-                s.0 += tally.total;
-            }
+        // (with relative numbers, the lines before the chunk: what `sink` adds to the line
+        // numbers `work` saw)
+        let before = match lines {
+            LineNumbers::Relative => tally.total,
+            LineNumbers::Absolute => 0,
+        };
+        for s in &mut o.tally.samples {
+            s.0 += before;
         }
         tally.merge(&o.tally);
-        sink(&file, o.out);
+        sink(&file, o.out, before);
     };
     let result = match lines {
         LineNumbers::Absolute => scan::scan(src.data, calendar, scan::Mode::LOG, each, absorb),
@@ -528,7 +534,7 @@ where
             dates,
             LineNumbers::Absolute,
             &work,
-            &mut sink,
+            &mut |f: &FileCtx, r: R, _| sink(f, r),
         );
         skipped.extend(err.or_else(|| Skipped::changed(input, at_open)));
         files.push((file, tally));
