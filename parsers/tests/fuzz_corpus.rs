@@ -13,6 +13,7 @@ macro_rules! targets {
 }
 
 targets!(
+    bench_console,
     engine_messages,
     json_record,
     kv_pairs,

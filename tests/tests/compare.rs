@@ -222,3 +222,65 @@ fn compare_needs_two_runs() {
     assert_eq!(code, 1);
     assert!(err.contains("two runs"), "{err}");
 }
+
+/// Two pasted console summaries of `vllm bench serve` compare directly: their figures as
+/// points (no interval), the client's concurrency as the single change, each value exactly as
+/// printed; an SGLang summary inside a larger log is read as a run too.
+#[test]
+fn console_summaries_compare_as_runs() {
+    let a = fixture("formats/bench/vllm-bench-serve-console-c128-v0.10.1.txt");
+    let b = fixture("formats/bench/vllm-bench-serve-console-c200-v0.10.1.txt");
+    let c = compare(&[&format!("c128={a}"), &format!("c200={b}")]);
+    assert_eq!(
+        c["provenance"]["single_change"], "bench max_concurrency 128 → 200",
+        "{}",
+        c["provenance"]
+    );
+    for (name, want) in [
+        ("TTFT p50", [301.12, 640.20]),
+        ("TTFT p99", [1930.44, 3810.08]),
+        ("TPOT p50", [58.90, 89.75]),
+        ("TPOT p99", [121.07, 170.30]),
+        ("ITL p99", [310.52, 402.77]),
+        ("E2E p50", [10980.2, 16540.6]),
+        ("E2E p99", [25010.9, 36211.4]),
+        ("request throughput", [10.16, 10.74]),
+        ("output token throughput", [1880.33, 1987.37]),
+    ] {
+        let row = figure(&c, name);
+        let got: Vec<f64> = row["values"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_f64().unwrap())
+            .collect();
+        assert_eq!(got, want, "{name}");
+        assert!(row["ci_low"].is_null(), "{name}: a point figure");
+        let better = name.contains("throughput");
+        assert_eq!(
+            row["verdict"],
+            if better { "better" } else { "worse" },
+            "{name}"
+        );
+    }
+
+    // the summary inside a job's log: its own lines parsed, the log's others not
+    let log = fixture("formats/bench/sglang-bench-serving-console-v0.5.9.log");
+    let (code, out, err) = tokstat(&["report", "--format", "json", "-q", &log]);
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        (v["lines"]["total"].as_u64(), v["lines"]["parsed"].as_u64()),
+        (Some(44), Some(37)),
+        "the block's 37 lines (7 to 43), header and rule included"
+    );
+    let run = &v["bench_runs"][0];
+    assert_eq!(run["name"], "sglang");
+    assert_eq!(run["completed"], 500.0);
+    assert_eq!(run["duration_s"], 61.02);
+    assert_eq!(run["max_concurrency"], 64.0);
+    assert!(run["request_rate"].is_null(), "inf is no JSON number");
+    assert_eq!(run["median_ttft_ms"], 188.2);
+    assert_eq!(run["p99_e2e_ms"], 20031.5);
+    assert_eq!(run["p99_itl_ms"], 140.66);
+}

@@ -81,6 +81,10 @@ pub fn duration(v: &str) -> Option<f64> {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RunReport {
     pub name: String,
+    /// The client's settings, where the run states them: its request rate (infinite: all
+    /// at once) and its concurrency limit.
+    pub request_rate: Option<f64>,
+    pub max_concurrency: Option<f64>,
     pub duration_s: Option<f64>,
     pub completed: Option<f64>,
     pub request_throughput: Option<f64>,
@@ -92,11 +96,15 @@ pub struct RunReport {
     pub tpot_ms: Option<Summary>,
     pub itl_ms: Option<Summary>,
     pub e2e_ms: Option<Summary>,
-    /// The tool's own summary figures, when there are no per-request lists (ms).
+    /// The tool's own summary figures (ms): used where there are no per-request lists.
     pub median_ttft_ms: Option<f64>,
     pub median_tpot_ms: Option<f64>,
     pub median_itl_ms: Option<f64>,
     pub median_e2e_ms: Option<f64>,
+    pub p99_ttft_ms: Option<f64>,
+    pub p99_tpot_ms: Option<f64>,
+    pub p99_itl_ms: Option<f64>,
+    pub p99_e2e_ms: Option<f64>,
     /// Requests meeting every objective, per second of the run, and their share.
     pub goodput: Option<f64>,
     pub goodput_share: Option<f64>,
@@ -133,6 +141,8 @@ pub fn analyze(run: &Run, slo: &Slo) -> RunReport {
         } else {
             run.name.clone()
         },
+        request_rate: run.get(&["request_rate"]),
+        max_concurrency: run.get(&["max_concurrency"]),
         duration_s: duration,
         completed: run.get(&["completed"]),
         request_throughput: run.get(&["request_throughput"]),
@@ -151,6 +161,10 @@ pub fn analyze(run: &Run, slo: &Slo) -> RunReport {
             "median_e2e_latency",
             "median_e2el_ms",
         ]),
+        p99_ttft_ms: run.get(&["p99_ttft_ms"]),
+        p99_tpot_ms: run.get(&["p99_tpot_ms"]),
+        p99_itl_ms: run.get(&["p99_itl_ms"]),
+        p99_e2e_ms: run.get(&["p99_e2e_latency_ms", "p99_e2el_ms"]),
         goodput,
         goodput_share: share,
         recorded_goodput: run.get(&["request_goodput", "request_goodput:"]),

@@ -78,14 +78,33 @@ fn whole_run<'a>(
     samples: &'a Samples,
 ) -> Unit<'a> {
     let mut settings: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let mut add = |k: &str, v: String| {
+        let e = settings.entry(k.to_string()).or_default();
+        if !e.contains(&v) {
+            e.push(v);
+        }
+    };
     for g in &report.segments {
         for (k, vs) in &g.settings {
-            let e = settings.entry(k.clone()).or_default();
             for v in vs {
-                if !e.contains(v) {
-                    e.push(v.clone());
-                }
+                add(k, v.clone());
             }
+        }
+    }
+    // the benchmark client's own settings, from its result files and console summaries
+    for b in &report.bench_runs {
+        let number = |x: f64| {
+            if x.is_infinite() {
+                "inf".to_string()
+            } else {
+                format!("{x}")
+            }
+        };
+        if let Some(c) = b.max_concurrency {
+            add("bench max_concurrency", number(c));
+        }
+        if let Some(r) = b.request_rate {
+            add("bench request_rate", number(r));
         }
     }
     Unit {

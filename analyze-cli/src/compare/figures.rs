@@ -199,24 +199,40 @@ fn figures() -> Vec<Figure> {
             Some((c.finish_reasons.get("error").copied().unwrap_or(0), c.count))
         }),
     });
-    // per-request latencies, each with the result file's own median where there are no
-    // per-request lists
-    let latencies: [(&str, &str, ValuesOf, ValueOf); 4] = [
-        ("TTFT p50", "TTFT p99", ttft, |u| {
-            bench_point(u, |b| b.median_ttft_ms)
-        }),
-        ("TPOT p50", "TPOT p99", tpot, |u| {
-            bench_point(u, |b| b.median_tpot_ms)
-        }),
-        ("ITL p50", "ITL p99", itl, |u| {
-            bench_point(u, |b| b.median_itl_ms)
-        }),
-        ("E2E p50", "E2E p99", e2e, |u| {
-            bench_point(u, |b| b.median_e2e_ms)
-        }),
+    // per-request latencies, each with the result file's (or console summary's) own median
+    // and p99 where there are no per-request lists
+    let latencies: [(&str, &str, ValuesOf, ValueOf, ValueOf); 4] = [
+        (
+            "TTFT p50",
+            "TTFT p99",
+            ttft,
+            |u| bench_point(u, |b| b.median_ttft_ms),
+            |u| bench_point(u, |b| b.p99_ttft_ms),
+        ),
+        (
+            "TPOT p50",
+            "TPOT p99",
+            tpot,
+            |u| bench_point(u, |b| b.median_tpot_ms),
+            |u| bench_point(u, |b| b.p99_tpot_ms),
+        ),
+        (
+            "ITL p50",
+            "ITL p99",
+            itl,
+            |u| bench_point(u, |b| b.median_itl_ms),
+            |u| bench_point(u, |b| b.p99_itl_ms),
+        ),
+        (
+            "E2E p50",
+            "E2E p99",
+            e2e,
+            |u| bench_point(u, |b| b.median_e2e_ms),
+            |u| bench_point(u, |b| b.p99_e2e_ms),
+        ),
     ];
-    for (p50, p99, values, point) in latencies {
-        for (name, q, point) in [(p50, 0.5, point), (p99, 0.99, none as ValueOf)] {
+    for (p50, p99, values, point50, point99) in latencies {
+        for (name, q, point) in [(p50, 0.5, point50), (p99, 0.99, point99)] {
             v.push(Figure {
                 name,
                 unit: "ms",

@@ -10,6 +10,8 @@ use crate::ingest::responses::{access_kind, Class};
 use crate::ingest::scan::{instance_rank, Access, FileCtx, Stats, Visit, Visitor};
 use crate::ingest::series::Series;
 use std::collections::BTreeMap;
+use tokstat_parsers::bench::Run;
+use tokstat_parsers::bench_console::Block;
 use tokstat_parsers::record::{Body, Engine, EventKind, GaugeSet, Gauges, StepKind};
 use tokstat_parsers::sglang::Keep;
 use tokstat_parsers::stamp::Ts;
@@ -133,6 +135,9 @@ pub struct Logs {
     pub bucket: Option<i64>,
     /// The file read last.
     file: Option<String>,
+    /// Serving benchmark summaries read in the file under way, in order: the header's line
+    /// number, and the run (taken as each file ends: see `ingest::read_with`).
+    pub consoles: Vec<(u64, Run)>,
 }
 
 /// Receives each chunk's stats lines of an instance (its name and engine) as they are
@@ -157,6 +162,12 @@ impl Logs {
                 i.digest.new_file();
             }
         }
+        self.consoles.extend(
+            chunk
+                .consoles
+                .into_iter()
+                .map(|(line, run)| (line + before, run)),
+        );
         for (rank, mut inst, mut series) in chunk.ranks {
             inst.census.shift_lines(before);
             let bucket = self.bucket;
@@ -186,6 +197,8 @@ pub struct ChunkSummary {
     /// Points and prefill stamps to make room for in the first instance (see
     /// [`ChunkSummary::sized_like`]).
     room: (usize, usize),
+    /// Serving benchmark summaries: their header's line number, and the run they hold.
+    consoles: Vec<(u64, Run)>,
 }
 
 impl ChunkSummary {
@@ -197,6 +210,7 @@ impl ChunkSummary {
         ChunkSummary {
             ranks: Vec::new(),
             room: (last.0 + last.0 / 8, last.1 + last.1 / 8),
+            consoles: Vec::new(),
         }
     }
 
@@ -358,6 +372,15 @@ impl Visitor for ChunkSummary {
         inst.census.responses.add_answered(stamped);
     }
 
+    fn console(&mut self, file: &FileCtx, line_no: u64, block: Block) {
+        let mut run = block.run;
+        // (vLLM's summary names no backend: the file's name does)
+        if run.name.is_empty() {
+            run.name = file.stem.clone();
+        }
+        self.consoles.push((line_no, run));
+    }
+
     fn answered_unstamped(&mut self, n: u32) {
         let (inst, _) = self.instance(None);
         let ts = inst.last.map(|t| t.0);
@@ -388,6 +411,9 @@ mod tests {
         }
         fn answered_unstamped(&mut self, n: u32) {
             self.0.answered_unstamped(n)
+        }
+        fn console(&mut self, file: &FileCtx, line_no: u64, block: Block) {
+            self.0.console(file, line_no, block)
         }
     }
 

@@ -229,6 +229,16 @@ pub fn read_with(
                     tally,
                     kind: opened.kind,
                 });
+                // its serving benchmark summaries are runs, as result files are (named by
+                // their line when the file holds several)
+                let several = r.logs.consoles.len() > 1;
+                r.runs
+                    .extend(r.logs.consoles.drain(..).map(|(line, mut run)| {
+                        if several {
+                            run.name = format!("{} (line {line})", run.name);
+                        }
+                        run
+                    }));
             }
             Kind::Json => {
                 let (part, err) = read_json(input, src, &opts.paths);

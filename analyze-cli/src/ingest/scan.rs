@@ -3,6 +3,7 @@
 
 use crate::ingest::inputs::{open, Dates, Skipped, BINARY};
 use std::borrow::Cow;
+use tokstat_parsers::bench_console::{self, Block};
 use tokstat_parsers::record::{Body, Engine, Gauges, Line, StepKind};
 use tokstat_parsers::scan::{self, lines, str_lines, text_lines, Chunk};
 use tokstat_parsers::sglang::Keep;
@@ -138,6 +139,9 @@ pub trait Visitor {
     /// Takes `n` answered access lines with no stamp, which follow the lines handed before
     /// them.
     fn answered_unstamped(&mut self, _n: u32) {}
+    /// Takes a serving benchmark's console summary whose header is line `line_no` of `file`
+    /// (its lines are counted as parsed: see [`tokstat_parsers::bench_console`]).
+    fn console(&mut self, _file: &FileCtx, _line_no: u64, _block: Block) {}
 }
 
 /// An HTTP access line that did not succeed (see [`Visitor::access`]).
@@ -167,6 +171,7 @@ pub fn visit_chunk<V: Visitor>(
         cal: chunk.calendar,
         tally: Tally::default(),
         answered: Answered::default(),
+        console: None,
         state,
     };
     let mut scratch = String::new();
@@ -230,6 +235,7 @@ pub fn visit_chunk<V: Visitor>(
         }
     }
     acc.hand_answered();
+    acc.end_console();
     let out = ChunkOut {
         tally: acc.tally,
         out: acc.state,
@@ -243,6 +249,8 @@ struct Acc<'a, V> {
     cal: Calendar,
     tally: Tally,
     answered: Answered,
+    /// A benchmark summary under way: its header's line number and the lines after it.
+    console: Option<(u64, Vec<String>)>,
     state: V,
 }
 
@@ -281,13 +289,20 @@ impl<V: Visitor> Acc<'_, V> {
     /// A line that holds no record, of text `raw`: an access line's status is read.
     #[inline]
     fn other_text(&mut self, line_no: u64, stamp: Stamp, raw: &str) {
+        if self.console.is_some() && self.console_line(raw) {
+            return;
+        }
         let ts = self.other(stamp);
         self.status(line_no, ts, raw);
     }
 
-    /// Counts an access line as answered, or hands it to the visitor if it failed.
+    /// Reads a line with no record (counted as other): a benchmark summary's header, or an
+    /// access line, whose status is counted or handed to the visitor if it failed.
     #[inline]
     fn status(&mut self, line_no: u64, ts: Option<Ts>, raw: &str) {
+        if matches!(raw.as_bytes().first(), Some(b'=' | b' ')) && bench_console::is_header(raw) {
+            return self.console_header(line_no);
+        }
         match tokstat_parsers::access::status(raw) {
             Some(status) if status >= 400 => self.access(line_no, ts, status, raw),
             Some(_) => self.count_answered(ts),
@@ -369,6 +384,9 @@ impl<V: Visitor> Acc<'_, V> {
     /// is then read piece by piece.
     #[inline]
     fn line(&mut self, line_no: u64, line: &Line<'_>, raw: Option<&str>) {
+        if self.console.is_some() && raw.is_some_and(|raw| self.console_line(raw)) {
+            return;
+        }
         if let Some(raw) = raw.filter(|raw| glued::worth_splitting(line, raw)) {
             let pieces = glued::pieces(raw);
             if pieces.len() > 1 {
@@ -393,6 +411,44 @@ impl<V: Visitor> Acc<'_, V> {
 }
 
 impl<V: Visitor> Acc<'_, V> {
+    /// A benchmark summary's header, counted as other: it is parsed, and the block starts.
+    #[cold]
+    fn console_header(&mut self, line_no: u64) {
+        self.end_console();
+        self.tally.other -= 1;
+        self.tally.parsed += 1;
+        self.console = Some((line_no, Vec::new()));
+    }
+
+    /// A line after a summary's header: true when it is part of the block (counted as
+    /// parsed), false when the block ended before it.
+    #[cold]
+    fn console_line(&mut self, raw: &str) -> bool {
+        let Some((_, lines)) = self.console.as_mut() else {
+            return false;
+        };
+        let footer = bench_console::is_footer(raw);
+        if !footer && bench_console::block_line(raw) == bench_console::BlockLine::Foreign {
+            self.end_console();
+            return false;
+        }
+        lines.push(raw.to_string());
+        self.tally.total += 1;
+        self.tally.parsed += 1;
+        if footer || lines.len() >= bench_console::MAX_LINES {
+            self.end_console();
+        }
+        true
+    }
+
+    /// Hands the summary read so far to the visitor.
+    fn end_console(&mut self) {
+        if let Some((line_no, lines)) = self.console.take() {
+            let block = bench_console::read_block(lines.iter().map(String::as_str));
+            self.state.console(self.file, line_no, block);
+        }
+    }
+
     /// The records of one physical line, each read with its own values and stamp, in order.
     /// The line counts once: parsed when any piece is a record, else malformed when one is,
     /// else other (a progress bar's own `\r` updates).
