@@ -36,6 +36,17 @@ pub fn worth_splitting(line: &crate::record::Line<'_>, raw: &str) -> bool {
         {
             return true;
         }
+        // a vLLM record whose last field took in the next record (a record's unmodelled
+        // pairs are kept, so nothing repeats): a second `] ` past the prefix's own. vLLM
+        // records are a few lines a minute; its other lines are not searched
+        crate::record::Body::Step(_)
+        | crate::record::Body::Event(_)
+        | crate::record::Body::Config(_)
+            if line.prefix.style == crate::prefix::Style::Vllm =>
+        {
+            return memchr::memmem::find_iter(b, b"] ").nth(1).is_some()
+                && !record_starts(raw).is_empty();
+        }
         _ => {}
     }
     b.len() > 256 && memchr::memchr(b'\r', &b[..b.len() - 1]).is_some()
@@ -106,8 +117,19 @@ fn prefix_at(b: &[u8], i: usize) -> Option<usize> {
             }
             Some(ray_tag_before(b, i).unwrap_or(i))
         }
-        // SGLang: `[2026-05-09 22:29:22`
-        b'[' => is_date_time(&rest[1..]).then_some(i),
+        // SGLang: `[2026-05-09 22:29:22`, `[22:29:22 ` (0.2.14–0.3.3, no date), `[gpu_id=0] `
+        // (0.1.18), `[gpu=0] ` (0.2.0–0.2.12)
+        b'[' => {
+            let r = &rest[1..];
+            let time_only = shape(r, b"dd:dd:dd") && matches!(r.get(8), Some(b' ' | b']' | b'.'));
+            let gpu = ["gpu_id=", "gpu="].iter().any(|t| {
+                r.strip_prefix(t.as_bytes()).is_some_and(|d| {
+                    let n = d.iter().take_while(|c| c.is_ascii_digit()).count();
+                    n > 0 && d.get(n) == Some(&b']')
+                })
+            });
+            (is_date_time(r) || time_only || gpu).then_some(i)
+        }
         // another logging configuration: `2025-11-04 17:40:09 INFO`
         b'2' if b[i - 1] != b'[' => {
             let after = rest.get(19..)?;
@@ -117,15 +139,40 @@ fn prefix_at(b: &[u8], i: usize) -> Option<usize> {
     }
 }
 
-/// `(Name pid=N) ` right before `i`: the start of that tag.
+/// `(Name pid=N) ` right before `i`: the start of that tag (and of the colour code before
+/// it, where vLLM colours it: `\x1b[1;36m(APIServer pid=N)\x1b[0;0m `).
 fn ray_tag_before(b: &[u8], i: usize) -> Option<usize> {
     let before = &b[..i];
     let before = before.strip_suffix(b" ")?;
+    let before = strip_colour(before);
     let before = before.strip_suffix(b")")?;
     let open = before.iter().rposition(|&c| c == b'(')?;
     let tag = &before[open + 1..];
     let (_, pid) = split_once(tag, b" pid=")?;
-    (!pid.is_empty() && pid.iter().all(u8::is_ascii_digit)).then_some(open)
+    if pid.is_empty() || !pid.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    // (a colour code opening the tag belongs to it)
+    let head = &b[..open];
+    let coloured = strip_colour(head);
+    Some(coloured.len())
+}
+
+/// `b` without the colour codes (`ESC [ … m`) it ends with.
+fn strip_colour(mut b: &[u8]) -> &[u8] {
+    while b.ends_with(b"m") {
+        let Some(esc) = b.iter().rposition(|&c| c == 0x1b) else {
+            break;
+        };
+        let code = &b[esc + 1..b.len() - 1];
+        if code.first() != Some(&b'[')
+            || !code[1..].iter().all(|c| c.is_ascii_digit() || *c == b';')
+        {
+            break;
+        }
+        b = &b[..esc];
+    }
+    b
 }
 
 fn split_once<'a>(b: &'a [u8], pat: &[u8]) -> Option<(&'a [u8], &'a [u8])> {
@@ -163,6 +210,34 @@ mod tests {
         assert_eq!(p.len(), 2);
         assert!(p[0].starts_with("Processed prompts"));
         assert!(p[1].starts_with("INFO 03-02 09:14:05 metrics.py:341] Avg"));
+    }
+
+    /// Regressions found by the corpus test (tests/tests/corpus.rs): records glued after an
+    /// SGLang line of no date (0.2.14–0.3.3) or of a `[gpu=N]` tag, and after a coloured Ray
+    /// tag, split where the record begins; a vLLM record whose unmodelled pairs took in the
+    /// next record is searched.
+    #[test]
+    fn glued_after_old_prefixes_and_colour() {
+        let a = "[22:29:22 TP0] Prefill batch. #new-seq: 1, #new-token: 7";
+        let b = "[22:29:24 TP0] Decode batch. #running-req: 7, #token: 4410";
+        assert_eq!(pieces(&format!("{a}{b}")), [a, b]);
+        let a = "[gpu=0] Prefill batch. #new-seq: 1, #new-token: 7";
+        let b = "[gpu=0] Prefill batch. #new-seq: 63, #new-token: 16384";
+        assert_eq!(pieces(&format!("{a}{b}")), [a, b]);
+        let a = "\x1b[1;36m(APIServer pid=31337)\x1b[0;0m INFO 11-18 09:10:11 [loggers.py:236] Engine 000: Avg prompt throughput: 1.0 tokens/s";
+        let b = "\x1b[0;36m(APIServer pid=31337)\x1b[0;0m INFO 12-19 09:10:11 [loggers.py:248] Engine 000: Avg prompt throughput: 2.0 tokens/s";
+        assert_eq!(pieces(&format!("{a}{b}")), [a, b]);
+        // `[00:41<2:58` of a progress bar is no stamp
+        assert!(record_starts("x [00:41<2:58, 4.93it/s]").is_empty());
+        let glued = "INFO 05-05 09:10:11 metrics.py:355] Speculative metrics: Draft acceptance rate: 0.612, System efficiency: 0.480, Number of speculative tokens: 5INFO 06-01 09:10:11 metrics.py:341] Avg prompt throughput: 1820.4 tokens/s, Avg generation throughput: 11.2 tokens/s";
+        let mut scratch = String::new();
+        let line = crate::parse_line(glued.as_bytes(), &mut scratch);
+        assert!(
+            matches!(line.body, crate::record::Body::Step(_)),
+            "read whole, a step with the second record in its pairs"
+        );
+        assert!(worth_splitting(&line, glued));
+        assert_eq!(pieces(glued).len(), 2);
     }
 
     #[test]

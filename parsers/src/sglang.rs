@@ -199,21 +199,23 @@ fn fields<'a>(body: &'a str, kind: StepKind, running: Option<u64>, out: &mut Bod
     let slot = usize::from(kind != StepKind::Decode);
     // consecutive lines of a log share their key layout: try the last one first
     if !LAYOUTS.with(|l| l.borrow()[slot].read(body, s)) {
+        // a line cut short keeps the fields before its cut part, marked partial: looked for
+        // first, as a cut part would otherwise continue the value before it (silently, when
+        // that value is an unmodelled pair's text)
+        if let Some(short) =
+            crate::kv::cut_tail(body).filter(|short| crate::kv::cut_tail(short).is_none())
+        {
+            fields(short, kind, running, out);
+            if let Body::Step(s) = out {
+                s.partial = true;
+            }
+            return;
+        }
         // the cached layout may have filled some fields before it failed
         *s = fresh();
         for (key, value) in pairs(body) {
             if let Err(why) = apply(s, key, value) {
-                // a line cut short keeps the fields before its cut part, marked partial
-                match crate::kv::cut_tail(body).filter(|short| crate::kv::cut_tail(short).is_none())
-                {
-                    Some(short) => {
-                        fields(short, kind, running, out);
-                        if let Body::Step(s) = out {
-                            s.partial = true;
-                        }
-                    }
-                    None => *out = Body::Malformed(why),
-                }
+                *out = Body::Malformed(why);
                 return;
             }
         }
@@ -851,6 +853,21 @@ fn server_args(rest: &str) -> Body<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Regression (the corpus test): a line cut inside the key after an unmodelled pair
+    /// (`#transferring-req: 1, ti`) read the cut part into that pair's value, silently; it
+    /// is partial, and the pair keeps its value.
+    #[test]
+    fn cut_after_an_unmodelled_pair_is_partial() {
+        let msg = "Prefill batch. #new-seq: 1, #new-token: 2048, #cached-token: 0, token usage: 0.01, #running-req: 0, #unbootstrapped-req: 0, #queue-req: 0, #transferring-req: 1, ti";
+        let Some(Body::Step(s)) = parse(msg) else {
+            panic!("{msg}")
+        };
+        assert!(s.partial);
+        assert_eq!(s.new_tokens, Some(2048));
+        let extra: Vec<(&str, &str)> = s.extra.iter().collect();
+        assert!(extra.contains(&("#transferring-req", "1")), "{extra:?}");
+    }
 
     /// The first bytes `parse_into` lets through cover every message it reads: on every
     /// fixture message, it answers as the reading past the first byte does.

@@ -74,6 +74,18 @@ pub fn parse(msg: &str, level: Option<Level>) -> Option<Body<'_>> {
     })
 }
 
+/// A line cut short (`…, Swapp`, `GPU: 41.23%, CP`): `read` of the fields before the cut
+/// part, marked partial (read whole, the cut part would continue the value before it,
+/// silently). `None` when the body looks whole.
+fn if_cut<'a>(body: &'a str, read: impl Fn(&'a str) -> Body<'a>) -> Option<Body<'a>> {
+    let short = crate::kv::cut_tail(body).filter(|s| crate::kv::cut_tail(s).is_none())?;
+    let mut b = read(short);
+    if let Body::Step(s) = &mut b {
+        s.partial = true;
+    }
+    Some(b)
+}
+
 fn milestone(kind: EventKind, message: &str) -> Body<'_> {
     Body::Event(Event {
         engine: VL,
@@ -146,13 +158,7 @@ pub(crate) fn stats_extra<'a>(
 
 fn stats(body: &str, engine_index: Option<u32>, aggregated: Option<u32>) -> Body<'_> {
     let body = body.trim_end().trim_end_matches('.');
-    // a line cut short (`…, Swapp`): the fields before the cut part, marked partial (read
-    // whole, the cut part would continue the value before it, silently)
-    if let Some(short) = crate::kv::cut_tail(body).filter(|s| crate::kv::cut_tail(s).is_none()) {
-        let mut b = stats(short, engine_index, aggregated);
-        if let Body::Step(s) = &mut b {
-            s.partial = true;
-        }
+    if let Some(b) = if_cut(body, |short| stats(short, engine_index, aggregated)) {
         return b;
     }
     let mut s = Step {
@@ -217,6 +223,9 @@ pub(crate) fn spec_extra<'a>(key: &'a str, value: &'a str) -> Option<(&'a str, &
 /// `SpecDecoding metrics: …` (V1, every variant) and `Speculative metrics: …` (V0).
 fn spec(body: &str) -> Body<'_> {
     let body = body.trim_end().trim_end_matches('.');
+    if let Some(b) = if_cut(body, spec) {
+        return b;
+    }
     let mut s = Step {
         engine: VL,
         kind: Some(StepKind::Spec),
@@ -251,6 +260,9 @@ fn spec(body: &str) -> Body<'_> {
 /// V0 `Prefix cache hit rate: GPU: 41.23%, CPU: 0.00%`.
 fn prefix_cache(rest: &str) -> Body<'_> {
     let body = rest.trim_end();
+    if let Some(b) = if_cut(body, prefix_cache) {
+        return b;
+    }
     let mut s = Step {
         engine: VL,
         kind: Some(StepKind::Cache),
