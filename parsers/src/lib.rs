@@ -44,6 +44,7 @@ pub mod source;
 pub mod stamp;
 pub mod text;
 pub mod vllm;
+pub mod wrapped;
 
 pub use line::{
     parse_line, parse_str_line, visit_line, visit_quick_line, visit_quick_line_split,

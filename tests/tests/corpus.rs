@@ -1,8 +1,9 @@
 //! The corpus test (issue 23): every stats line of the format fixtures (`fixtures/formats/
 //! {sglang,vllm}`, every engine version, their readings pinned field by field by the
 //! `.expected` files), put through the ways real logs arrive — docker and compose prefixes,
-//! journald, colour codes, CRLF endings, several records glued on one line, a progress bar's
-//! `\r` before it, a cut end — must read as the clean line does: 100% of stats lines, every
+//! journald, colour codes, CRLF endings, rows of a terminal 80 columns wide, several records
+//! glued on one line, a progress bar's `\r` before it, a cut end — must read as the clean
+//! line does: 100% of stats lines, every
 //! value exact. Ground truth is `tokstat parse` on the clean lines.
 
 use serde_json::Value;
@@ -85,6 +86,15 @@ fn wrapped(name: &str, lines: &[String]) -> String {
             }
         }),
         "crlf" => lines.iter().map(|l| format!("{l}\r\n")).collect(),
+        // a terminal 80 or 120 columns wide: each line broken into rows that long
+        "wrapped" | "wrapped120" => each(&|_, l| {
+            let chars: Vec<char> = l.chars().collect();
+            chars
+                .chunks(if name == "wrapped" { 80 } else { 120 })
+                .map(|c| c.iter().collect::<String>())
+                .collect::<Vec<_>>()
+                .join("\n")
+        }),
         // two records to a line; lines with no logger prefix at all (SGLang 0.1.14–0.1.16)
         // cannot be told apart once glued, and keep lines of their own
         "glued" => {
@@ -129,7 +139,15 @@ fn every_stats_line_reads_exactly_under_every_wrapper() {
     assert_eq!(truth.len(), lines.len());
     let mut failures = Vec::new();
     for name in [
-        "docker", "compose", "journald", "ansi", "crlf", "glued", "progress",
+        "docker",
+        "compose",
+        "journald",
+        "ansi",
+        "crlf",
+        "wrapped",
+        "wrapped120",
+        "glued",
+        "progress",
     ] {
         let path = dir.path().join(format!("{name}.log"));
         std::fs::write(&path, wrapped(name, &lines)).unwrap();

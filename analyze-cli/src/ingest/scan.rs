@@ -4,13 +4,14 @@
 use crate::ingest::inputs::{open, Dates, Skipped, BINARY};
 use std::borrow::Cow;
 use tokstat_parsers::bench_console::{self, Block};
+use tokstat_parsers::prefix::Style;
 use tokstat_parsers::record::{Body, Engine, Gauges, Line, StepKind};
 use tokstat_parsers::scan::{self, lines, str_lines, text_lines, Chunk};
 use tokstat_parsers::sglang::Keep;
 use tokstat_parsers::source::{self, Input, Source};
 use tokstat_parsers::stamp::{Calendar, Stamp, Ts};
 use tokstat_parsers::Quick;
-use tokstat_parsers::{detect, glued};
+use tokstat_parsers::{detect, glued, wrapped};
 
 /// How many malformed line numbers a tally keeps to show.
 pub const SAMPLES: usize = 5;
@@ -172,6 +173,7 @@ pub fn visit_chunk<V: Visitor>(
         tally: Tally::default(),
         answered: Answered::default(),
         console: None,
+        held: None,
         state,
     };
     let mut scratch = String::new();
@@ -190,7 +192,19 @@ pub fn visit_chunk<V: Visitor>(
                     |acc, q| match q {
                         Quick::Line(line) => acc.line(line_no(i), line, Some(raw)),
                         Quick::Other(stamp) => acc.other_text(line_no(i), stamp, raw),
+                        // a stats row as wide as a terminal may go on in the next row: read
+                        // whole, where it can be held
+                        Quick::Stats(..)
+                            if wrapped::may_be_full_row(raw.len()) && wrapped::is_full_row(raw) =>
+                        {
+                            tokstat_parsers::visit_str_line(raw, &mut String::new(), true, |line| {
+                                acc.line(line_no(i), line, Some(raw))
+                            })
+                        }
                         Quick::Stats(stamp, dp, kind, gauges) => {
+                            if acc.held.is_some() {
+                                acc.release_held();
+                            }
                             acc.hand_unstamped();
                             acc.tally.total += 1;
                             acc.tally.parsed += 1;
@@ -234,6 +248,7 @@ pub fn visit_chunk<V: Visitor>(
             }
         }
     }
+    acc.release_held();
     acc.hand_answered();
     acc.end_console();
     let out = ChunkOut {
@@ -251,6 +266,8 @@ struct Acc<'a, V> {
     answered: Answered,
     /// A benchmark summary under way: its header's line number and the lines after it.
     console: Option<(u64, Vec<String>)>,
+    /// A record line cut short, waiting for the next line (see [`Held`]).
+    held: Option<Held>,
     state: V,
 }
 
@@ -292,6 +309,13 @@ impl<V: Visitor> Acc<'_, V> {
         if self.console.is_some() && self.console_line(raw) {
             return;
         }
+        if self.held.is_some() {
+            // (a line of no stamp and no record may carry a held record's rest)
+            if stamp == Stamp::None && wrapped::may_continue(raw) && self.continue_held(raw) {
+                return;
+            }
+            self.release_held();
+        }
         let ts = self.other(stamp);
         self.status(line_no, ts, raw);
     }
@@ -313,6 +337,9 @@ impl<V: Visitor> Acc<'_, V> {
     /// An access line ending in `" 200 OK`: a line that holds no record, counted.
     #[inline(always)]
     fn answered(&mut self, stamp: Stamp) {
+        if self.held.is_some() {
+            self.release_held();
+        }
         let ts = self.other(stamp);
         self.count_answered(ts);
     }
@@ -387,12 +414,47 @@ impl<V: Visitor> Acc<'_, V> {
         if self.console.is_some() && raw.is_some_and(|raw| self.console_line(raw)) {
             return;
         }
+        if self.held.is_some() {
+            let goes_on = line.prefix.style == Style::Bare
+                && matches!(line.body, Body::Other | Body::Malformed(_))
+                && raw.is_some_and(wrapped::may_continue);
+            match raw.filter(|_| goes_on) {
+                Some(raw) if self.continue_held(raw) => return,
+                _ => self.release_held(),
+            }
+        }
         if let Some(raw) = raw.filter(|raw| glued::worth_splitting(line, raw)) {
             let pieces = glued::pieces(raw);
             if pieces.len() > 1 {
                 return self.glued(line_no, &pieces);
             }
         }
+        // a record cut short may go on in the next line (a terminal wrapped it): held
+        let held = |raw: &&str| match line.body {
+            Body::Step(_) | Body::Malformed(_) if cut_short(&line.body) => true,
+            // (a record of a logger with no prefix, SGLang 0.1.x, wraps as well)
+            Body::Step(_) => wrapped::is_full_row(raw),
+            Body::Other => {
+                line.prefix.style != Style::Bare
+                    && (wrapped::may_open_record(raw) || wrapped::is_full_row(raw))
+            }
+            _ => false,
+        };
+        if let Some(raw) = raw.filter(held) {
+            self.held = Some(Held {
+                line_no,
+                first: raw.to_string(),
+                text: raw.to_string(),
+                more: 0,
+            });
+            return;
+        }
+        self.take_line(line_no, line, raw);
+    }
+
+    /// A line read: counted, and handed to the visitor when it is a record.
+    #[inline]
+    fn take_line(&mut self, line_no: u64, line: &Line<'_>, raw: Option<&str>) {
         let ts = self.cal.resolve(line.prefix.stamp);
         self.tally.count(line_no, &line.body);
         if let (Body::Other, Some(raw)) = (&line.body, raw) {
@@ -410,7 +472,89 @@ impl<V: Visitor> Acc<'_, V> {
     }
 }
 
+/// Whether a line read as `body` may be a record cut at a terminal's width: a step cut short,
+/// or a malformed line.
+fn cut_short(body: &Body<'_>) -> bool {
+    match body {
+        Body::Step(s) => s.partial,
+        Body::Malformed(_) => true,
+        _ => false,
+    }
+}
+
+/// A record line held back: it was cut short, and the next lines may carry the rest.
+struct Held {
+    line_no: u64,
+    /// Its own text, and the text with the lines joined to it so far.
+    first: String,
+    text: String,
+    /// Lines joined after the first.
+    more: u64,
+}
+
+/// Lines joined to a held record at most (a record wraps a few times at most).
+const MAX_JOINED: u64 = 4;
+
 impl<V: Visitor> Acc<'_, V> {
+    /// `raw`, a line with no logger prefix and no record, after a held record: true when it
+    /// carries the record's rest (the two read as one record, or as one still cut short).
+    #[cold]
+    fn continue_held(&mut self, raw: &str) -> bool {
+        let Some(held) = self.held.as_mut() else {
+            return false;
+        };
+        if held.more >= MAX_JOINED {
+            return false;
+        }
+        let joined = format!("{}{}", held.text, raw.trim_end_matches('\r'));
+        let mut scratch = String::new();
+        let line = tokstat_parsers::parse_str_line(&joined, &mut scratch, true);
+        // (a row as wide as the terminal may go on still)
+        let full = wrapped::is_full_row(raw);
+        match &line.body {
+            Body::Step(s) if !s.partial && !full => {
+                let (line_no, more) = (held.line_no, held.more + 1);
+                self.held = None;
+                self.take_joined(line_no, more, &line, &joined);
+                true
+            }
+            body if cut_short(body) || (full && matches!(body, Body::Step(_))) => {
+                held.text = joined;
+                held.more += 1;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// A record read from `rows` physical lines joined: every one of them counted as parsed
+    /// (the first is counted by [`Acc::take_line`]).
+    fn take_joined(&mut self, line_no: u64, more: u64, line: &Line<'_>, text: &str) {
+        self.tally.total += more;
+        self.tally.parsed += more;
+        self.take_line(line_no, line, Some(text));
+    }
+
+    /// The held record read as it is, and the lines joined to it as other.
+    #[cold]
+    fn release_held(&mut self) {
+        let Some(held) = self.held.take() else {
+            return;
+        };
+        let mut scratch = String::new();
+        if held.more > 0 {
+            // the rows joined so far, when they read as a whole record
+            let line = tokstat_parsers::parse_str_line(&held.text, &mut scratch, true);
+            if matches!(&line.body, Body::Step(s) if !s.partial) {
+                return self.take_joined(held.line_no, held.more, &line, &held.text);
+            }
+        }
+        let line = tokstat_parsers::parse_str_line(&held.first, &mut scratch, true);
+        self.take_line(held.line_no, &line, Some(&held.first));
+        self.tally.total += held.more;
+        self.tally.other += held.more;
+    }
+
     /// A benchmark summary's header, counted as other: it is parsed, and the block starts.
     #[cold]
     fn console_header(&mut self, line_no: u64) {
