@@ -44,6 +44,13 @@ pub fn lines(bytes: &[u8]) -> Lines<'_> {
     Lines { rest: bytes }
 }
 
+impl<'a> Lines<'a> {
+    /// The bytes after the line given last: the next lines (readers peek at the next one).
+    pub fn rest(&self) -> &'a [u8] {
+        self.rest
+    }
+}
+
 impl<'a> Iterator for Lines<'a> {
     type Item = &'a [u8];
 
@@ -72,6 +79,13 @@ pub struct StrLines<'a> {
 /// The lines of `text`, without their `\n`.
 pub fn str_lines(text: &str) -> StrLines<'_> {
     StrLines { rest: text }
+}
+
+impl<'a> StrLines<'a> {
+    /// The bytes after the line given last: the next lines (readers peek at the next one).
+    pub fn rest(&self) -> &'a [u8] {
+        self.rest.as_bytes()
+    }
 }
 
 impl<'a> Iterator for StrLines<'a> {
@@ -107,6 +121,13 @@ pub struct TextLines<'a> {
 /// every byte, and a chunk with one bad byte lost the quick reading for all its lines.
 pub fn text_lines(bytes: &[u8]) -> TextLines<'_> {
     TextLines { rest: bytes }
+}
+
+impl<'a> TextLines<'a> {
+    /// The bytes after the line given last: the next lines (readers peek at the next one).
+    pub fn rest(&self) -> &'a [u8] {
+        self.rest
+    }
 }
 
 impl<'a> Iterator for TextLines<'a> {

@@ -16,13 +16,42 @@ const WIDTHS: [usize; 14] = [
 /// which take no width, is not recognised).
 #[inline(always)]
 pub fn may_be_full_row(len: usize) -> bool {
-    len >= WIDTHS[0] && len <= 300 && WIDTHS.contains(&len)
+    // (one bit test: it is asked of every stats line read quickly)
+    FULL_ROWS
+        .get(len / 64)
+        .is_some_and(|w| w >> (len % 64) & 1 == 1)
 }
 
-/// Whether `row` is exactly as wide as a terminal.
+/// [`WIDTHS`] as bits.
+const FULL_ROWS: [u64; 5] = {
+    let mut m = [0u64; 5];
+    let mut k = 0;
+    while k < WIDTHS.len() {
+        m[WIDTHS[k] / 64] |= 1 << (WIDTHS[k] % 64);
+        k += 1;
+    }
+    m
+};
+
+/// Whether `row` is exactly as wide as a terminal (an ASCII row: see
+/// [`may_be_full_row`]).
+#[inline]
 pub fn is_full_row(row: &str) -> bool {
-    let row = row.trim_end_matches('\r');
-    may_be_full_row(row.len()) && WIDTHS.contains(&row.chars().count())
+    may_be_full_row(row.trim_end_matches('\r').len())
+}
+
+/// Whether a row's first bytes open a line of its own: an SGLang or docker stamp, a vLLM
+/// level, a Ray actor's tag. The quick test before [`may_continue`] and the prefix.
+#[inline]
+pub fn opens_a_line(row: &[u8]) -> bool {
+    match row.first() {
+        Some(b'[' | b'(' | 0x1b) => true,
+        Some(b'I' | b'W' | b'E' | b'D' | b'C') => ["INFO", "WARNING", "ERROR", "DEBUG", "CRITICAL"]
+            .iter()
+            .any(|w| row.starts_with(w.as_bytes())),
+        Some(b'2') => row.get(4) == Some(&b'-'),
+        _ => false,
+    }
 }
 
 /// Whether `row` may go on a wrapped record: no logger prefix (the reader says so), and
@@ -70,6 +99,13 @@ pub fn may_open_record(row: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn full_rows() {
+        for len in 0..400 {
+            assert_eq!(may_be_full_row(len), WIDTHS.contains(&len), "{len}");
+        }
+    }
 
     #[test]
     fn openers_whole_or_cut() {

@@ -174,6 +174,7 @@ pub fn visit_chunk<V: Visitor>(
         answered: Answered::default(),
         console: None,
         held: None,
+        next: &[],
         state,
     };
     let mut scratch = String::new();
@@ -182,7 +183,12 @@ pub fn visit_chunk<V: Visitor>(
         // lines read quickly are checked as UTF-8 one by one as they are found (nearly all are
         // ASCII, known from the newline search), and searched for colour codes only when
         // they might hold one: most logs have none
-        for (i, raw) in text_lines(chunk.bytes).enumerate() {
+        let mut rows = text_lines(chunk.bytes);
+        let mut i = 0;
+        while let Some(raw) = rows.next() {
+            acc.next = rows.rest();
+            i += 1;
+            let i = i - 1;
             match raw {
                 Ok(raw) => tokstat_parsers::visit_quick_line_split(
                     raw,
@@ -195,7 +201,9 @@ pub fn visit_chunk<V: Visitor>(
                         // a stats row as wide as a terminal may go on in the next row: read
                         // whole, where it can be held
                         Quick::Stats(..)
-                            if wrapped::may_be_full_row(raw.len()) && wrapped::is_full_row(raw) =>
+                            if wrapped::may_be_full_row(raw.len())
+                                && wrapped::is_full_row(raw)
+                                && acc.next_may_continue() =>
                         {
                             tokstat_parsers::visit_str_line(raw, &mut String::new(), true, |line| {
                                 acc.line(line_no(i), line, Some(raw))
@@ -231,19 +239,27 @@ pub fn visit_chunk<V: Visitor>(
             Some(text) => {
                 // and one search for colour codes: most logs have none
                 let ansi = tokstat_parsers::prefix::has_ansi(chunk.bytes);
-                for (i, raw) in str_lines(text).enumerate() {
+                let mut rows = str_lines(text);
+                let mut i = 0;
+                while let Some(raw) = rows.next() {
+                    acc.next = rows.rest();
                     tokstat_parsers::visit_str_line(raw, &mut scratch, ansi, |line| {
                         acc.line(line_no(i), line, Some(raw))
                     });
+                    i += 1;
                 }
             }
             None => {
-                for (i, raw) in lines(chunk.bytes).enumerate() {
+                let mut rows = lines(chunk.bytes);
+                let mut i = 0;
+                while let Some(raw) = rows.next() {
+                    acc.next = rows.rest();
                     // (the lines that are UTF-8 are read as text, as above)
                     let text = std::str::from_utf8(raw).ok();
                     tokstat_parsers::visit_line(raw, &mut scratch, |line| {
                         acc.line(line_no(i), line, text)
                     });
+                    i += 1;
                 }
             }
         }
@@ -259,7 +275,7 @@ pub fn visit_chunk<V: Visitor>(
 }
 
 /// What a chunk's lines add to as they are visited.
-struct Acc<'a, V> {
+struct Acc<'a, 'c, V> {
     file: &'a FileCtx,
     cal: Calendar,
     tally: Tally,
@@ -268,6 +284,8 @@ struct Acc<'a, V> {
     console: Option<(u64, Vec<String>)>,
     /// A record line cut short, waiting for the next line (see [`Held`]).
     held: Option<Held>,
+    /// The chunk's bytes after the line being read (the next line first).
+    next: &'c [u8],
     state: V,
 }
 
@@ -294,7 +312,7 @@ impl Default for Answered {
     }
 }
 
-impl<V: Visitor> Acc<'_, V> {
+impl<V: Visitor> Acc<'_, '_, V> {
     /// A line that holds no record: its stamp.
     #[inline]
     fn other(&mut self, stamp: Stamp) -> Option<Ts> {
@@ -430,13 +448,15 @@ impl<V: Visitor> Acc<'_, V> {
             }
         }
         // a record cut short may go on in the next line (a terminal wrapped it): held
+        // (the next line is looked at last: most lines are no candidate)
         let held = |raw: &&str| match line.body {
-            Body::Step(_) | Body::Malformed(_) if cut_short(&line.body) => true,
+            Body::Step(_) | Body::Malformed(_) if cut_short(&line.body) => self.next_may_continue(),
             // (a record of a logger with no prefix, SGLang 0.1.x, wraps as well)
-            Body::Step(_) => wrapped::is_full_row(raw),
+            Body::Step(_) => wrapped::is_full_row(raw) && self.next_may_continue(),
             Body::Other => {
                 line.prefix.style != Style::Bare
-                    && (wrapped::may_open_record(raw) || wrapped::is_full_row(raw))
+                    && self.next_may_continue()
+                    && (wrapped::is_full_row(raw) || wrapped::may_open_record(raw))
             }
             _ => false,
         };
@@ -495,7 +515,7 @@ struct Held {
 /// Lines joined to a held record at most (a record wraps a few times at most).
 const MAX_JOINED: u64 = 4;
 
-impl<V: Visitor> Acc<'_, V> {
+impl<V: Visitor> Acc<'_, '_, V> {
     /// `raw`, a line with no logger prefix and no record, after a held record: true when it
     /// carries the record's rest (the two read as one record, or as one still cut short).
     #[cold]
@@ -553,6 +573,23 @@ impl<V: Visitor> Acc<'_, V> {
         self.take_line(held.line_no, &line, Some(&held.first));
         self.tally.total += held.more;
         self.tally.other += held.more;
+    }
+
+    /// Whether the next line may carry the rest of a wrapped record: it has no logger prefix
+    /// and is no line of its own.
+    #[cold]
+    fn next_may_continue(&self) -> bool {
+        if self.next.is_empty() || wrapped::opens_a_line(self.next) {
+            return false;
+        }
+        let row = &self.next[..memchr::memchr(b'\n', self.next).unwrap_or(self.next.len())];
+        let Ok(row) = std::str::from_utf8(row) else {
+            return false;
+        };
+        let row = row.trim_end_matches('\r');
+        !row.is_empty()
+            && wrapped::may_continue(row)
+            && tokstat_parsers::prefix::split(row).0.style == Style::Bare
     }
 
     /// A benchmark summary's header, counted as other: it is parsed, and the block starts.
