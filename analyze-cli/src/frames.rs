@@ -254,6 +254,8 @@ pub fn metrics(s: &Scrapes) -> PolarsResult<DataFrame> {
 pub fn timeline(rows: &[TimelineRow]) -> PolarsResult<DataFrame> {
     let f =
         |g: fn(&TimelineRow) -> Option<f64>| -> Vec<Option<f64>> { rows.iter().map(g).collect() };
+    let n =
+        |g: fn(&TimelineRow) -> Option<u64>| -> Vec<Option<u64>> { rows.iter().map(g).collect() };
     DataFrame::new_infer_height(vec![
         datetime("ts", rows.iter().map(|r| r.ts.0).collect())?,
         Column::new(
@@ -269,18 +271,9 @@ pub fn timeline(rows: &[TimelineRow]) -> PolarsResult<DataFrame> {
         Column::new("kv_usage".into(), f(|b| b.kv_usage)),
         Column::new("accept_len".into(), f(|b| b.accept_len)),
         Column::new("events".into(), f(|b| b.events)),
-        Column::new(
-            "http_ok".into(),
-            rows.iter().map(|r| r.http_ok).collect::<Vec<_>>(),
-        ),
-        Column::new(
-            "http_4xx".into(),
-            rows.iter().map(|r| r.http_4xx).collect::<Vec<_>>(),
-        ),
-        Column::new(
-            "http_5xx".into(),
-            rows.iter().map(|r| r.http_5xx).collect::<Vec<_>>(),
-        ),
+        Column::new("http_ok".into(), n(|b| b.http_ok)),
+        Column::new("http_4xx".into(), n(|b| b.http_4xx)),
+        Column::new("http_5xx".into(), n(|b| b.http_5xx)),
         Column::new(
             "steady".into(),
             rows.iter().map(|r| r.steady).collect::<Vec<_>>(),
