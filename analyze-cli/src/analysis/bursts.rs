@@ -34,7 +34,6 @@ struct Series {
 /// A burst found: buckets `from..=to` of the timeline.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Burst {
-    pub name: &'static str,
     pub from: usize,
     pub to: usize,
     pub count: u64,
@@ -53,7 +52,7 @@ fn is_error(kind: EventKind) -> bool {
 }
 
 /// The burst of one series of counts per bucket of `bucket_ms`, if any.
-fn burst(name: &'static str, counts: &[u64], bucket_ms: i64) -> Option<Burst> {
+fn burst(counts: &[u64], bucket_ms: i64) -> Option<Burst> {
     let total: u64 = counts.iter().sum();
     if total < BURST_MIN {
         return None;
@@ -90,7 +89,6 @@ fn burst(name: &'static str, counts: &[u64], bucket_ms: i64) -> Option<Burst> {
     let mins = |buckets: usize| buckets as f64 * bucket_ms as f64 / 60_000.0;
     let rest = counts.len() - (to - from + 1);
     Some(Burst {
-        name,
         from,
         to,
         count,
@@ -245,7 +243,7 @@ pub fn hints(tl: &Timeline, events: &[(&str, &[EventPoint])], incidents: &[Incid
     ];
     let mut out = Vec::new();
     for s in &series {
-        let Some(bu) = burst(s.name, &s.counts, b) else {
+        let Some(bu) = burst(&s.counts, b) else {
             continue;
         };
         let t0 = tl.origin + bu.from as i64 * b;
@@ -313,21 +311,18 @@ mod tests {
         c[11] = 2;
         c[12] = 8;
         c[30] = 6;
-        let b = burst("x", &c, 60_000).unwrap();
+        let b = burst(&c, 60_000).unwrap();
         assert_eq!((b.from, b.to, b.count), (10, 12, 40));
         assert_eq!(b.per_min, 40.0 / 3.0);
         assert_eq!(b.elsewhere_per_min, 6.0 / 37.0);
         // a trickle of 6 per bucket everywhere: the median is 6, nothing reaches 24
-        assert_eq!(burst("x", &[6; 40], 60_000), None);
+        assert_eq!(burst(&[6; 40], 60_000), None);
         let mut t = vec![6u64; 40];
         t[20] = 24;
-        assert_eq!(
-            burst("x", &t, 60_000).map(|b| (b.from, b.to)),
-            Some((20, 20))
-        );
+        assert_eq!(burst(&t, 60_000).map(|b| (b.from, b.to)), Some((20, 20)));
         // too few failures in all
         let mut few = vec![0u64; 10];
         few[3] = 9;
-        assert_eq!(burst("x", &few, 60_000), None);
+        assert_eq!(burst(&few, 60_000), None);
     }
 }
