@@ -69,6 +69,17 @@ pub(super) enum Blocks {
     },
 }
 
+/// The bytes of a block that may be digits of a `\uXXXX` escape, by class: `hex` the hex
+/// digits, `d` the `d`s and `D`s (a surrogate's first digit), `high` the digits `8`-`b`
+/// (a high surrogate's second, `\uD800`-`\uDBFF`), `low` the digits `c`-`f` (a low one's).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Hex {
+    pub(super) hex: u64,
+    pub(super) d: u64,
+    pub(super) high: u64,
+    pub(super) low: u64,
+}
+
 /// Where the UTF-8 check goes on from when the blocks of a string starting at `start` stopped
 /// at `end`: they checked every character before `end` except one the last block cut, which
 /// is checked again from its first byte.
@@ -97,7 +108,7 @@ pub(super) fn char_boundary(b: &[u8], start: usize, end: usize) -> usize {
 /// Scans a string's body from `start` (just past the opening quote) in whole 64-byte blocks.
 /// `masks` turns a block into the bitmasks of its backslashes and of its quotes and control
 /// characters; `escape_chars` into those of the bytes that may follow a backslash (one of
-/// `"\/bfnrtu`) and of the `u`s; `hex_chars` into those of hex digits and of `d` / `D`.
+/// `"\/bfnrtu`) and of the `u`s; `hex_chars` into its [`Hex`] classes.
 /// Escape-dense text (reasoning with quotes, `\n`, `\u00e9` every few words) costs no branch
 /// per escape. `utf8`, when `checks_utf8`, is handed every block in order with the mask of
 /// the bytes that belong to the string (up to its closing quote) and tells whether they
@@ -110,7 +121,7 @@ pub(super) fn blocks_with(
     start: usize,
     masks: impl Fn(&[u8; 64]) -> (u64, u64),
     escape_chars: impl Fn(&[u8; 64]) -> (u64, u64),
-    hex_chars: impl Fn(&[u8; 64]) -> (u64, u64),
+    hex_chars: impl Fn(&[u8; 64]) -> Hex,
     checks_utf8: bool,
     mut utf8: impl FnMut(&[u8; 64], u64) -> bool,
 ) -> Blocks {
@@ -144,24 +155,51 @@ pub(super) fn blocks_with(
             escaped = true;
             let (valid, u) = escape_chars(block);
             let bad = follow & !valid;
+            let us = follow & u;
             if bad != 0 {
+                // the first error in the text: a `\u` escape before the bad one may be bad too
+                let at = (i + bad.trailing_zeros() as usize) - 1;
+                let mut before = us & (bad - 1);
+                while before != 0 {
+                    let u_at = (i + before.trailing_zeros() as usize) - 1;
+                    before &= before - 1;
+                    if u_at >= checked {
+                        match escape_len(b, u_at) {
+                            Some(n) => checked = u_at + n,
+                            None => {
+                                return Blocks::Bad {
+                                    at: u_at,
+                                    what: "bad \\u escape",
+                                }
+                            }
+                        }
+                    }
+                }
                 return Blocks::Bad {
-                    at: (i + bad.trailing_zeros() as usize) - 1,
+                    at,
                     what: "bad escape",
                 };
             }
-            let mut us = follow & u;
-            // `\uXXXX` escapes: the four hex digits of all of them in one vector test,
-            // unless one may be a surrogate (first digit `d`: pairs are checked one by one),
-            // reaches past the block, or is not valid (one by one, for the exact error).
-            // Without a branch on whether the block has any: in text with `\u` escapes in
-            // some blocks and not in others, that branch is a coin toss
-            let (hex, d) = hex_chars(block);
-            let need = (us << 1) | (us << 2) | (us << 3) | (us << 4);
-            let one_by_one = (us >> 60 != 0) | (need & !hex != 0) | ((us << 1) & d != 0);
-            if !one_by_one {
-                us = 0;
-            }
+            // `\uXXXX` escapes whose four digits lie in the block (a `u` at bit 59 or
+            // below) are checked in one vector test: their digits are hex, and each
+            // surrogate half has its other half six bytes away (a high one `\uD8..`-`\uDB..`
+            // before a low one `\uDC..`-`\uDF..`). The others go one by one, for the exact
+            // error or because their pair reaches across the block: digits past the block,
+            // a high half at bit 54 or above, a low half whose high half the block before
+            // checked (`checked`). Text with `\u00e9` every few words (Python's
+            // `json.dumps` default) costs no branch per escape, emoji pairs included.
+            let h = hex_chars(block);
+            let whole = us & (u64::MAX >> 4);
+            let need = (whole << 1) | (whole << 2) | (whole << 3) | (whole << 4);
+            let mut us = if need & !h.hex != 0 {
+                us
+            } else {
+                let surrogate = whole & (h.d >> 1);
+                let high = surrogate & (h.high >> 2);
+                let low = surrogate & (h.low >> 2);
+                let paired = (high & (low >> 6)) | (low & (high << 6));
+                (us & !whole) | ((high | low) & !paired)
+            };
             while us != 0 {
                 let at = (i + us.trailing_zeros() as usize) - 1;
                 us &= us - 1;
@@ -272,23 +310,30 @@ pub(super) mod sse2 {
         (simple, u)
     }
 
-    /// Hex digits (`0-9a-fA-F`, by ranges: SSE2 has no byte shuffle) and `d` / `D`.
+    /// The [`Hex`] classes, by ranges (SSE2 has no byte shuffle).
     #[inline(always)]
-    pub(in crate::json) fn hex_chars(block: &[u8; 64]) -> (u64, u64) {
+    pub(in crate::json) fn hex_chars(block: &[u8; 64]) -> super::Hex {
         use wide::u8x16;
         let within = |v: u8x16, lo: u8, hi: u8| {
             v.max(u8x16::splat(lo)).cmp_eq(v) & v.min(u8x16::splat(hi)).cmp_eq(v)
         };
-        let (mut hex, mut d) = (0u64, 0u64);
+        let mut h = super::Hex {
+            hex: 0,
+            d: 0,
+            high: 0,
+            low: 0,
+        };
         for (k, part) in block.chunks_exact(16).enumerate() {
             let v = u8x16::new(part.try_into().unwrap_or([0; 16]));
             let lower = v | u8x16::splat(0x20);
             let shift = 16 * k as u32;
-            let h = within(v, b'0', b'9') | within(lower, b'a', b'f');
-            hex |= u64::from(h.move_mask() as u16) << shift;
-            d |= u64::from(lower.cmp_eq(u8x16::splat(b'd')).move_mask() as u16) << shift;
+            let mask = |m: u8x16| u64::from(m.move_mask() as u16) << shift;
+            h.hex |= mask(within(v, b'0', b'9') | within(lower, b'a', b'f'));
+            h.d |= mask(lower.cmp_eq(u8x16::splat(b'd')));
+            h.high |= mask(within(v, b'8', b'9') | within(lower, b'a', b'b'));
+            h.low |= mask(within(lower, b'c', b'f'));
         }
-        (hex, d)
+        h
     }
 }
 
@@ -521,18 +566,45 @@ pub(super) mod avx2 {
         (!none, u)
     }
 
-    /// Hex digits (bits: high nibble 3 for `0-9`, 4 and 6 for `A-F` / `a-f`) and `d` / `D`
-    /// (bit 7).
+    /// The [`Hex`](super::Hex) classes, in bits: 0 `0-9`, 1 `a-f` / `A-F` (hex is either),
+    /// 2 `8-9`, 3 `a-b` / `A-B` (a high surrogate's second digit is either), 4 `c-f` /
+    /// `C-F`, 7 `d` / `D`.
     #[target_feature(enable = "avx2")]
     #[inline]
-    fn hex_chars(block: &[u8; 64]) -> (u64, u64) {
-        const HI: [i8; 16] = [0, 0, 0, 1, 2 | -128, 0, 2 | -128, 0, 0, 0, 0, 0, 0, 0, 0, 0];
-        const LO: [i8; 16] = [1, 3, 3, 3, -128 | 3, 3, 3, 1, 1, 1, 0, 0, 0, 0, 0, 0];
+    fn hex_chars(block: &[u8; 64]) -> super::Hex {
+        const A_F: i8 = 2 | 8 | 16 | -128;
+        const HI: [i8; 16] = [0, 0, 0, 1 | 4, A_F, 0, A_F, 0, 0, 0, 0, 0, 0, 0, 0, 0];
+        const LO: [i8; 16] = [
+            1,
+            1 | 2 | 8,
+            1 | 2 | 8,
+            1 | 2 | 16,
+            1 | 2 | 16 | -128,
+            1 | 2 | 16,
+            1 | 2 | 16,
+            1,
+            1 | 4,
+            1 | 4,
+            0,
+            0,
+            0,
+            0,
+            0,
+            0,
+        ];
         let c = classes(block, HI, LO);
-        let bit7 = _mm256_set1_epi8(-128);
-        let digit = |v| _mm256_andnot_si256(bit7, v);
-        let (none, _) = none_and_bit7([digit(c[0]), digit(c[1])]);
-        let (_, d) = none_and_bit7(c);
-        (!none, d)
+        let zero = _mm256_setzero_si256();
+        // the bytes in any of the classes of `bits`
+        let any = |bits: i8| {
+            let m = _mm256_set1_epi8(bits);
+            let none = |v| movemask(_mm256_cmpeq_epi8(_mm256_and_si256(v, m), zero));
+            !(none(c[0]) | none(c[1]) << 32)
+        };
+        super::Hex {
+            hex: any(1 | 2),
+            d: movemask(c[0]) | movemask(c[1]) << 32,
+            high: any(4 | 8),
+            low: any(16),
+        }
     }
 }

@@ -793,6 +793,87 @@ mod tests {
         assert_eq!(checked, 200 * 7 * 4);
     }
 
+    /// The vector checks of `\u` escapes (digits, surrogate pairs, pairs across blocks)
+    /// against a byte-by-byte reading of the same text: escape-dense bodies of valid and
+    /// broken pairs, halves, bad digits and bad escapes, at every alignment to the blocks;
+    /// the same verdict, the same error at the same byte, the same decoded text.
+    #[test]
+    fn dense_escapes_read_like_byte_by_byte() {
+        /// The string at `b[0]` read one byte at a time: its end, or its first error.
+        fn bytewise(b: &[u8]) -> Result<usize, usize> {
+            let mut i = 1;
+            loop {
+                match b.get(i) {
+                    Some(b'"') => return Ok(i),
+                    Some(b'\\') => i += escape_len(b, i).ok_or(i)?,
+                    Some(&c) if c < 0x20 => return Err(i),
+                    Some(_) => i += 1,
+                    None => return Err(i),
+                }
+            }
+        }
+        const PIECES: [&str; 14] = [
+            r"\ud83d\ude00",
+            r"\uDBFF\uDFFF",
+            r"\u00e9",
+            r"\u4e2d",
+            r"\ud83d",
+            r"\ude00",
+            r"\ud7ff",
+            r"\ue000",
+            r"\u12G4",
+            r"\u1",
+            r"\x",
+            r"\n",
+            "a",
+            "é",
+        ];
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = |n: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % n as u64) as usize
+        };
+        let (mut good, mut bad) = (0, 0);
+        for _ in 0..20_000 {
+            let mut doc = String::from("\"");
+            doc.extend(std::iter::repeat_n('a', next(64)));
+            // mostly valid escapes, so that an error falls anywhere in a long body
+            let broken = next(3) == 0;
+            for _ in 0..next(60) {
+                let k = next(PIECES.len());
+                let k = if (4..=10).contains(&k) && !(broken && next(20) == 0) {
+                    k % 4
+                } else {
+                    k
+                };
+                doc.push_str(PIECES[k]);
+            }
+            doc.push('"');
+            let b = doc.as_bytes();
+            let ours = Scanner::new(b).string();
+            match (bytewise(b), ours) {
+                (Ok(end), Ok(s)) => {
+                    assert_eq!(s.raw.len(), end - 1, "{doc}");
+                    assert_eq!(
+                        Ok(s.decode().into_owned()),
+                        serde_json::from_str::<String>(&doc).map_err(|_| ()),
+                        "{doc}"
+                    );
+                    good += 1;
+                }
+                (Err(at), Err(e)) => {
+                    assert_eq!(e.at, at, "{doc}");
+                    assert!(serde_json::from_str::<String>(&doc).is_err(), "{doc}");
+                    bad += 1;
+                }
+                (r, o) => panic!("{doc}: {r:?} vs {o:?}"),
+            }
+        }
+        assert!(good > 10_000 && bad > 2_000, "{good} {bad}");
+    }
+
     #[test]
     fn surrogates_pair_up_like_serde() {
         // found by the string differential test: lone surrogates are errors in serde_json
