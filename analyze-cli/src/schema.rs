@@ -131,6 +131,11 @@ pub const TABLES: &[(&str, &[Column])] = &[
                 "generated tokens/s: logged rates × their intervals, split by overlap",
             ),
             (
+                "serving_gen_tps",
+                "f64",
+                "generated tokens/s over the time the stats lines cover in the bucket (gen_tps where they cover it all; null where none): what steady and peak rates average",
+            ),
+            (
                 "prompt_tps",
                 "f64",
                 "prompt tokens/s (prefill batches, vLLM rates)",

@@ -33,6 +33,8 @@ pub struct Segment {
     pub gen_tokens: f64,
     /// Tokens over the time instances were working.
     pub gen_tps_mean: f64,
+    /// Seconds its instances were serving (their stats lines' intervals), per instance.
+    pub busy_s: f64,
     pub steady: Option<Steady>,
     /// Best one-minute window (or as long as the steady window, if that is shorter).
     pub peak_tps: Option<f64>,
@@ -147,6 +149,11 @@ pub fn analyze(
         .map(|s| s.0)
         .min()
         .unwrap_or(0);
+    let first_start = named
+        .iter()
+        .filter_map(|(_, l, _)| l.first_start)
+        .min()
+        .unwrap_or(first);
     let mut bounds: Vec<(i64, Reason)> = vec![(i64::MIN, Reason::Begin)];
     bounds.extend(run_cuts);
     // each instance's own edges for the run's segments: its own cut where it has one in
@@ -227,14 +234,22 @@ pub fn analyze(
             continue;
         }
         let lo = lo.max(first);
-        let buckets = (bucket_of(lo), (bucket_of(hi) + 1).min(rates.len()));
-        let slice = &rates[buckets.0..buckets.1];
-        let steady = steady::find(slice);
+        // the first segment's buckets begin with its first interval, which ends at the
+        // first stats line (its tokens are in the mean while serving)
+        let from = if segs.is_empty() {
+            lo.min(first_start)
+        } else {
+            lo
+        };
+        let buckets = (bucket_of(from), (bucket_of(hi) + 1).min(rates.len()));
+        let slice = tl.serving_rates(buckets);
+        let weights = tl.covered(buckets);
+        let steady = steady::find(&slice, &weights);
         // a steady window shorter than the peak's window shrinks it: the best window is then
         // no longer than the steady one, which is among the candidates (peak ≥ steady); a
         // short excerpt's minute would otherwise average its few seconds with silence
         let peak_window = steady.map_or(peak_w, |st| peak_w.min(st.end - st.start));
-        let peak_tps = steady::peak(slice, peak_window).map(|p| p.1);
+        let peak_tps = steady::peak(&slice, &weights, peak_window).map(|p| p.1);
         let changes = if prev_settings.is_empty() {
             Vec::new()
         } else {
@@ -267,6 +282,7 @@ pub fn analyze(
             } else {
                 0.0
             },
+            busy_s: busy / active.max(1) as f64,
             steady,
             peak_tps,
             peak_window,
@@ -319,7 +335,11 @@ fn instance_rows(s: &Server) -> Vec<InstanceRow> {
         .iter()
         .zip(&s.timeline.tokens)
         .map(|((name, rows), &tokens)| {
-            let v: Vec<f64> = steady.iter().map(|&k| rows[k].gen_tps).collect();
+            let b = s.timeline.bucket_ms;
+            let v: Vec<f64> = steady
+                .iter()
+                .filter_map(|&k| rows[k].serving_gen_tps(b))
+                .collect();
             InstanceRow {
                 name: name.clone(),
                 gen_tps: steady::mean(&v),

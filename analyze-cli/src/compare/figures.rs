@@ -35,8 +35,10 @@ struct Figure {
     source: Source,
 }
 
+/// A steady bucket's rate as the steady window was found in: over the time it was served
+/// (see `TimelineRow::serving_gen_tps`).
 fn gen(r: &TimelineRow) -> Option<f64> {
-    r.gen_tps
+    r.serving_gen_tps
 }
 fn running(r: &TimelineRow) -> Option<f64> {
     r.running

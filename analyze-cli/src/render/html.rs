@@ -99,7 +99,16 @@ fn key_figures(b: &mut String, r: &Report) {
             format!("peak tok/s (best {})", duration(s.peak_window_s)),
             opt(s.peak_gen_tps, 0),
         ]);
-        rows.push(vec!["whole-run mean tok/s".into(), opt(s.mean_gen_tps, 0)]);
+        rows.push(vec![
+            "mean tok/s while serving".into(),
+            opt(s.mean_gen_tps, 0),
+        ]);
+        if let Some(v) = super::span_mean(s) {
+            rows.push(vec![
+                "mean tok/s over the whole span".into(),
+                format!("{v:.0}"),
+            ]);
+        }
         rows.push(vec![
             "tokens generated (estimated from the logged rates)".into(),
             group(s.gen_tokens as u64),
@@ -646,7 +655,7 @@ fn inputs(b: &mut String, r: &Report) {
 fn glossary(b: &mut String) {
     b.push_str(r#"<section id="glossary"><h2>Glossary</h2><dl class="glossary">
 <dt>generated tok/s</dt><dd>Output tokens decoded per second by the servers. Engines log a rate, not a count: each stats line's rate covers the interval since the previous line, so tokens are estimated as rate × interval (lines sharing a second are spread over it; a silence longer than four typical intervals counts as one).</dd>
-<dt>steady state</dt><dd>The part of each segment after ramp-up and before drain, where throughput holds its plateau (shaded in the charts). Steady tok/s is the mean over it; the whole-run mean also counts ramp-up and drain.</dd>
+<dt>steady state</dt><dd>The part of each segment after ramp-up and before drain, where throughput holds its plateau (shaded in the charts). Steady tok/s is the mean over it; the mean while serving also counts ramp-up and drain, and the mean over the whole span the silences between segments too.</dd>
 <dt>running · waiting</dt><dd>Requests being decoded, and requests queued, as the stats lines report them (summed over instances).</dd>
 <dt>KV cache usage</dt><dd>The share of the KV cache in use (mean over instances).</dd>
 <dt>knee</dt><dd>The number of running requests beyond which one more request adds under 10% of a request's own rate: past it, more concurrency buys latency, not throughput.</dd>

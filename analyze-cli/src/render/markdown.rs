@@ -270,12 +270,15 @@ fn write_server(out: &mut dyn Write, r: &Report) -> io::Result<()> {
     if !r.timeline.is_empty() {
         writeln!(
             out,
-            "**{}** tokens generated (estimated from the logged rates) · steady **{}** tok/s · peak {} tok/s (best {}) · whole-run mean {} tok/s · ramp-up {} · drain {}\n",
+            "**{}** tokens generated (estimated from the logged rates) · steady **{}** tok/s · peak {} tok/s (best {}) · mean {} tok/s while serving{} · ramp-up {} · drain {}\n",
             group(s.gen_tokens as u64),
             opt(s.gen_tps, 0),
             opt(s.peak_gen_tps, 0),
             duration(s.peak_window_s),
             opt(s.mean_gen_tps, 0),
+            super::span_mean(s).map_or(String::new(), |v| format!(
+                ", {v:.0} tok/s over the whole span"
+            )),
             s.ramp_up_s.map_or("–".into(), duration),
             s.drain_s.map_or("–".into(), duration)
         )?;

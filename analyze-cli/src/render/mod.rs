@@ -88,6 +88,15 @@ pub fn inexact_note(n: u64) -> Option<String> {
     })
 }
 
+/// The mean over the whole span, where it says more than the mean while serving: when the
+/// run fell silent between segments (1% or more below it).
+pub fn span_mean(s: &crate::report::SteadyReport) -> Option<f64> {
+    match (s.span_gen_tps, s.mean_gen_tps) {
+        (Some(span), Some(serving)) if span < 0.99 * serving => Some(span),
+        _ => None,
+    }
+}
+
 /// One instance's row of the instance table, as text, in the columns every renderer shows:
 /// instance, engine, span, stats lines, tokens, steady tok/s, vs median (`⚠` beyond the
 /// imbalance threshold), running, waiting, kv max, retracted, preempted.

@@ -277,8 +277,11 @@ fn write_server(out: &mut dyn Write, r: &Report) -> io::Result<()> {
     if let Some(mean) = s.mean_gen_tps {
         writeln!(
             out,
-            "  whole-run mean {:.0} tok/s · ramp-up {} · drain {}",
+            "  mean {:.0} tok/s while serving{} · ramp-up {} · drain {}",
             mean,
+            super::span_mean(s).map_or(String::new(), |v| format!(
+                ", {v:.0} tok/s over the whole span"
+            )),
             s.ramp_up_s.map_or("–".into(), duration),
             s.drain_s.map_or("–".into(), duration)
         )?;

@@ -268,12 +268,19 @@ fn instance(name: &str, i: &Instance, s: &Server) -> InstanceReport {
     }
 }
 
-fn timeline_row(instance: Option<&str>, b: &Bucket, steady: bool, http: bool) -> TimelineRow {
+fn timeline_row(
+    instance: Option<&str>,
+    b: &Bucket,
+    bucket_ms: i64,
+    steady: bool,
+    http: bool,
+) -> TimelineRow {
     let count = |c: usize| http.then_some(b.http[c]);
     TimelineRow {
         ts: Ts(b.ts),
         instance: instance.map(str::to_string),
         gen_tps: finite(b.gen_tps),
+        serving_gen_tps: b.serving_gen_tps(bucket_ms).and_then(finite),
         prompt_tps: finite(b.prompt_tps),
         running: finite(b.running),
         waiting: finite(b.waiting),
@@ -295,14 +302,14 @@ fn timeline(s: &Server) -> Vec<TimelineRow> {
         .total
         .iter()
         .zip(&steady)
-        .map(|(b, &st)| timeline_row(None, b, st, http))
+        .map(|(b, &st)| timeline_row(None, b, tl.bucket_ms, st, http))
         .collect();
     if tl.instances.len() > 1 {
         for (name, v) in &tl.instances {
             rows.extend(
                 v.iter()
                     .zip(&steady)
-                    .map(|(b, &st)| timeline_row(Some(name), b, st, http)),
+                    .map(|(b, &st)| timeline_row(Some(name), b, tl.bucket_ms, st, http)),
             );
         }
     }
@@ -332,11 +339,7 @@ fn ramp_drain(g: &Segment, s: &Server) -> (Option<f64>, Option<f64>) {
 }
 
 fn steady(s: &Server) -> SteadyReport {
-    let secs: f64 = s
-        .segments
-        .iter()
-        .map(|g| (g.end - g.start) as f64 / 1000.0)
-        .sum();
+    let busy: f64 = s.segments.iter().map(|g| g.busy_s).sum();
     SteadyReport {
         gen_tps: s.steady_tps.and_then(finite),
         peak_gen_tps: s.peak_tps.and_then(finite),
@@ -355,7 +358,13 @@ fn steady(s: &Server) -> SteadyReport {
                 g.peak_window as i64 * s.timeline.bucket_ms
             }) as f64
             / 1000.0,
-        mean_gen_tps: (secs > 0.0).then(|| s.gen_tokens / secs).and_then(finite),
+        mean_gen_tps: (busy > 0.0).then(|| s.gen_tokens / busy).and_then(finite),
+        span_gen_tps: match (s.segments.first(), s.segments.last()) {
+            (Some(a), Some(z)) if z.end > a.start => {
+                finite(s.gen_tokens / ((z.end - a.start) as f64 / 1000.0))
+            }
+            _ => None,
+        },
         gen_tokens: s.gen_tokens.round(),
         ramp_up_s: s.segments.first().and_then(|g| ramp_drain(g, s).0),
         drain_s: s.segments.last().and_then(|g| ramp_drain(g, s).1),

@@ -171,6 +171,11 @@ pub struct TimelineRow {
     pub ts: Ts,
     pub instance: Option<String>,
     pub gen_tps: Option<f64>,
+    /// Generated tokens over the time the stats lines' intervals cover in the bucket (the
+    /// most any instance covers, for the total): `gen_tps` where they cover all of it,
+    /// higher where the run starts, stops or falls silent inside the bucket; null where
+    /// they cover none. The steady and peak rates are means of it.
+    pub serving_gen_tps: Option<f64>,
     pub prompt_tps: Option<f64>,
     pub running: Option<f64>,
     pub waiting: Option<f64>,
@@ -203,8 +208,12 @@ pub struct SteadyReport {
     /// The best window of `peak_window_s`.
     pub peak_gen_tps: Option<f64>,
     pub peak_window_s: f64,
-    /// Tokens over the segments' time.
+    /// Tokens over the time the instances were serving (their stats lines' intervals, per
+    /// instance; the silences between segments left out).
     pub mean_gen_tps: Option<f64>,
+    /// Tokens over the whole span, from the first segment's start to the last one's end,
+    /// silences included: below `mean_gen_tps` where the run fell silent.
+    pub span_gen_tps: Option<f64>,
     pub gen_tokens: f64,
     /// From the first segment's start to its steady window, and from the last one's steady
     /// window to its end, seconds.

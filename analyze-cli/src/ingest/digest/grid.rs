@@ -103,6 +103,10 @@ pub struct Cell {
     pub gen: i128,
     /// Prompt tokens: vLLM's prompt rate over the overlap, SGLang's prefill tokens.
     pub prompt: i128,
+    /// Milliseconds of the cell that intervals cover: below the cell's length where the
+    /// instance started, stopped or fell silent inside it (a rate over the cell's length
+    /// would spread its tokens over time it did not serve).
+    pub covered: i64,
     /// Running and waiting requests (whole numbers), KV usage and accept length (fraction
     /// steps), of the lines stamped inside.
     pub running: Gauge,
@@ -121,6 +125,7 @@ impl Default for Cell {
         Cell {
             gen: 0,
             prompt: 0,
+            covered: 0,
             running: Gauge::default(),
             waiting: Gauge::default(),
             kv_usage: Gauge::default(),
@@ -141,6 +146,7 @@ impl Cell {
     fn merge(&mut self, o: &Cell) {
         self.gen += o.gen;
         self.prompt += o.prompt;
+        self.covered += o.covered;
         self.running.merge(o.running);
         self.waiting.merge(o.waiting);
         self.kv_usage.merge(o.kv_usage);
@@ -368,6 +374,7 @@ impl Grid {
             let c = &mut self.cells[i];
             c.gen += gen * ms;
             c.prompt += prompt * ms;
+            c.covered += (end - start) * sign as i64;
             return;
         }
         let mut s = start;
@@ -380,9 +387,11 @@ impl Grid {
             if sign > 0 {
                 c.gen += g;
                 c.prompt += p;
+                c.covered += e - s;
             } else {
                 c.gen -= g;
                 c.prompt -= p;
+                c.covered -= e - s;
             }
             s = e;
         }
@@ -403,6 +412,7 @@ impl Grid {
         let c = &mut self.cells[i];
         c.gen += gen;
         c.prompt += prompt;
+        c.covered += end - start;
         c.ended.add(t);
         span_merge(&mut c.ends, (end, end));
         true
