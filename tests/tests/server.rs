@@ -326,6 +326,48 @@ fn report_is_the_same_on_any_number_of_threads() {
     assert_eq!(one, on(3));
 }
 
+/// The paste of the issue: 16 decode lines at 500-1,450 tok/s over 8 s, 21.5 minutes of
+/// silence, 4 prefill lines. It reported "steady 337 tok/s · peak 140 tok/s · drain 21m 32s";
+/// then, with the silence cut, "steady 530 · peak 530 · mean 795" (the 8 s spread over a 15 s
+/// bucket). Now steady and peak are the decode lines' tokens over the time they cover, the
+/// silence is no drain, and the mean over the whole span says how little the paste served.
+#[test]
+fn a_pasted_excerpt_reads_at_its_own_rate() {
+    let dir = tempfile::tempdir().unwrap();
+    let rates = [
+        500, 1450, 900, 1200, 700, 1300, 800, 1100, 600, 1400, 1000, 1250, 750, 950, 1350, 650,
+    ];
+    let mut lines: Vec<String> = rates
+        .iter()
+        .enumerate()
+        .map(|(i, r)| format!("[2026-05-10 00:00:{:02} TP0] Decode batch, #running-req: 40, #token: 51200, token usage: 0.12, cuda graph: True, gen throughput (token/s): {r}.00, #queue-req: 0", 3 + i / 2))
+        .collect();
+    for k in 0..4 {
+        lines.push(format!("[2026-05-10 00:21:{:02} TP0] Prefill batch, #new-seq: 1, #new-token: 896, #cached-token: 0, token usage: 0.12, #running-req: 40, #queue-req: 0", 41 + k));
+    }
+    let path = dir.path().join("excerpt.log");
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    let r = tokstat::report::build(&tokstat::report::Options {
+        inputs: vec![path.display().to_string()],
+        ..Default::default()
+    })
+    .unwrap();
+    let s = &r.steady;
+    let decode = &r.segments[0];
+    let served = decode.gen_tps_mean.unwrap();
+    // the tokens over the time the decode lines cover, within the rates they logged
+    assert!((500.0..1450.0).contains(&served), "{served}");
+    assert!((s.gen_tps.unwrap() / served - 1.0).abs() < 1e-9, "{s:?}");
+    assert!((s.peak_gen_tps.unwrap() / served - 1.0).abs() < 1e-9, "{s:?}");
+    assert_eq!(s.drain_s, None);
+    assert_eq!(r.segments.len(), 2);
+    assert_eq!(r.segments[1].reason, "gap");
+    // 7,950 tokens over the 21 m 41 s from the first line to the last
+    assert_eq!(s.gen_tokens, 7950.0);
+    let span = s.span_gen_tps.unwrap();
+    assert!((span - 7950.0 / 1301.0).abs() < 1e-9, "{span}");
+}
+
 /// Short and gappy excerpts (under 30 s of decode lines, then a silence of up to half an
 /// hour, then prefill lines): the peak is never below the steady rate — a minute-long peak
 /// window shrinks to a shorter steady window — and the silence is a gap between segments, not
