@@ -358,7 +358,10 @@ fn a_pasted_excerpt_reads_at_its_own_rate() {
     // the tokens over the time the decode lines cover, within the rates they logged
     assert!((500.0..1450.0).contains(&served), "{served}");
     assert!((s.gen_tps.unwrap() / served - 1.0).abs() < 1e-9, "{s:?}");
-    assert!((s.peak_gen_tps.unwrap() / served - 1.0).abs() < 1e-9, "{s:?}");
+    assert!(
+        (s.peak_gen_tps.unwrap() / served - 1.0).abs() < 1e-9,
+        "{s:?}"
+    );
     assert_eq!(s.drain_s, None);
     assert_eq!(r.segments.len(), 2);
     assert_eq!(r.segments[1].reason, "gap");
