@@ -538,6 +538,16 @@ mod tests {
         (r, ok || matches!(r, Blocks::Tail { .. }))
     }
 
+    /// A repeatable stream of numbers below `n` (xorshift64), for the randomised tests.
+    fn xorshift(mut seed: u64) -> impl FnMut(usize) -> usize {
+        move |n| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % n as u64) as usize
+        }
+    }
+
     /// Every vector width finds the same end, error or tail as the SSE2 blocks, and the same
     /// UTF-8 verdict, on string bodies dense in what the masks look for, at every alignment
     /// to the 64-byte blocks (on a CPU without AVX2 this compares SSE2 with itself).
@@ -574,13 +584,7 @@ mod tests {
             b"\xf4\x90\x80\x80",
             b"\x80",
         ];
-        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = |n: usize| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            (seed % n as u64) as usize
-        };
+        let mut next = xorshift(0x9e37_79b9_7f4a_7c15u64);
         let mut compared = 0;
         for _ in 0..3000 {
             let mut body = vec![b'"'];
@@ -828,13 +832,7 @@ mod tests {
             "a",
             "é",
         ];
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        let mut next = |n: usize| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            (seed % n as u64) as usize
-        };
+        let mut next = xorshift(0x2545_f491_4f6c_dd1du64);
         let (mut good, mut bad) = (0, 0);
         for _ in 0..20_000 {
             let mut doc = String::from("\"");
