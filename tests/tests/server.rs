@@ -439,6 +439,12 @@ fn short_excerpts_keep_peak_at_or_above_steady() {
             "case {case}: steady {steady}, peak {peak}, mean while serving {mean}"
         );
         assert!(span <= mean * (1.0 + 1e-12), "case {case}: {span} > {mean}");
+        // one instance: its steady rate is the run's, weighed alike
+        let own = r.instances[0].gen_tps.unwrap();
+        assert!(
+            (own / steady - 1.0).abs() < 1e-9,
+            "case {case}: {own} vs {steady}"
+        );
         checked += 1;
     }
     assert!(checked >= 30, "{checked}");

@@ -270,6 +270,7 @@ pub fn analyze(
             }
         }
         prev_settings = settings_now;
+        let busy_s = busy / active.max(1) as f64;
         segs.push(Segment {
             index: segs.len(),
             reason,
@@ -277,12 +278,8 @@ pub fn analyze(
             end: hi,
             buckets,
             gen_tokens: tokens,
-            gen_tps_mean: if busy > 0.0 {
-                tokens / (busy / active.max(1) as f64)
-            } else {
-                0.0
-            },
-            busy_s: busy / active.max(1) as f64,
+            gen_tps_mean: if busy > 0.0 { tokens / busy_s } else { 0.0 },
+            busy_s,
             steady,
             peak_tps,
             peak_window,
@@ -295,8 +292,8 @@ pub fn analyze(
     let (mut st_tokens, mut st_secs) = (0.0, 0.0);
     for s in &segs {
         if let Some(st) = s.steady {
-            st_tokens += st.rate * (st.end - st.start) as f64;
-            st_secs += (st.end - st.start) as f64;
+            st_tokens += st.rate * st.weight;
+            st_secs += st.weight;
         }
     }
     let steady_tps = (st_secs > 0.0).then(|| st_tokens / st_secs);
@@ -335,14 +332,16 @@ fn instance_rows(s: &Server) -> Vec<InstanceRow> {
         .iter()
         .zip(&s.timeline.tokens)
         .map(|((name, rows), &tokens)| {
+            // (weighted by the time each bucket was served, as the run's steady rate)
             let b = s.timeline.bucket_ms;
-            let v: Vec<f64> = steady
+            let rates: Vec<f64> = steady
                 .iter()
-                .filter_map(|&k| rows[k].serving_gen_tps(b))
+                .map(|&k| rows[k].serving_gen_tps(b).unwrap_or(f64::NAN))
                 .collect();
+            let weights: Vec<f64> = steady.iter().map(|&k| rows[k].covered_s(b)).collect();
             InstanceRow {
                 name: name.clone(),
-                gen_tps: steady::mean(&v),
+                gen_tps: steady::weighted(&rates, &weights),
                 gen_tokens: tokens,
                 vs_median: 0.0,
                 imbalanced: false,

@@ -24,6 +24,8 @@ pub struct Steady {
     pub end: usize,
     /// Mean rate over the window.
     pub rate: f64,
+    /// The window's weight: the time it was served, in the weights' unit.
+    pub weight: f64,
     /// The plateau level it was found from.
     pub level: f64,
 }
@@ -51,6 +53,9 @@ pub fn find(rates: &[f64], weights: &[f64]) -> Option<Steady> {
         start,
         end,
         rate,
+        weight: terms(&rates[start..end], &weights[start..end])
+            .map(|t| t.1)
+            .sum(),
         level,
     })
 }

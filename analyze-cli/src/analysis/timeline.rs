@@ -78,14 +78,18 @@ impl Bucket {
         (self.covered_ms > 0)
             .then(|| self.gen_tps * bucket_ms as f64 / self.covered_ms.min(bucket_ms) as f64)
     }
+
+    /// The covered time, seconds (at most the bucket's length).
+    pub fn covered_s(&self, bucket_ms: i64) -> f64 {
+        self.covered_ms.min(bucket_ms) as f64 / 1000.0
+    }
 }
 
 impl Timeline {
     /// The total's [`Bucket::serving_gen_tps`] over `range` of buckets (NaN where nothing
     /// is covered): what the steady window and the peak are found in.
     pub fn serving_rates(&self, range: (usize, usize)) -> Vec<f64> {
-        let to = range.1.min(self.total.len());
-        self.total[range.0.min(to)..to]
+        self.total_in(range)
             .iter()
             .map(|r| r.serving_gen_tps(self.bucket_ms).unwrap_or(f64::NAN))
             .collect()
@@ -94,11 +98,15 @@ impl Timeline {
     /// The total's covered time over `range` of buckets, seconds: the weights of
     /// [`Timeline::serving_rates`].
     pub fn covered(&self, range: (usize, usize)) -> Vec<f64> {
-        let to = range.1.min(self.total.len());
-        self.total[range.0.min(to)..to]
+        self.total_in(range)
             .iter()
-            .map(|r| r.covered_ms.min(self.bucket_ms) as f64 / 1000.0)
+            .map(|r| r.covered_s(self.bucket_ms))
             .collect()
+    }
+
+    fn total_in(&self, range: (usize, usize)) -> &[Bucket] {
+        let to = range.1.min(self.total.len());
+        &self.total[range.0.min(to)..to]
     }
 }
 

@@ -129,7 +129,7 @@ pub struct InstanceReport {
     /// Decode (SGLang) or periodic stats (vLLM) lines.
     pub stat_lines: u64,
     pub prefill_lines: u64,
-    /// Mean rate over the run's steady buckets.
+    /// Mean rate over the run's steady buckets (weighted by the time served in each).
     pub gen_tps: Option<f64>,
     /// Relative difference from the median instance's steady rate.
     pub vs_median: Option<f64>,
@@ -203,7 +203,7 @@ pub struct Window {
 /// Run-wide throughput.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct SteadyReport {
-    /// Over all segments' steady windows (time-weighted), tok/s.
+    /// Over all segments' steady windows (weighted by the time they were served), tok/s.
     pub gen_tps: Option<f64>,
     /// The best window of `peak_window_s`.
     pub peak_gen_tps: Option<f64>,
