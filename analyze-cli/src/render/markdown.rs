@@ -276,9 +276,7 @@ fn write_server(out: &mut dyn Write, r: &Report) -> io::Result<()> {
             opt(s.peak_gen_tps, 0),
             duration(s.peak_window_s),
             opt(s.mean_gen_tps, 0),
-            super::span_mean(s).map_or(String::new(), |v| format!(
-                ", {v:.0} tok/s over the whole span"
-            )),
+            super::span_phrase(s),
             s.ramp_up_s.map_or("–".into(), duration),
             s.drain_s.map_or("–".into(), duration)
         )?;

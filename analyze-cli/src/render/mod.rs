@@ -97,6 +97,14 @@ pub fn span_mean(s: &crate::report::SteadyReport) -> Option<f64> {
     }
 }
 
+/// [`span_mean`] as the text renderers append it to the mean while serving (empty when it
+/// says nothing more).
+pub fn span_phrase(s: &crate::report::SteadyReport) -> String {
+    span_mean(s).map_or(String::new(), |v| {
+        format!(", {v:.0} tok/s over the whole span")
+    })
+}
+
 /// One instance's row of the instance table, as text, in the columns every renderer shows:
 /// instance, engine, span, stats lines, tokens, steady tok/s, vs median (`⚠` beyond the
 /// imbalance threshold), running, waiting, kv max, retracted, preempted.

@@ -279,9 +279,7 @@ fn write_server(out: &mut dyn Write, r: &Report) -> io::Result<()> {
             out,
             "  mean {:.0} tok/s while serving{} · ramp-up {} · drain {}",
             mean,
-            super::span_mean(s).map_or(String::new(), |v| format!(
-                ", {v:.0} tok/s over the whole span"
-            )),
+            super::span_phrase(s),
             s.ramp_up_s.map_or("–".into(), duration),
             s.drain_s.map_or("–".into(), duration)
         )?;
