@@ -115,6 +115,10 @@ pub struct ReportArgs {
     pub completions: CompletionArgs,
     #[command(flatten)]
     pub server: ServerArgs,
+    /// Of an exported dataset (a folder `tokstat export` wrote) that holds several runs,
+    /// the one to report.
+    #[arg(long, value_name = "LABEL")]
+    pub run: Option<String>,
 }
 
 #[derive(Debug, Args)]

@@ -472,7 +472,7 @@ mod tests {
         m.insert(
             "gpu0".to_string(),
             Instance {
-                engine: Some("sglang"),
+                engine: Some(tokstat_parsers::record::Engine::Sglang),
                 digest: Digest::of(&series),
                 ..Instance::default()
             },

@@ -22,6 +22,7 @@ pub fn is_bench(record: &[u8]) -> bool {
 
 /// One request of a run.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Request {
     pub index: u64,
     pub input_len: Option<u64>,
@@ -36,6 +37,7 @@ pub struct Request {
 
 /// One benchmark run.
 #[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Run {
     /// `backend` / `endpoint_type` and `label` / `tag`, as given.
     pub name: String,

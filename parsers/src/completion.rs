@@ -11,6 +11,7 @@ use crate::json::{JsonError, Scanner, Str};
 
 /// Where a record's fields were found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum Shape {
     OpenaiChat,
     OpenaiCompletion,
@@ -44,6 +45,7 @@ impl Shape {
 
 /// Why generation stopped, normalised across engines and versions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, PartialOrd, Ord)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum Finish {
     Stop,
     Length,

@@ -2,6 +2,7 @@
 
 /// What an input holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum Kind {
     /// An engine or server log (SGLang, vLLM, or text we do not know yet).
     Log,

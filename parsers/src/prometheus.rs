@@ -17,6 +17,7 @@ use nom::{IResult, Parser};
 
 /// A metric family's declared type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum MetricType {
     Counter,
     Gauge,

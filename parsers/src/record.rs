@@ -9,6 +9,7 @@ use crate::prefix::Prefix;
 
 /// Which engine wrote a record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum Engine {
     Sglang,
     Vllm,
@@ -203,6 +204,7 @@ impl GaugeSet {
 
 /// Kinds of `events` rows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum EventKind {
     /// SGLang retraction (`KV cache pool is full. Retract requests.`, `… out of memory happened`).
     Retraction,

@@ -34,6 +34,7 @@ impl Stamp {
 
 /// A complete naive timestamp: milliseconds since 1970-01-01T00:00:00 (no zone).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Ts(pub i64);
 
 impl Ts {

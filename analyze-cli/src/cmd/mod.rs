@@ -80,7 +80,10 @@ fn run(cli: Cli, style: Style, out: &mut dyn Write, err: &mut dyn Write) -> Resu
     match cli.command {
         Command::Parse(a) => parse::run(&a, out, err),
         Command::Report(a) => report::run(
-            &report::options(&a.input.inputs, &a.input.dates, &a.completions, &a.server),
+            &crate::report::Options {
+                run: a.run.clone(),
+                ..report::options(&a.input.inputs, &a.input.dates, &a.completions, &a.server)
+            },
             a.format.format.into(),
             a.input.quiet,
             a.input.strict,

@@ -26,6 +26,7 @@ pub fn options(
         interval_s: srv.interval,
         progress: None,
         limits: None,
+        run: None,
     }
 }
 

@@ -11,6 +11,7 @@
 mod steps;
 
 use crate::frames;
+use crate::ingest::saved;
 use crate::ingest::series::Series;
 use crate::report::{self, Built};
 use crate::schema::{unit, TABLES};
@@ -167,6 +168,17 @@ fn write_file(
     Ok(())
 }
 
+/// Where the read is saved: one file per writer when partitioned, as the tables are.
+fn saved_path(opts: &Options, run: &str, writer: &str) -> PathBuf {
+    let dir = opts.to.join(saved::DIR);
+    if opts.by_run || opts.by_instance {
+        dir.join(format!("run={}", escape(run)))
+            .join(format!("read-{writer}.bin"))
+    } else {
+        dir.join("read.bin")
+    }
+}
+
 /// The tables of a build other than `steps`, by name (empty ones left out).
 fn tables(built: &Built) -> Result<Vec<(&'static str, DataFrame)>> {
     let read = &built.read;
@@ -205,7 +217,7 @@ pub fn run(opts: &Options) -> Result<(Vec<Written>, report::Report)> {
             }
             steps.finish()
         });
-        let built = report::build_with(
+        let read = report::read(
             &opts.report,
             Some(&mut |name, engine, series: &Series| {
                 // (a closed channel: the writer failed, and says why when joined)
@@ -213,6 +225,12 @@ pub fn run(opts: &Options) -> Result<(Vec<Written>, report::Report)> {
             }),
         );
         drop(send);
+        // the read saved before the analyses change it, for `report DIR`
+        let built = read.and_then(|read| {
+            let header = saved::Header::new(run, writer, &opts.report.inputs);
+            saved::save(&saved_path(opts, run, writer), &header, &read)?;
+            report::analyze(read, &opts.report)
+        });
         let steps = writing
             .join()
             .unwrap_or_else(|_| Err(anyhow::anyhow!("the steps writer stopped")));
@@ -306,7 +324,8 @@ pub fn run(opts: &Options) -> Result<(Vec<Written>, report::Report)> {
     crate::render::json::write(&mut buf, &built.report)?;
     std::fs::write(&report_path, buf)
         .with_context(|| format!("cannot write {}", report_path.display()))?;
-    if written.is_empty() {
+    // (serving benchmark summaries have no table: their figures are in `report.json`)
+    if written.is_empty() && built.report.bench_runs.is_empty() {
         bail!("nothing to export: no input held a record of any table");
     }
     Ok((written, built.report))

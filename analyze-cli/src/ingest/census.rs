@@ -14,7 +14,7 @@ pub const SAMPLES: usize = 2;
 const SAMPLE_CHARS: usize = 300;
 
 /// One sample line.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Sample {
     /// The input it is in, and its 1-based line number there.
     pub source: String,
@@ -25,7 +25,7 @@ pub struct Sample {
 }
 
 /// The lines of one kind.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Occurrences {
     pub count: u64,
     /// The first and last stamp among them (lines without one, such as a traceback's, take
@@ -52,7 +52,7 @@ impl Occurrences {
 }
 
 /// Every kind's lines, in the order of [`EventKind::ALL`].
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Census {
     kinds: [Occurrences; EventKind::ALL.len()],
     /// Access lines by status class over time.

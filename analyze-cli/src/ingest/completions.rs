@@ -19,7 +19,7 @@ use tokstat_parsers::text::{without_bom, BOM};
 /// A count that is usually present, in 4 bytes (`u32::MAX` = absent). Token counts and
 /// character counts of one output fit easily; a row stays 32 bytes, so a million
 /// completions cost 28 MB whatever the length of their texts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Count(u32);
 
 impl Count {
@@ -38,7 +38,7 @@ impl Count {
 }
 
 /// One completion (one choice), owned and small: what the analyses need.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct CompletionRow {
     pub shape: Shape,
     pub finish: Finish,

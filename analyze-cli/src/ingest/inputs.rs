@@ -54,7 +54,7 @@ fn parse_date(s: &str) -> Result<i32> {
 }
 
 /// An input that could not be read, or was not a log.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Skipped {
     pub source: String,
     pub why: String,

@@ -17,7 +17,7 @@ use tokstat_parsers::sglang::Keep;
 use tokstat_parsers::stamp::Ts;
 
 /// Running sum / count / max of one quantity.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Stat {
     pub n: u64,
     pub sum: f64,
@@ -64,9 +64,9 @@ impl Stat {
 }
 
 /// What is known of one instance.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Instance {
-    pub engine: Option<&'static str>,
+    pub engine: Option<Engine>,
     pub first: Option<Ts>,
     pub last: Option<Ts>,
     /// Decode (SGLang) or periodic stats (vLLM) lines.
@@ -128,16 +128,37 @@ impl Instance {
 }
 
 /// What the server logs of all files told, per instance (keyed by instance name).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct Logs {
     pub instances: BTreeMap<String, Instance>,
     /// The timeline bucket asked for, ms (the digests' cells are made of it).
     pub bucket: Option<i64>,
     /// The file read last.
+    #[serde(skip)]
     file: Option<String>,
     /// Serving benchmark summaries read in the file under way, in order: the header's line
     /// number, and the run (taken as each file ends: see `ingest::read_with`).
+    #[serde(skip)]
     pub consoles: Vec<(u64, Run)>,
+}
+
+impl Logs {
+    /// Adds the instances of another read (a saved one: see [`crate::ingest::saved`]), as if
+    /// its files came after those read before: an instance of both has its aggregates summed
+    /// and its digest's runs joined as a later file's are.
+    pub fn extend(&mut self, other: Logs) {
+        for (name, mut inst) in other.instances {
+            match self.instances.get_mut(&name) {
+                Some(at) => {
+                    at.merge(&inst);
+                    at.digest.extend(std::mem::take(&mut inst.digest));
+                }
+                None => {
+                    self.instances.insert(name, inst);
+                }
+            }
+        }
+    }
 }
 
 /// Receives each chunk's stats lines of an instance (its name and engine) as they are
@@ -182,7 +203,7 @@ impl Logs {
             at.merge(&inst);
             at.digest.push(&mut series);
             if let Some(f) = steps.as_deref_mut() {
-                f(&name, at.engine, &series);
+                f(&name, at.engine.map(Engine::as_str), &series);
             }
         }
     }
@@ -271,7 +292,7 @@ impl Instance {
         if let Some(ts) = ts {
             series.step(ts, kind, g);
         }
-        self.engine = self.engine.or(engine.map(|e| e.as_str()));
+        self.engine = self.engine.or(engine);
         match kind {
             StepKind::Decode | StepKind::Stats => {
                 self.stat_lines += 1;
@@ -321,7 +342,7 @@ impl Visitor for ChunkSummary {
                 Some(kind) => inst.step(series, v.ts, s.engine, kind, &s.gauges()),
                 None => {
                     inst.stamp(v.ts);
-                    inst.engine = inst.engine.or(s.engine.map(|e| e.as_str()));
+                    inst.engine = inst.engine.or(s.engine);
                 }
             },
             body => {

@@ -22,6 +22,7 @@ pub mod inputs;
 pub mod instance;
 pub mod progress;
 pub mod responses;
+pub mod saved;
 pub mod scan;
 pub mod scrapes;
 pub mod series;
@@ -65,7 +66,7 @@ fn limit_of(limits: &Limits, input: &Input) -> Option<u64> {
 }
 
 /// One input read, and its line accounting.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct FileRead {
     pub file: FileCtx,
     pub tally: Tally,
@@ -73,7 +74,7 @@ pub struct FileRead {
 }
 
 /// Everything read from the inputs, for the analyses.
-#[derive(Default)]
+#[derive(Default, serde::Serialize, serde::Deserialize)]
 pub struct Ingested {
     pub files: Vec<FileRead>,
     pub skipped: Vec<Skipped>,
@@ -103,6 +104,26 @@ fn log_work(file: &FileCtx, chunk: Chunk<'_>) -> (ChunkOut<ChunkSummary>, Calend
 }
 
 impl Ingested {
+    /// Adds another read (a saved one: see [`saved`]), as if its inputs were given after
+    /// these.
+    pub fn extend(&mut self, mut other: Ingested) {
+        let shift = self.files.len();
+        self.completion_files.extend(
+            other
+                .completion_files
+                .iter()
+                .map(|&(file, rows)| (file + shift, rows)),
+        );
+        self.files.append(&mut other.files);
+        self.skipped.append(&mut other.skipped);
+        self.logs.extend(other.logs);
+        self.completions.append(&mut other.completions);
+        self.dropped_choices += other.dropped_choices;
+        self.unknown_records += other.unknown_records;
+        self.runs.append(&mut other.runs);
+        self.scrapes.extend(other.scrapes);
+    }
+
     fn add_json(&mut self, input: &Input, part: Part, err: Option<Skipped>) {
         self.skipped.extend(err);
         if !part.rows.is_empty() {

@@ -56,7 +56,7 @@ pub const MAX_SLOTS: usize = 7_200;
 const LENGTHS: [i64; 4] = [1000, 60_000, 3_600_000, 86_400_000];
 
 /// One instance's responses (see the module docs).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Responses {
     /// Slot length, ms.
     len: i64,

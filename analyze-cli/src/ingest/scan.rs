@@ -17,7 +17,7 @@ use tokstat_parsers::{detect, glued, wrapped};
 pub const SAMPLES: usize = 5;
 
 /// Line accounting for one file: `total = parsed + other + malformed`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Tally {
     pub total: u64,
     pub parsed: u64,
@@ -26,7 +26,7 @@ pub struct Tally {
     /// Of the parsed lines, those cut short: their fields before the cut were read.
     pub partial: u64,
     /// First malformed lines: `(line number, what was wrong)`.
-    #[serde(skip)]
+    #[serde(deserialize_with = "crate::ingest::saved::reasons")]
     pub samples: Vec<(u64, &'static str)>,
 }
 
@@ -65,7 +65,7 @@ impl Tally {
 }
 
 /// A file being scanned.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct FileCtx {
     /// The path as given (or `-`).
     pub source: String,

@@ -8,7 +8,7 @@ use tokstat_parsers::prometheus::{self, family, Line, MetricType};
 use tokstat_parsers::stamp::Ts;
 
 /// One sample of the `metrics` table.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Sample {
     pub name: String,
     /// `k=v,k=v`, sorted.
@@ -17,7 +17,7 @@ pub struct Sample {
 }
 
 /// One scrape.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct Scrape {
     pub source: String,
     pub ts: Option<Ts>,
@@ -25,7 +25,7 @@ pub struct Scrape {
 }
 
 /// All scrapes read, with the declared family types.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct Scrapes {
     pub scrapes: Vec<Scrape>,
     pub types: HashMap<String, MetricType>,
@@ -139,6 +139,12 @@ impl Scrapes {
             self.push(current, newest_stamp);
         }
         (parsed, other, bad, total)
+    }
+
+    /// Adds the scrapes of another read, as if its files were read after these.
+    pub fn extend(&mut self, other: Scrapes) {
+        self.scrapes.extend(other.scrapes);
+        self.types.extend(other.types);
     }
 
     fn push(&mut self, mut s: Scrape, stamp: Option<i64>) {

@@ -99,7 +99,7 @@ impl Point {
 }
 
 /// A stamped event: retraction, preemption, error, out-of-memory, server start.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct EventPoint {
     pub ts: i64,
     pub kind: EventKind,
@@ -108,7 +108,7 @@ pub struct EventPoint {
 }
 
 /// A configuration value read from a start-up line.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Setting {
     pub ts: i64,
     pub key: String,

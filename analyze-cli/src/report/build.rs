@@ -14,8 +14,8 @@ use crate::ingest::inputs::{expand, Dates, Skipped};
 use crate::ingest::instance::{Instance, StepsSink};
 use crate::ingest::scan::Tally;
 use crate::ingest::series::EventPoint;
-use crate::ingest::{self, Ingested};
-use anyhow::Result;
+use crate::ingest::{self, saved, Ingested};
+use anyhow::{bail, Result};
 use tokstat_parsers::completion::Paths;
 use tokstat_parsers::detect::Kind;
 
@@ -44,6 +44,8 @@ pub struct Options {
     pub progress: Option<std::sync::Arc<crate::ingest::progress::Progress>>,
     /// Plain files read only up to these offsets.
     pub limits: crate::ingest::Limits,
+    /// Of an exported dataset holding several runs, the one to report (`--run`).
+    pub run: Option<String>,
 }
 
 /// Reads the inputs and runs every analysis. Fails only on options that cannot be used or
@@ -73,7 +75,98 @@ pub fn build_full(opts: &Options) -> Result<Built> {
 
 /// [`build_full`], handing every chunk's stats lines to `steps` as they are read.
 pub fn build_with(opts: &Options, steps: Option<&mut StepsSink<'_>>) -> Result<Built> {
-    let (inputs, unread) = expand(&opts.inputs)?;
+    analyze(read(opts, steps)?, opts)
+}
+
+/// Reads the inputs into one read: files as they are, and the reads an export saved (see
+/// [`saved`]) for folders that hold an exported dataset, merged after them in the order
+/// given. Every chunk's stats lines of the files go to `steps` as they are read.
+pub fn read(opts: &Options, steps: Option<&mut StepsSink<'_>>) -> Result<Ingested> {
+    let (exports, files): (Vec<&String>, Vec<&String>) = opts
+        .inputs
+        .iter()
+        .partition(|i| saved::find(std::path::Path::new(i)).is_some());
+    if opts.run.is_some() && exports.is_empty() {
+        bail!("--run chooses a run of an exported dataset, and no input is one (a folder `tokstat export` wrote)");
+    }
+    let mut r = if files.is_empty() {
+        let mut r = Ingested::default();
+        r.logs.bucket = opts.bucket_ms;
+        r
+    } else {
+        let files: Vec<String> = files.into_iter().cloned().collect();
+        read_files(&files, opts, steps)?
+    };
+    for dir in exports {
+        for path in saved_reads(dir, opts.run.as_deref())? {
+            let (_, read) = saved::load(&path)?;
+            if read.logs.bucket != opts.bucket_ms && !read.logs.instances.is_empty() {
+                bail!(
+                    "{}: exported with {}; report it with the same (its timeline cells are summed at that length)",
+                    path.display(),
+                    read.logs
+                        .bucket
+                        .map_or("no --bucket".to_string(), |b| format!("--bucket {b}ms"))
+                );
+            }
+            r.extend(read);
+        }
+    }
+    Ok(r)
+}
+
+/// The saved reads of an export folder for the run asked for (or its only run).
+fn saved_reads(dir: &str, run: Option<&str>) -> Result<Vec<std::path::PathBuf>> {
+    let found = saved::find(std::path::Path::new(dir)).unwrap_or_default();
+    let mut runs = Vec::new();
+    let mut by_run = Vec::new();
+    for path in found {
+        let h = saved::header(&path)?;
+        if !runs.contains(&h.run) {
+            runs.push(h.run.clone());
+        }
+        by_run.push((h.run, path));
+    }
+    runs.sort();
+    let chosen = match run {
+        Some(r) if runs.iter().any(|x| x == r) => r.to_string(),
+        Some(r) => bail!(
+            "{dir} holds no run labelled {r:?}; its runs: {}",
+            list(&runs)
+        ),
+        None => match runs.as_slice() {
+            [one] => one.clone(),
+            [] => bail!(
+                "{dir} holds no saved read: export the logs again with this version of tokstat"
+            ),
+            _ => bail!(
+                "{dir} holds {} runs ({}): choose one with --run LABEL",
+                runs.len(),
+                list(&runs)
+            ),
+        },
+    };
+    Ok(by_run
+        .into_iter()
+        .filter(|(r, _)| *r == chosen)
+        .map(|(_, p)| p)
+        .collect())
+}
+
+fn list(runs: &[String]) -> String {
+    runs.iter()
+        .map(|r| format!("{r:?}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Reads files and folders as they are.
+fn read_files(
+    inputs: &[String],
+    opts: &Options,
+    steps: Option<&mut StepsSink<'_>>,
+) -> Result<Ingested> {
+    let (inputs, unread) = expand(inputs)?;
     let read = ingest::ReadOptions {
         dates: Dates::new(opts.year, opts.date.as_deref())?,
         paths: Paths {
@@ -87,6 +180,11 @@ pub fn build_with(opts: &Options, steps: Option<&mut StepsSink<'_>>) -> Result<B
     let mut r = ingest::read_with(&inputs, &read, steps);
     // met while listing the inputs, before any was read
     r.skipped.splice(0..0, unread);
+    Ok(r)
+}
+
+/// Runs every analysis on what was read.
+pub fn analyze(mut r: Ingested, opts: &Options) -> Result<Built> {
     let completions =
         (!r.completions.is_empty()).then(|| completions::analyze(&r.completions, opts.cap));
     let server = server::analyze(&mut r.logs.instances, opts.bucket_ms)?;
@@ -241,7 +339,7 @@ fn instance(name: &str, i: &Instance, s: &Server) -> InstanceReport {
     let row = s.instances.iter().find(|r| r.name == name);
     InstanceReport {
         instance: name.to_string(),
-        engine: i.engine,
+        engine: i.engine.map(tokstat_parsers::record::Engine::as_str),
         first_ts: i.first,
         last_ts: i.last,
         span_s: i.span_s().and_then(finite),

@@ -6,7 +6,7 @@
 
 mod build;
 
-pub use build::{build, build_full, build_with, build_with_samples, Built, Options};
+pub use build::{analyze, build, build_full, build_with, build_with_samples, read, Built, Options};
 
 use crate::analysis::bench::RunReport;
 use crate::analysis::completions::Completions;

@@ -3,7 +3,7 @@
 /// Differences of stamps counted, for their median ([`Gaps::typical`]): those under a
 /// minute (nearly all of them) by millisecond in a table, the rest in a short list. Counts
 /// add up, so the parts of a log read apart merge into the counts of the whole.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Gaps {
     /// Differences by millisecond below [`Gaps::SMALL`] (made at the first one).
     counts: Vec<u32>,

@@ -16,6 +16,10 @@
 /// would otherwise fill the memory.
 pub const MAX_BUCKETS: i64 = 1_000_000;
 
+/// Cells an automatic grid grows to before its length follows the times it is asked to
+/// reach, beyond the stamps it has seen (see `Grid::reach`).
+const SPREAD_CELLS: i64 = 100_000;
+
 /// Rates are counted in steps of 1/10,000 token/s: engines print them with one or two
 /// decimals, so every logged rate is a whole number of steps.
 pub const RATE_SCALE: f64 = 10_000.0;
@@ -57,7 +61,7 @@ pub fn tokens_of(units: i128) -> f64 {
 }
 
 /// Intervals summed: tokens (rate steps × ms), milliseconds, and how many.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Totals {
     pub tokens: i128,
     pub ms: i64,
@@ -78,7 +82,7 @@ impl Totals {
 }
 
 /// A gauge summed: values in whole steps, and how many lines gave one.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Gauge {
     pub sum: i128,
     pub n: u64,
@@ -97,7 +101,7 @@ impl Gauge {
 }
 
 /// What one cell holds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Cell {
     /// Generated tokens inside the cell (rate steps × ms of overlap).
     pub gen: i128,
@@ -185,7 +189,7 @@ pub fn base_for(span_ms: i64) -> i64 {
 }
 
 /// Cells of one length, over a stretch of time.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Grid {
     /// Cell length, ms.
     pub len: i64,
@@ -290,6 +294,12 @@ impl Grid {
         let hi = (self.first + self.cells.len() as i64).max(t.div_euclid(self.len));
         if self.fixed && !self.cells.is_empty() && hi - lo > MAX_BUCKETS {
             self.fixed = false;
+            self.follow_span();
+        } else if !self.fixed && hi - lo > SPREAD_CELLS {
+            // an interval across a silence of days (lines months apart, read as one run):
+            // the cells follow it, as they follow the stamps, rather than fill the memory
+            // with cells of a second (a 4-line log of 2025 and 2026 took 12 GB)
+            span_merge(&mut self.span, (t, t));
             self.follow_span();
         }
         let k = t.div_euclid(self.len);

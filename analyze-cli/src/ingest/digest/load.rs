@@ -10,7 +10,7 @@ use super::grid::{rate_steps, RATE_SCALE};
 use rustc_hash::FxHashMap;
 
 /// One `running` value's intervals.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Level {
     pub lines: i64,
     pub ms: i64,
@@ -25,7 +25,7 @@ const DENSE: usize = 4096;
 const STEP_BITS: u32 = 40;
 
 /// The counts of all intervals that take part in the curve.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Load {
     /// By `running` (as a whole number): below [`DENSE`] by place (whose `running_ms` is
     /// `ms` times the place, made when read), the rest by value.

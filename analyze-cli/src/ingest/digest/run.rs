@@ -23,7 +23,7 @@ use super::load::Load;
 pub const GAP_MIN_MS: i64 = 300_000;
 
 /// A stats line with a rate: what its interval is made of.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Closing {
     /// Its stamp (not yet spread).
     pub ts: i64,
@@ -36,7 +36,7 @@ pub struct Closing {
 }
 
 /// An interval summed whose start may change at the end (see the module docs).
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Kept {
     /// Where it starts as summed; `None`: not summed yet (the first of the instance).
     pub start: Option<i64>,
@@ -52,7 +52,7 @@ impl Kept {
 
 /// What is known at a time `at` the log may be cut at (a start-up line, the end of a long
 /// silence): the intervals ending before it, and the stamps around it.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Probe {
     pub at: i64,
     /// The intervals ending before `at` (`None` until an interval ends at or after it).
@@ -66,7 +66,7 @@ pub struct Probe {
 const KEEP: usize = 1 << 16;
 
 /// Cold-start state (see the module docs).
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 struct Head {
     /// The lines of the first stamp, and the stamp after it (`None` while it lasts).
     lines: Vec<Closing>,
@@ -79,7 +79,7 @@ struct Head {
 }
 
 /// One run (see the module docs).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Run {
     pub grid: Grid,
     pub load: Load,

@@ -1,0 +1,139 @@
+//! A read saved beside an export, and read back: `tokstat report DIR` on an exported dataset
+//! merges the reads its writers saved and runs the analyses on them, so that its report is
+//! the report of the raw inputs, to the last digit, and one machine reports on the logs that
+//! many machines exported.
+//!
+//! What is saved is a writer's [`Ingested`] before any analysis: per instance its aggregates
+//! and digest (a few megabytes for a 1 GB log, whose per-line rows are the `steps` table),
+//! the completion rows, the benchmark runs, the scrapes, and every input's line accounting.
+//! The tables alone would not give the same figures: a report's sums are made chunk by
+//! chunk as the logs are read, and the float sums of the same rows added in another order
+//! differ in their last digits.
+//!
+//! The file (`_tokstat/…/read-WRITER.bin`, a folder query engines leave out) is one line of
+//! JSON, the [`Header`] (readable with `head -1`), then the read, encoded by `postcard` and
+//! compressed by zstd. The encoding follows the in-memory layout, so a file is read back only
+//! by the tokstat version that wrote it; another says so and asks for the export again.
+
+use crate::ingest::Ingested;
+use anyhow::{bail, Context, Result};
+use serde::{Deserialize, Deserializer};
+use std::io::{BufRead, Write};
+use std::path::{Path, PathBuf};
+
+/// The folder of an export that holds its saved reads.
+pub const DIR: &str = "_tokstat";
+
+/// Bumped when the layout of a saved read changes within a version.
+const FORMAT: u32 = 1;
+
+/// What a saved read says of itself.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Header {
+    pub format: u32,
+    /// The tokstat version that wrote it.
+    pub tokstat: String,
+    /// The run's label (`--run`).
+    pub run: String,
+    /// The writer: host, process and start time.
+    pub writer: String,
+    /// The inputs as given to `export`.
+    pub inputs: Vec<String>,
+}
+
+impl Header {
+    pub fn new(run: &str, writer: &str, inputs: &[String]) -> Header {
+        Header {
+            format: FORMAT,
+            tokstat: env!("CARGO_PKG_VERSION").to_string(),
+            run: run.to_string(),
+            writer: writer.to_string(),
+            inputs: inputs.to_vec(),
+        }
+    }
+}
+
+/// Writes a read to `path` (its folder made if need be).
+pub fn save(path: &Path, header: &Header, read: &Ingested) -> Result<()> {
+    let write = || -> Result<()> {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        let mut out = std::io::BufWriter::new(std::fs::File::create(path)?);
+        serde_json::to_writer(&mut out, header)?;
+        out.write_all(b"\n")?;
+        let mut z = zstd::Encoder::new(out, 3)?;
+        postcard::to_io(read, &mut z)?;
+        z.finish()?.flush()?;
+        Ok(())
+    };
+    write().with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// Reads the header of a saved read.
+pub fn header(path: &Path) -> Result<Header> {
+    let file =
+        std::fs::File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+    let mut line = Vec::new();
+    std::io::BufReader::new(file).read_until(b'\n', &mut line)?;
+    serde_json::from_slice(&line)
+        .with_context(|| format!("{}: not a read saved by tokstat export", path.display()))
+}
+
+/// Reads a saved read back.
+pub fn load(path: &Path) -> Result<(Header, Ingested)> {
+    let bytes = std::fs::read(path).with_context(|| format!("cannot open {}", path.display()))?;
+    let cut = memchr::memchr(b'\n', &bytes).unwrap_or(bytes.len());
+    let header: Header = serde_json::from_slice(&bytes[..cut])
+        .with_context(|| format!("{}: not a read saved by tokstat export", path.display()))?;
+    if header.format != FORMAT || header.tokstat != env!("CARGO_PKG_VERSION") {
+        bail!(
+            "{}: saved by tokstat {} (format {}); this is tokstat {} (format {FORMAT}): \
+             export the logs again with this version",
+            path.display(),
+            header.tokstat,
+            header.format,
+            env!("CARGO_PKG_VERSION")
+        );
+    }
+    let raw = zstd::decode_all(bytes.get(cut + 1..).unwrap_or_default())
+        .with_context(|| format!("{}: the saved read is damaged", path.display()))?;
+    let read: Ingested = postcard::from_bytes(&raw)
+        .with_context(|| format!("{}: the saved read is damaged", path.display()))?;
+    Ok((header, read))
+}
+
+/// The saved reads of an export folder, in name order; `None` when `dir` is not one.
+pub fn find(dir: &Path) -> Option<Vec<PathBuf>> {
+    let root = dir.join(DIR);
+    if !root.is_dir() {
+        return None;
+    }
+    let mut found = Vec::new();
+    let mut todo = vec![root];
+    while let Some(d) = todo.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                todo.push(p);
+            } else if p.extension().is_some_and(|x| x == "bin") {
+                found.push(p);
+            }
+        }
+    }
+    found.sort();
+    Some(found)
+}
+
+/// A tally's malformed samples read back: the reasons, `&'static str` where the parsers
+/// give them, are made static (five per input at most).
+pub fn reasons<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<(u64, &'static str)>, D::Error> {
+    let v = Vec::<(u64, String)>::deserialize(d)?;
+    Ok(v
+        .into_iter()
+        .map(|(line, why)| (line, &*Box::leak(why.into_boxed_str())))
+        .collect())
+}

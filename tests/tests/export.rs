@@ -1,0 +1,140 @@
+//! `tokstat report DIR` on what `tokstat export` wrote gives the report of the raw inputs, to
+//! the last digit: for every fixture set, unpartitioned and partitioned, and for a fleet whose
+//! nodes export their own logs into one folder.
+
+use tokstat_tests::{fixture, tokstat};
+
+/// The JSON report of `args` (inputs and flags), which must succeed.
+fn report(args: &[&str]) -> String {
+    let mut all = vec!["report", "--format", "json", "-q", "--year", "2026"];
+    all.extend_from_slice(args);
+    let (code, out, err) = tokstat(&all);
+    assert!(code == 0 || code == 2, "{args:?}: exit {code}: {err}");
+    out
+}
+
+fn export(inputs: &[String], to: &std::path::Path, extra: &[&str]) {
+    let to = to.display().to_string();
+    let mut args = vec!["export", "-q", "--year", "2026", "--to", to.as_str()];
+    args.extend(inputs.iter().map(String::as_str));
+    args.extend_from_slice(extra);
+    let (code, _, err) = tokstat(&args);
+    assert!(
+        code == 0 || code == 2,
+        "export {inputs:?}: exit {code}: {err}"
+    );
+}
+
+/// Each set of fixtures read back from its export, unpartitioned and (the first set)
+/// partitioned by run and instance.
+fn reports_as_inputs(sets: &[&[&str]]) {
+    let tmp = tempfile::tempdir().unwrap();
+    for (k, set) in sets.iter().enumerate() {
+        let inputs: Vec<String> = set.iter().map(|s| fixture(s)).collect();
+        let want = report(&inputs.iter().map(String::as_str).collect::<Vec<_>>());
+        let partitions: &[Option<&str>] = match k {
+            0 => &[None, Some("run,instance")],
+            _ => &[None],
+        };
+        for &partition in partitions {
+            let dir = tmp.path().join(format!("{k}-{}", partition.is_some()));
+            let extra: Vec<&str> = partition
+                .map(|p| vec!["--partition-by", p])
+                .unwrap_or_default();
+            export(&inputs, &dir, &extra);
+            let got = report(&[dir.to_str().unwrap()]);
+            assert!(
+                got == want,
+                "{set:?} ({partition:?}): the export's report differs:\n{}",
+                first_difference(&want, &got)
+            );
+        }
+    }
+}
+
+/// The scenario runs: logs of both engines, completions, several instances.
+#[test]
+fn runs_report_from_their_export() {
+    reports_as_inputs(&[
+        &["runs/demo", "runs/completions"],
+        &["runs/fleet"],
+        &["runs/sglang-mrr"],
+        &["runs/vllm-c128"],
+        &["runs/vllm-c200"],
+    ]);
+}
+
+/// Every format fixture: each engine's versions, benchmark files and summaries, scrapes,
+/// completion shapes, crashes and messy logs.
+#[test]
+fn formats_report_from_their_export() {
+    reports_as_inputs(&[
+        &["formats/messy"],
+        &["formats/sglang"],
+        &["formats/vllm"],
+        &["formats/bench"],
+        &["formats/prometheus"],
+        &["formats/completions"],
+        &["formats/incidents"],
+    ]);
+}
+
+/// A fleet's nodes each export their own log into one folder under one run label; the
+/// folder's report is the report of all the logs read together. A second run in the same
+/// folder is told apart by `--run`.
+#[test]
+fn a_fleet_exported_node_by_node_reports_as_one_run() {
+    let fleet = std::path::PathBuf::from(fixture("runs/fleet"));
+    let mut logs: Vec<String> = std::fs::read_dir(&fleet)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "log"))
+        .map(|p| p.display().to_string())
+        .collect();
+    logs.sort();
+    assert_eq!(logs.len(), 7, "{logs:?}");
+    let want = report(&logs.iter().map(String::as_str).collect::<Vec<_>>());
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("dataset");
+    for log in &logs {
+        export(
+            std::slice::from_ref(log),
+            &dir,
+            &["--partition-by", "run,instance", "--run", "fleet"],
+        );
+    }
+    let d = dir.to_str().unwrap();
+    assert_eq!(report(&[d]), want);
+    // another run beside it: the folder then needs `--run`
+    export(
+        &[fixture("runs/demo")],
+        &dir,
+        &["--partition-by", "run,instance", "--run", "demo"],
+    );
+    let (code, _, err) = tokstat(&["report", "-q", d]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("holds 2 runs (\"demo\", \"fleet\"): choose one with --run LABEL"),
+        "{err}"
+    );
+    assert_eq!(report(&[d, "--run", "fleet"]), want);
+    assert_eq!(
+        report(&[d, "--run", "demo"]),
+        report(&[&fixture("runs/demo")])
+    );
+    let (code, _, err) = tokstat(&["report", "-q", d, "--run", "nope"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("holds no run labelled \"nope\""), "{err}");
+}
+
+/// The first line where two JSON texts differ, with a little context.
+fn first_difference(a: &str, b: &str) -> String {
+    let (a, b): (Vec<&str>, Vec<&str>) = (a.lines().collect(), b.lines().collect());
+    let n = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
+    let from = n.saturating_sub(3);
+    format!(
+        "raw inputs:\n{}\nexport:\n{}",
+        a[from..a.len().min(n + 3)].join("\n"),
+        b[from..b.len().min(n + 3)].join("\n")
+    )
+}
