@@ -138,3 +138,27 @@ fn first_difference(a: &str, b: &str) -> String {
         b[from..b.len().min(n + 3)].join("\n")
     )
 }
+
+/// `compare` reads exported datasets as it reads their inputs: the same comparison, but for
+/// the paths it names.
+#[test]
+fn compare_reads_exports() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut dirs = Vec::new();
+    for run in ["vllm-c128", "vllm-c200"] {
+        let dir = tmp.path().join(run);
+        export(&[fixture(&format!("runs/{run}"))], &dir, &[]);
+        dirs.push(dir.display().to_string());
+    }
+    let compare = |a: &str, b: &str| {
+        let (a, b) = (format!("c128={a}"), format!("c200={b}"));
+        let (code, out, err) = tokstat(&["compare", "--year", "2026", "--format", "json", &a, &b]);
+        assert_eq!(code, 0, "{err}");
+        out
+    };
+    let raw = [fixture("runs/vllm-c128"), fixture("runs/vllm-c200")];
+    let want = compare(&raw[0], &raw[1])
+        .replace(&raw[0], &dirs[0])
+        .replace(&raw[1], &dirs[1]);
+    assert_eq!(compare(&dirs[0], &dirs[1]), want);
+}

@@ -132,8 +132,48 @@ pub fn find(dir: &Path) -> Option<Vec<PathBuf>> {
 /// give them, are made static (five per input at most).
 pub fn reasons<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<(u64, &'static str)>, D::Error> {
     let v = Vec::<(u64, String)>::deserialize(d)?;
-    Ok(v
-        .into_iter()
+    Ok(v.into_iter()
         .map(|(line, why)| (line, &*Box::leak(why.into_boxed_str())))
         .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A saved read comes back; one cut short, one of another version and a foreign file
+    /// each get a message naming the file and what to do.
+    #[test]
+    fn damaged_or_foreign_reads_say_so() {
+        let dir = std::env::temp_dir().join(format!("tokstat-saved-{}", std::process::id()));
+        let path = dir.join("read.bin");
+        let mut read = Ingested::default();
+        read.dropped_choices = 7;
+        let header = Header::new("c128", "host-1-ab", &["logs/".to_string()]);
+        save(&path, &header, &read).unwrap();
+        let (h, back) = load(&path).unwrap();
+        assert_eq!((h, back.dropped_choices), (header.clone(), 7));
+        let err = |p: &Path| match load(p) {
+            Ok(_) => panic!("{} read back", p.display()),
+            Err(e) => format!("{e:#}"),
+        };
+        let bytes = std::fs::read(&path).unwrap();
+        std::fs::write(&path, &bytes[..bytes.len() - 4]).unwrap();
+        let e = err(&path);
+        assert!(e.contains("read.bin: the saved read is damaged"), "{e}");
+        let old = Header {
+            tokstat: "0.0.1".into(),
+            ..header
+        };
+        save(&path, &old, &read).unwrap();
+        let e = err(&path);
+        assert!(
+            e.contains("saved by tokstat 0.0.1 (format 1)")
+                && e.contains("export the logs again with this version"),
+            "{e}"
+        );
+        std::fs::write(&path, "steps,rows\n1,2\n").unwrap();
+        assert!(err(&path).contains("read.bin: not a read saved by tokstat export"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }
