@@ -147,8 +147,10 @@ mod tests {
     fn damaged_or_foreign_reads_say_so() {
         let dir = std::env::temp_dir().join(format!("tokstat-saved-{}", std::process::id()));
         let path = dir.join("read.bin");
-        let mut read = Ingested::default();
-        read.dropped_choices = 7;
+        let read = Ingested {
+            dropped_choices: 7,
+            ..Ingested::default()
+        };
         let header = Header::new("c128", "host-1-ab", &["logs/".to_string()]);
         save(&path, &header, &read).unwrap();
         let (h, back) = load(&path).unwrap();
