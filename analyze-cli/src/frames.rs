@@ -33,68 +33,57 @@ fn opt32(v: f32) -> Option<f64> {
 /// chunk of an instance's lines: `steps` is written chunk by chunk as a log is read, so
 /// that a long log's rows never sit in memory all at once.
 pub fn steps_of(name: &str, engine: Option<&str>, series: &Series) -> PolarsResult<DataFrame> {
-    let rows: Vec<(&str, Option<&str>, StepRow)> = series
-        .steps()
-        .map(|s| (name, engine, StepRow::of(series, s)))
-        .collect();
-    steps_frame(&rows)
-}
-
-fn steps_frame(rows: &[(&str, Option<&str>, StepRow)]) -> PolarsResult<DataFrame> {
+    let rows: Vec<StepRow> = series.steps().map(|s| StepRow::of(series, s)).collect();
     let rows = rows.iter().copied();
+    let n = rows.len();
+    // (one instance and engine per chunk: a constant column is one string, not one per row)
+    let engines = match engine {
+        Some(e) => StringChunked::full("engine".into(), e, n),
+        None => StringChunked::full_null("engine".into(), n),
+    };
     DataFrame::new_infer_height(vec![
-        Column::new(
-            "instance".into(),
-            rows.clone().map(|r| r.0).collect::<Vec<_>>(),
-        ),
-        Column::new(
-            "engine".into(),
-            rows.clone().map(|r| r.1).collect::<Vec<Option<&str>>>(),
-        ),
+        StringChunked::full("instance".into(), name, n).into_column(),
+        engines.into_column(),
         Column::new(
             "kind".into(),
-            rows.clone().map(|r| r.2.kind(r.1)).collect::<Vec<_>>(),
+            rows.clone().map(|r| r.kind(engine)).collect::<Vec<_>>(),
         ),
-        datetime("ts", rows.clone().map(|r| r.2.ts).collect())?,
+        datetime("ts", rows.clone().map(|r| r.ts).collect())?,
         Column::new(
             "running".into(),
             rows.clone()
-                .map(|r| opt32(r.2.running).map(|v| v as u64))
+                .map(|r| opt32(r.running).map(|v| v as u64))
                 .collect::<Vec<_>>(),
         ),
         Column::new(
             "waiting".into(),
             rows.clone()
-                .map(|r| opt32(r.2.waiting).map(|v| v as u64))
+                .map(|r| opt32(r.waiting).map(|v| v as u64))
                 .collect::<Vec<_>>(),
         ),
         Column::new(
             "gen_tps".into(),
-            rows.clone()
-                .map(|r| finite(r.2.gen_tps))
-                .collect::<Vec<_>>(),
+            rows.clone().map(|r| finite(r.gen_tps)).collect::<Vec<_>>(),
         ),
         Column::new(
             "prompt_tps".into(),
             rows.clone()
-                .map(|r| finite(r.2.prompt_tps))
+                .map(|r| finite(r.prompt_tps))
                 .collect::<Vec<_>>(),
         ),
         Column::new(
             "kv_usage".into(),
-            rows.clone()
-                .map(|r| opt32(r.2.kv_usage))
-                .collect::<Vec<_>>(),
+            rows.clone().map(|r| opt32(r.kv_usage)).collect::<Vec<_>>(),
         ),
         Column::new(
             "new_tokens".into(),
             rows.clone()
-                .map(|r| r.2.new_tokens.map(u64::from))
+                .map(|r| r.new_tokens.map(u64::from))
                 .collect::<Vec<_>>(),
         ),
         Column::new(
             "accept_len".into(),
-            rows.map(|r| opt32(r.2.accept_len)).collect::<Vec<_>>(),
+            rows.map(|r| opt32(r.accept_len)).collect::<Vec<_>>(),
         ),
     ])
 }

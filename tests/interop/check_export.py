@@ -4,7 +4,8 @@ completions, and vLLM at 128 clients) exported by two writers into one folder, p
 by run and instance, then read back as one table per kind. DuckDB must reproduce the report's
 completions count, cap-hit rate, output-token p99 and each instance's steady tok/s (the
 report.json each writer left beside its tables); pyarrow must read the same rows; every
-Parquet file must carry tokstat's key-value metadata.
+Parquet file must carry tokstat's key-value metadata; `tokstat report DIR --run RUN` must give
+each writer's report back.
 
 Usage: tests/interop/check_export.py TOKSTAT_BINARY
 """
@@ -93,6 +94,13 @@ def main():
             units = json.loads(meta["tokstat_units"])
             assert "ts" not in units or units["ts"].startswith("datetime"), units
         checks += 1
+        # the folder reported back, one run at a time: the report each writer left
+        for run in ("fleet", "c128"):
+            back = subprocess.run([tokstat, "report", "--format", "json", "-q", "--run", run, out],
+                                  check=True, capture_output=True).stdout
+            (report_path,) = glob.glob(f"{out}/report/run={run}/*.json")
+            assert json.loads(back) == json.load(open(report_path)), run
+            checks += 1
     print(f"export: {checks} passed, 0 failed")
 
 

@@ -155,7 +155,7 @@ fn flush(part: &mut Part, opts: &Options, run: &str) -> Result<()> {
         part.sink = Some(match opts.format {
             FileFormat::Parquet => Sink::Parquet(Box::new(
                 ParquetWriter::new(file)
-                    .with_compression(ParquetCompression::Zstd(None))
+                    .with_compression(super::compression())
                     .with_statistics(StatisticsOptions::default())
                     .with_row_group_size(Some(ROW_GROUP))
                     .with_key_value_metadata(Some(metadata("steps", &df, run, &opts.report.inputs)))
