@@ -162,3 +162,22 @@ fn compare_reads_exports() {
         .replace(&raw[1], &dirs[1]);
     assert_eq!(compare(&dirs[0], &dirs[1]), want);
 }
+
+/// A folder exported by an earlier version (no saved read in it) is not read as a folder of
+/// logs (its Parquet files as binary, its report as JSON of no known shape): the report says
+/// to export again.
+#[test]
+fn an_export_without_a_saved_read_asks_for_another() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("old");
+    export(&[fixture("runs/demo")], &dir, &[]);
+    std::fs::remove_dir_all(dir.join("_tokstat")).unwrap();
+    let (code, _, err) = tokstat(&["report", "-q", dir.to_str().unwrap()]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains(
+            "saved no read to report from (no _tokstat/ folder in it): export the logs again"
+        ),
+        "{err}"
+    );
+}

@@ -128,6 +128,22 @@ pub fn find(dir: &Path) -> Option<Vec<PathBuf>> {
     Some(found)
 }
 
+/// Whether `dir` looks like a folder an earlier `tokstat export` wrote, with no saved read:
+/// a report beside a table of the schema.
+pub fn is_earlier_export(dir: &Path) -> bool {
+    let report = dir.join("report.json").is_file() || dir.join("report").is_dir();
+    report
+        && ["steps", "timeline", "completions", "requests", "metrics"]
+            .iter()
+            .any(|t| {
+                dir.join(t).is_dir()
+                    || ["parquet", "csv", "jsonl"]
+                        .iter()
+                        .any(|x| dir.join(format!("{t}.{x}")).is_file())
+            })
+        && !dir.join(DIR).exists()
+}
+
 /// A tally's malformed samples read back: the reasons, `&'static str` where the parsers
 /// give them, are made static (five per input at most).
 pub fn reasons<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<(u64, &'static str)>, D::Error> {

@@ -86,6 +86,16 @@ pub fn read(opts: &Options, steps: Option<&mut StepsSink<'_>>) -> Result<Ingeste
         .inputs
         .iter()
         .partition(|i| saved::find(std::path::Path::new(i)).is_some());
+    if let Some(old) = files
+        .iter()
+        .find(|i| saved::is_earlier_export(std::path::Path::new(i)))
+    {
+        bail!(
+            "{old} was written by a `tokstat export` that saved no read to report from \
+             (no {}/ folder in it): export the logs again with this version",
+            saved::DIR
+        );
+    }
     if opts.run.is_some() && exports.is_empty() {
         bail!("--run chooses a run of an exported dataset, and no input is one (a folder `tokstat export` wrote)");
     }
