@@ -181,3 +181,21 @@ fn an_export_without_a_saved_read_asks_for_another() {
         "{err}"
     );
 }
+
+/// An export of an exported dataset is refused (its saved read holds no `steps` line, which
+/// the new tables would silently lack).
+#[test]
+fn an_export_is_not_exported_again() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("first");
+    export(&[fixture("runs/demo")], &dir, &[]);
+    let to = tmp.path().join("second").display().to_string();
+    let d = dir.display().to_string();
+    let (code, _, err) = tokstat(&["export", "-q", "--to", &to, &d]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("is an exported dataset: report on it with `tokstat report"),
+        "{err}"
+    );
+    assert!(!std::path::Path::new(&to).exists());
+}

@@ -203,6 +203,18 @@ fn tables(built: &Built) -> Result<Vec<(&'static str, DataFrame)>> {
 /// Reads the inputs once, writes every table and `report.json`; returns what was written
 /// and the report.
 pub fn run(opts: &Options) -> Result<(Vec<Written>, report::Report)> {
+    // (a saved read holds no line of `steps`: an export of it would leave them out)
+    if let Some(dir) = opts
+        .report
+        .inputs
+        .iter()
+        .find(|i| saved::find(Path::new(i)).is_some())
+    {
+        bail!(
+            "{dir} is an exported dataset: report on it with `tokstat report {dir}`, or export \
+             the logs it was made from (an export reads logs, not the tables of another)"
+        );
+    }
     let run = label(opts);
     let writer = writer_id();
     let ext = opts.format.extension();
