@@ -82,10 +82,14 @@ pub fn build_with(opts: &Options, steps: Option<&mut StepsSink<'_>>) -> Result<B
 /// [`saved`]) for folders that hold an exported dataset, merged after them in the order
 /// given. Every chunk's stats lines of the files go to `steps` as they are read.
 pub fn read(opts: &Options, steps: Option<&mut StepsSink<'_>>) -> Result<Ingested> {
-    let (exports, files): (Vec<&String>, Vec<&String>) = opts
-        .inputs
-        .iter()
-        .partition(|i| saved::find(std::path::Path::new(i)).is_some());
+    let mut exports = Vec::new();
+    let mut files = Vec::new();
+    for input in &opts.inputs {
+        match saved::find(std::path::Path::new(input)) {
+            Some(found) => exports.push((input, found)),
+            None => files.push(input),
+        }
+    }
     if let Some(old) = files
         .iter()
         .find(|i| saved::is_earlier_export(std::path::Path::new(i)))
@@ -107,8 +111,8 @@ pub fn read(opts: &Options, steps: Option<&mut StepsSink<'_>>) -> Result<Ingeste
         let files: Vec<String> = files.into_iter().cloned().collect();
         read_files(&files, opts, steps)?
     };
-    for dir in exports {
-        for path in saved_reads(dir, opts.run.as_deref())? {
+    for (dir, found) in exports {
+        for path in saved_reads(dir, found, opts.run.as_deref())? {
             let (_, read) = saved::load(&path)?;
             if read.logs.bucket != opts.bucket_ms && !read.logs.instances.is_empty() {
                 bail!(
@@ -125,9 +129,13 @@ pub fn read(opts: &Options, steps: Option<&mut StepsSink<'_>>) -> Result<Ingeste
     Ok(r)
 }
 
-/// The saved reads of an export folder for the run asked for (or its only run).
-fn saved_reads(dir: &str, run: Option<&str>) -> Result<Vec<std::path::PathBuf>> {
-    let found = saved::find(std::path::Path::new(dir)).unwrap_or_default();
+/// Of the saved reads `found` in an export folder, those of the run asked for (or of its
+/// only run).
+fn saved_reads(
+    dir: &str,
+    found: Vec<std::path::PathBuf>,
+    run: Option<&str>,
+) -> Result<Vec<std::path::PathBuf>> {
     let mut runs = Vec::new();
     let mut by_run = Vec::new();
     for path in found {
