@@ -142,25 +142,6 @@ pub struct Logs {
     pub consoles: Vec<(u64, Run)>,
 }
 
-impl Logs {
-    /// Adds the instances of another read (a saved one: see [`crate::ingest::saved`]), as if
-    /// its files came after those read before: an instance of both has its aggregates summed
-    /// and its digest's runs joined as a later file's are.
-    pub fn extend(&mut self, other: Logs) {
-        for (name, mut inst) in other.instances {
-            match self.instances.get_mut(&name) {
-                Some(at) => {
-                    at.merge(&inst);
-                    at.digest.extend(std::mem::take(&mut inst.digest));
-                }
-                None => {
-                    self.instances.insert(name, inst);
-                }
-            }
-        }
-    }
-}
-
 /// Receives each chunk's stats lines of an instance (its name and engine) as they are
 /// summed: `export` writes them as its `steps` table, while nothing else keeps them.
 pub type StepsSink<'a> = dyn FnMut(&str, Option<&'static str>, &Series) + 'a;
@@ -204,6 +185,23 @@ impl Logs {
             at.digest.push(&mut series);
             if let Some(f) = steps.as_deref_mut() {
                 f(&name, at.engine.map(Engine::as_str), &series);
+            }
+        }
+    }
+
+    /// Adds the instances of another read (a saved one: see [`crate::ingest::saved`]), as if
+    /// its files came after those read before: an instance of both has its aggregates summed
+    /// and its digest's runs joined as a later file's are.
+    pub fn extend(&mut self, other: Logs) {
+        for (name, mut inst) in other.instances {
+            match self.instances.get_mut(&name) {
+                Some(at) => {
+                    at.merge(&inst);
+                    at.digest.extend(std::mem::take(&mut inst.digest));
+                }
+                None => {
+                    self.instances.insert(name, inst);
+                }
             }
         }
     }

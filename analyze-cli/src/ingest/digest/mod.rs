@@ -128,8 +128,7 @@ impl Digest {
     /// runs of a later file are added.
     pub fn extend(&mut self, mut other: Digest) {
         for run in other.runs {
-            self.collapse();
-            self.runs.push(run);
+            self.push_run(run);
         }
         self.events.append(&mut other.events);
         self.settings.append(&mut other.settings);
@@ -177,8 +176,13 @@ impl Digest {
     /// Starts a new run, the last one being complete: joined first to a run it follows or
     /// precedes closely in time (see [`CONTIGUOUS_MS`]).
     fn start_run(&mut self) {
+        self.push_run(Run::new(self.bucket, true));
+    }
+
+    /// Adds a run after the last one, that one being complete (see [`Digest::start_run`]).
+    fn push_run(&mut self, run: Run) {
         self.collapse();
-        self.runs.push(Run::new(self.bucket, true));
+        self.runs.push(run);
     }
 
     /// Joins the last run to a run that ends at most [`CONTIGUOUS_MS`] before it starts, or
