@@ -8,11 +8,10 @@
 //! stamp are one row (their tokens summed; their gauges are left to the decode rows). Times are naive datetimes in milliseconds, as
 //! the engines log local time without a zone.
 
-use crate::analysis::finite;
 use crate::ingest::completions::CompletionRow;
 use crate::ingest::instance::Instance;
 use crate::ingest::scrapes::Scrapes;
-use crate::ingest::series::{PointKind, Series, Step};
+use crate::ingest::series::Series;
 use crate::ingest::Ingested;
 use crate::report::TimelineRow;
 use polars::prelude::*;
@@ -21,123 +20,22 @@ use tokstat_parsers::bench::Request;
 use tokstat_parsers::completion::Finish;
 use tokstat_parsers::record::EventKind;
 
+pub mod steps;
+
 fn datetime(name: &str, ms: Vec<i64>) -> PolarsResult<Column> {
     Column::new(name.into(), ms).cast(&DataType::Datetime(TimeUnit::Milliseconds, None))
 }
 
-fn opt32(v: f32) -> Option<f64> {
-    finite(f64::from(v))
-}
-
 /// One row per stats line (decode / periodic stats, prefill, speculative metrics) of one
-/// chunk of an instance's lines: `steps` is written chunk by chunk as a log is read, so
-/// that a long log's rows never sit in memory all at once.
-pub fn steps_of(name: &str, engine: Option<&str>, series: &Series) -> PolarsResult<DataFrame> {
-    let rows: Vec<StepRow> = series.steps().map(|s| StepRow::of(series, s)).collect();
-    let rows = rows.iter().copied();
-    let n = rows.len();
-    // (one instance and engine per chunk: a constant column is one string, not one per row)
-    let engines = match engine {
-        Some(e) => StringChunked::full("engine".into(), e, n),
-        None => StringChunked::full_null("engine".into(), n),
-    };
-    DataFrame::new_infer_height(vec![
-        StringChunked::full("instance".into(), name, n).into_column(),
-        engines.into_column(),
-        Column::new(
-            "kind".into(),
-            rows.clone().map(|r| r.kind(engine)).collect::<Vec<_>>(),
-        ),
-        datetime("ts", rows.clone().map(|r| r.ts).collect())?,
-        Column::new(
-            "running".into(),
-            rows.clone()
-                .map(|r| opt32(r.running).map(|v| v as u64))
-                .collect::<Vec<_>>(),
-        ),
-        Column::new(
-            "waiting".into(),
-            rows.clone()
-                .map(|r| opt32(r.waiting).map(|v| v as u64))
-                .collect::<Vec<_>>(),
-        ),
-        Column::new(
-            "gen_tps".into(),
-            rows.clone().map(|r| finite(r.gen_tps)).collect::<Vec<_>>(),
-        ),
-        Column::new(
-            "prompt_tps".into(),
-            rows.clone()
-                .map(|r| finite(r.prompt_tps))
-                .collect::<Vec<_>>(),
-        ),
-        Column::new(
-            "kv_usage".into(),
-            rows.clone().map(|r| opt32(r.kv_usage)).collect::<Vec<_>>(),
-        ),
-        Column::new(
-            "new_tokens".into(),
-            rows.clone()
-                .map(|r| r.new_tokens.map(u64::from))
-                .collect::<Vec<_>>(),
-        ),
-        Column::new(
-            "accept_len".into(),
-            rows.map(|r| opt32(r.accept_len)).collect::<Vec<_>>(),
-        ),
-    ])
-}
-
-/// The columns of a steps row, from a point or a prefill stamp.
-#[derive(Clone, Copy)]
-struct StepRow {
-    kind: Option<PointKind>,
-    ts: i64,
-    running: f32,
-    waiting: f32,
-    gen_tps: f64,
-    prompt_tps: f64,
-    kv_usage: f32,
-    accept_len: f32,
-    new_tokens: Option<u32>,
-}
-
-impl StepRow {
-    fn of(series: &Series, s: Step<'_>) -> StepRow {
-        match s {
-            Step::Point(p, i) => StepRow {
-                kind: Some(series.kind(i)),
-                ts: p.ts,
-                running: p.running,
-                waiting: p.waiting,
-                gen_tps: p.gen_tps,
-                prompt_tps: series.prompt_tps(i),
-                kv_usage: p.kv_usage,
-                accept_len: p.accept_len,
-                new_tokens: None,
-            },
-            Step::Prefill(p) => StepRow {
-                kind: None,
-                ts: p.ts,
-                running: f32::NAN,
-                waiting: f32::NAN,
-                gen_tps: f64::NAN,
-                prompt_tps: f64::NAN,
-                kv_usage: f32::NAN,
-                accept_len: f32::NAN,
-                new_tokens: Some(p.new_tokens),
-            },
-        }
-    }
-
-    fn kind(&self, engine: Option<&str>) -> &'static str {
-        match self.kind {
-            Some(PointKind::Stats) if engine == Some("vllm") => "stats",
-            Some(PointKind::Stats) => "decode",
-            Some(PointKind::Spec) => "spec",
-            None => "prefill",
-        }
-    }
+/// chunk of an instance's lines (see [`steps::StepColumns`]).
+pub fn steps_of(
+    name: &str,
+    engine: Option<&'static str>,
+    series: &Series,
+) -> PolarsResult<DataFrame> {
+    let mut columns = steps::StepColumns::default();
+    columns.push(name, engine, series);
+    columns.frame(true)
 }
 
 /// Every census kind with a stamp: retractions, preemptions, errors, crashes, server starts
@@ -411,7 +309,7 @@ pub fn json_rows(df: &DataFrame) -> PolarsResult<Vec<serde_json::Value>> {
 mod tests {
     use super::*;
     use crate::ingest::digest::Digest;
-    use crate::ingest::series::{EventPoint, Order, Point, Prefill, Setting};
+    use crate::ingest::series::{EventPoint, Order, Point, PointKind, Prefill, Setting};
     use crate::schema::TABLES;
     use crate::testing::dtype_of;
     use tokstat_parsers::record::EventKind;

@@ -17,7 +17,9 @@ import sys
 import tempfile
 
 import duckdb
+import pyarrow.compute as pc
 import pyarrow.dataset as ds
+import pyarrow.parquet as pq
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 RUNS = os.path.join(ROOT, "fixtures", "runs")
@@ -84,6 +86,38 @@ def main():
             assert arrow.num_rows == duck > 0, (name, arrow.num_rows, duck)
             assert "run" in arrow.column_names
             checks += 1
+        # DuckDB and pyarrow decode the same steps values (tokstat encodes some pages itself)
+        sums = ", ".join(f"sum({c}), count({c})" for c in (
+            "running", "waiting", "gen_tps", "prompt_tps", "kv_usage", "new_tokens", "accept_len"))
+        duck = db.execute(f"select {sums}, count(distinct kind), min(ts), max(ts) "
+                          f"from {table('steps')}").fetchone()
+        arrow = ds.dataset(f"{out}/steps", format="parquet", partitioning="hive").to_table()
+        mine = []
+        for c in ("running", "waiting", "gen_tps", "prompt_tps", "kv_usage", "new_tokens",
+                  "accept_len"):
+            mine += [pc.sum(arrow[c]).as_py(), len(arrow) - arrow[c].null_count]
+        mine += [len(pc.unique(arrow["kind"])), pc.min(arrow["ts"]).as_py(),
+                 pc.max(arrow["ts"]).as_py()]
+        for a, b in zip(duck, mine):
+            assert a == b or (isinstance(a, float) and close(a, b)), (duck, mine)
+        checks += 1
+        # each row group's statistics are its values' (readers skip row groups by them)
+        for path in glob.glob(f"{out}/steps/**/*.parquet", recursive=True):
+            f = pq.ParquetFile(path)
+            for g in range(f.metadata.num_row_groups):
+                rows = f.read_row_group(g)
+                for i in range(f.metadata.num_columns):
+                    col = f.metadata.row_group(g).column(i)
+                    values = rows[col.path_in_schema]
+                    if values.type == "string_view":
+                        values = values.cast("string")
+                    st = col.statistics
+                    assert st.null_count == values.null_count, (path, col.path_in_schema)
+                    if values.null_count < len(values):
+                        lo, hi = pc.min_max(values).values()
+                        assert (st.min, st.max) == (lo.as_py(), hi.as_py()), (
+                            path, col.path_in_schema, st, lo, hi)
+        checks += 1
         # every file says what it is
         for path in glob.glob(f"{out}/*/**/*.parquet", recursive=True):
             meta = {k.decode(): v.decode() for k, v in db.execute(

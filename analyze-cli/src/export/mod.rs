@@ -8,6 +8,7 @@
 //! (host, process, time), so that the nodes of a cluster export their own logs into one
 //! shared folder and DuckDB, polars or Spark read the union as one table per kind.
 
+mod pages;
 mod steps;
 
 use crate::frames;
@@ -58,6 +59,10 @@ pub struct Written {
     pub rows: usize,
     pub files: usize,
 }
+
+/// Chunks read and not yet gathered into `steps`, at most: the reading runs ahead of the
+/// writing by this much (each is a few hundred kilobytes) before it waits.
+const CHUNKS_WAITING: usize = 64;
 
 /// Rows in a Parquet row group: large enough for scans, small enough to skip by statistics.
 pub(crate) const ROW_GROUP: usize = 128 * 1024;
@@ -113,13 +118,24 @@ pub(crate) fn metadata(
     run: &str,
     inputs: &[String],
 ) -> KeyValueMetadata {
+    KeyValueMetadata::from_static(metadata_pairs(table, df, run, inputs))
+}
+
+/// The key-value metadata of a table's Parquet files: tokstat and schema versions, the
+/// table, the run, the inputs and each column's unit.
+pub(crate) fn metadata_pairs(
+    table: &str,
+    df: &DataFrame,
+    run: &str,
+    inputs: &[String],
+) -> Vec<(String, String)> {
     // (the columns' units from the frame at hand: every batch of a table has its columns)
     let units: serde_json::Map<String, serde_json::Value> = df
         .get_column_names()
         .iter()
         .map(|c| (c.to_string(), serde_json::Value::from(unit(c))))
         .collect();
-    KeyValueMetadata::from_static(vec![
+    vec![
         ("tokstat_version".into(), env!("CARGO_PKG_VERSION").into()),
         (
             "tokstat_schema_version".into(),
@@ -135,7 +151,7 @@ pub(crate) fn metadata(
             "tokstat_units".into(),
             serde_json::Value::Object(units).to_string(),
         ),
-    ])
+    ]
 }
 
 fn write_file(
@@ -221,25 +237,18 @@ pub fn run(opts: &Options) -> Result<(Vec<Written>, report::Report)> {
     let mut written = Vec::new();
     let partitioned = opts.by_run || opts.by_instance;
     // steps: written chunk by chunk as the logs are read (a 1 GB log has millions), one
-    // file per instance when partitioned, on a thread of its own: its frames and Parquet
-    // encoding overlap the reading instead of holding up the thread that takes chunks in
-    // order. A few chunks wait between them at most.
+    // file per instance when partitioned, on threads of their own (see `steps`): their
+    // gathering and Parquet encoding overlap the reading instead of holding up the thread
+    // that takes chunks in order. Chunks are handed over, not copied.
     let (built, steps) = std::thread::scope(|scope| {
-        let (send, recv) =
-            std::sync::mpsc::sync_channel::<(String, Option<&'static str>, Series)>(4);
+        let (send, recv) = std::sync::mpsc::sync_channel::<steps::Chunk>(CHUNKS_WAITING);
         let (run, writer) = (&run, &writer);
-        let writing = scope.spawn(move || {
-            let mut steps = steps::Steps::new(opts, run, writer);
-            for (name, engine, series) in recv {
-                steps.add(&name, engine, &series);
-            }
-            steps.finish()
-        });
+        let writing = scope.spawn(move || steps::write(opts, run, writer, recv));
         let read = report::read(
             &opts.report,
-            Some(&mut |name, engine, series: &Series| {
+            Some(&mut |name, engine, series: Series| {
                 // (a closed channel: the writer failed, and says why when joined)
-                let _ = send.send((name.to_string(), engine, series.clone()));
+                let _ = send.send((name.to_string(), engine, series));
             }),
         );
         drop(send);

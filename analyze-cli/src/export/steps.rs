@@ -2,51 +2,64 @@
 //! once summed into their instance's digest ([`crate::ingest::instance::StepsSink`]), are
 //! gathered into row groups, and written; nothing keeps a log's rows.
 
-use super::{escape, metadata, FileFormat, Options, ROW_GROUP};
-use crate::frames;
+use super::pages;
+use super::{escape, metadata_pairs, FileFormat, Options, ROW_GROUP};
+use crate::frames::steps::{Numbers, StepColumns, Strings};
 use crate::ingest::series::Series;
 use anyhow::{Context, Result};
 use polars::prelude::*;
+use polars_parquet::write::{
+    array_to_columns, compress, fallible_streaming_iterator, schema_to_metadata_key,
+    CompressedPage, DynIter, DynStreamingIterator, Encoding, FileWriter, KeyValue, ParquetType,
+    Version, WriteOptions,
+};
 use std::collections::BTreeMap;
 use std::fs::File;
-use std::path::PathBuf;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::Receiver;
 
-/// An open file of one table, written batch by batch.
-enum Sink {
-    Parquet(Box<polars::io::parquet::write::BatchedWriter<File>>),
-    Csv(polars::io::csv::write::BatchedWriter<File>),
-    Jsonl(std::io::BufWriter<File>),
+/// One chunk's stats lines of an instance (its name, its engine), as the reading hands them
+/// over.
+pub type Chunk = (String, Option<&'static str>, Series);
+
+/// Writes the `steps` files of the chunks `chunks` brings, until it closes: the rows and
+/// files written. An error stops the writing (and drops `chunks`: the reading goes on).
+pub fn write(
+    opts: &Options,
+    run: &str,
+    writer: &str,
+    chunks: Receiver<Chunk>,
+) -> Result<(usize, usize)> {
+    let mut steps = Steps {
+        opts,
+        run,
+        writer,
+        parts: BTreeMap::new(),
+    };
+    for (name, engine, series) in chunks {
+        steps.add(&name, engine, &series)?;
+    }
+    steps.finish()
 }
 
-/// One file of `steps`: frames gathered up to a row group, then written.
+/// One file of `steps`: its rows gathered up to a row group, then written.
 struct Part {
     path: PathBuf,
     sink: Option<Sink>,
-    pending: Option<DataFrame>,
+    pending: StepColumns,
     rows: usize,
 }
 
-/// The `steps` files of an export (see the module docs).
-pub struct Steps<'a> {
+/// The `steps` files of an export, by key (see [`Steps::path`]).
+struct Steps<'a> {
     opts: &'a Options,
     run: &'a str,
     writer: &'a str,
     parts: BTreeMap<String, Part>,
-    /// The first error met: later chunks are not written, and `finish` returns it.
-    failed: Option<anyhow::Error>,
 }
 
-impl<'a> Steps<'a> {
-    pub fn new(opts: &'a Options, run: &'a str, writer: &'a str) -> Steps<'a> {
-        Steps {
-            opts,
-            run,
-            writer,
-            parts: BTreeMap::new(),
-            failed: None,
-        }
-    }
-
+impl Steps<'_> {
     /// The file an instance's rows go to, and its key among the parts.
     fn path(&self, instance: &str) -> (String, PathBuf) {
         let (o, ext) = (self.opts, self.opts.format.extension());
@@ -70,64 +83,36 @@ impl<'a> Steps<'a> {
         }
     }
 
-    /// Adds one chunk's lines of an instance.
-    pub fn add(&mut self, instance: &str, engine: Option<&str>, series: &Series) {
-        if self.failed.is_some() || (series.points.is_empty() && series.prefill.is_empty()) {
-            return;
-        }
-        if let Err(e) = self.try_add(instance, engine, series) {
-            self.failed = Some(e);
-        }
-    }
-
-    fn try_add(&mut self, instance: &str, engine: Option<&str>, series: &Series) -> Result<()> {
-        let mut df = frames::steps_of(instance, engine, series)?;
-        if self.opts.by_instance {
-            // the key is the path's: dropped from the files, as readers add it back from there
-            let _ = df.drop_in_place("instance");
+    /// Adds one chunk's lines of an instance, and writes its file's row group once full.
+    fn add(&mut self, instance: &str, engine: Option<&'static str>, series: &Series) -> Result<()> {
+        if series.points.is_empty() && series.prefill.is_empty() {
+            return Ok(());
         }
         let (key, path) = self.path(instance);
         let part = self.parts.entry(key).or_insert_with(|| Part {
             path,
             sink: None,
-            pending: None,
+            pending: StepColumns::default(),
             rows: 0,
         });
-        part.rows += df.height();
-        match &mut part.pending {
-            Some(p) => {
-                p.vstack_mut_owned(df)?;
-            }
-            None => part.pending = Some(df),
-        }
-        if part
-            .pending
-            .as_ref()
-            .is_some_and(|p| p.height() >= ROW_GROUP)
-        {
-            let (opts, run) = (self.opts, self.run);
-            flush(part, opts, run)?;
+        let before = part.pending.len();
+        part.pending.push(instance, engine, series);
+        part.rows += part.pending.len() - before;
+        if part.pending.len() >= ROW_GROUP {
+            flush(part, self.opts, self.run)?;
         }
         Ok(())
     }
 
     /// Writes what is pending and closes the files: the rows and files written.
-    pub fn finish(mut self) -> Result<(usize, usize)> {
-        if let Some(e) = self.failed.take() {
-            return Err(e);
-        }
+    fn finish(mut self) -> Result<(usize, usize)> {
         let (mut rows, mut files) = (0, 0);
         for part in self.parts.values_mut() {
             flush(part, self.opts, self.run)?;
             match part.sink.take() {
-                Some(Sink::Parquet(w)) => {
-                    w.finish()?;
-                }
+                Some(Sink::Parquet(w)) => w.finish()?,
                 Some(Sink::Csv(mut w)) => w.finish()?,
-                Some(Sink::Jsonl(mut w)) => {
-                    use std::io::Write;
-                    w.flush()?;
-                }
+                Some(Sink::Jsonl(mut w)) => w.flush()?,
                 None => {}
             }
             rows += part.rows;
@@ -139,43 +124,248 @@ impl<'a> Steps<'a> {
 
 /// Writes a part's pending rows (opening its file at the first).
 fn flush(part: &mut Part, opts: &Options, run: &str) -> Result<()> {
-    let Some(mut df) = part.pending.take() else {
+    if part.pending.is_empty() {
         return Ok(());
-    };
-    df.rechunk_mut();
-    if part.sink.is_none() {
-        let path = &part.path;
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir)
-                .with_context(|| format!("cannot create {}", dir.display()))?;
-        }
-        let file =
-            File::create(path).with_context(|| format!("cannot write {}", path.display()))?;
-        let schema = df.schema().clone();
-        part.sink = Some(match opts.format {
-            FileFormat::Parquet => Sink::Parquet(Box::new(
-                ParquetWriter::new(file)
-                    .with_compression(super::compression())
-                    .with_statistics(StatisticsOptions::default())
-                    .with_row_group_size(Some(ROW_GROUP))
-                    .with_key_value_metadata(Some(metadata("steps", &df, run, &opts.report.inputs)))
-                    .batched(&schema)?,
-            )),
-            FileFormat::Csv => Sink::Csv(CsvWriter::new(file).batched(&schema)?),
-            FileFormat::Jsonl => Sink::Jsonl(std::io::BufWriter::new(file)),
-        });
     }
-    match &mut part.sink {
-        Some(Sink::Parquet(w)) => w.write_batch(&df)?,
-        Some(Sink::Csv(w)) => w.write_batch(&df)?,
-        Some(Sink::Jsonl(w)) => {
-            use std::io::Write;
-            for row in frames::json_rows(&df)? {
+    // (a partitioned dataset has the instance in its paths: readers add it back from there)
+    let instance = !opts.by_instance;
+    let sink = match &mut part.sink {
+        Some(sink) => sink,
+        None => part.sink.insert(open(&part.path, opts, run, instance)?),
+    };
+    match sink {
+        Sink::Parquet(w) => w.write(&part.pending, instance)?,
+        Sink::Csv(w) => w.write_batch(&part.pending.frame(instance)?)?,
+        Sink::Jsonl(w) => {
+            for row in crate::frames::json_rows(&part.pending.frame(instance)?)? {
                 serde_json::to_writer(&mut *w, &row)?;
                 w.write_all(b"\n")?;
             }
         }
-        None => {}
     }
+    part.pending.clear();
     Ok(())
+}
+
+/// An open file of one table, written batch by batch.
+enum Sink {
+    Parquet(Box<ParquetSink>),
+    Csv(polars::io::csv::write::BatchedWriter<File>),
+    Jsonl(BufWriter<File>),
+}
+
+/// Creates a file of `steps` (and its folder).
+fn open(path: &Path, opts: &Options, run: &str, instance: bool) -> Result<Sink> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    }
+    let file = File::create(path).with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(match opts.format {
+        FileFormat::Parquet => Sink::Parquet(Box::new(ParquetSink::new(
+            file,
+            instance,
+            run,
+            &opts.report.inputs,
+        )?)),
+        FileFormat::Csv => {
+            let schema = StepColumns::default().frame(instance)?.schema().clone();
+            Sink::Csv(CsvWriter::new(file).batched(&schema)?)
+        }
+        FileFormat::Jsonl => Sink::Jsonl(BufWriter::new(file)),
+    })
+}
+
+/// A `steps` Parquet file, written a row group at a time by polars' Parquet encoder with
+/// encodings chosen for the columns rather than polars' default (a dictionary tried for
+/// every column, found by hashing each row): the strings as the dictionaries
+/// [`StepColumns`] builds, stamps and counts delta-packed, gauges plain (the numbers'
+/// pages made by [`pages`]). The file reads
+/// as one polars writes (the same Arrow schema in its metadata).
+struct ParquetSink {
+    writer: FileWriter<BufWriter<File>>,
+    fields: Vec<ParquetType>,
+    options: WriteOptions,
+    metadata: Vec<KeyValue>,
+}
+
+impl ParquetSink {
+    fn new(file: File, instance: bool, run: &str, inputs: &[String]) -> Result<ParquetSink> {
+        let empty = StepColumns::default().frame(instance)?;
+        let schema = Arc::new(empty.schema().to_arrow(CompatLevel::newest()));
+        let options = WriteOptions {
+            statistics: StatisticsOptions::default(),
+            version: Version::V1,
+            compression: super::compression().into(),
+            data_page_size: None,
+        };
+        let writer = FileWriter::try_new(BufWriter::new(file), (*schema).clone(), options)?;
+        let fields = writer.parquet_schema().fields().to_vec();
+        let mut metadata: Vec<KeyValue> = metadata_pairs("steps", &empty, run, inputs)
+            .into_iter()
+            .map(|(key, value)| KeyValue {
+                key,
+                value: Some(value),
+            })
+            .collect();
+        metadata.insert(0, schema_to_metadata_key(&schema));
+        Ok(ParquetSink {
+            writer,
+            fields,
+            options,
+            metadata,
+        })
+    }
+
+    /// Writes the rows as one row group.
+    fn write(&mut self, rows: &StepColumns, instance: bool) -> Result<()> {
+        let options = self.options;
+        let compressed = |page| Ok(compress(page, vec![], options.compression)?);
+        let mut columns: Vec<Vec<CompressedPage>> = Vec::with_capacity(self.fields.len());
+        let labels = rows.labels(Strings::Dictionary, instance)?;
+        let mut fields = self.fields.iter();
+        for ((_, array), field) in labels.into_iter().zip(fields.by_ref()) {
+            for pages in array_to_columns(array, field.clone(), options, &[encoding(field)])? {
+                columns.push(pages.map(|p| compressed(p?)).collect::<Result<_>>()?);
+            }
+        }
+        for ((_, numbers), field) in rows.numbers().into_iter().zip(fields) {
+            let ParquetType::PrimitiveType(t) = field else {
+                anyhow::bail!("steps: {} is not a number column", field.name());
+            };
+            let page = match numbers {
+                Numbers::F32(v) => pages::floats(v, t),
+                Numbers::F64(v) => pages::floats(v, t),
+                Numbers::Count32(v) => pages::counts(v, t),
+                Numbers::Count64(v) => pages::counts(v, t),
+            };
+            columns.push(vec![compressed(page)?]);
+        }
+        let group = DynIter::new(columns.iter().map(|pages| {
+            Ok(DynStreamingIterator::new(
+                fallible_streaming_iterator::convert(pages.iter().map(Ok)),
+            ))
+        }));
+        self.writer.write(rows.len() as u64, group)?;
+        Ok(())
+    }
+
+    /// Writes the footer.
+    fn finish(mut self) -> Result<()> {
+        self.writer.end(Some(self.metadata))?;
+        self.writer.into_inner().flush()?;
+        Ok(())
+    }
+}
+
+/// The encoding of a label column (see [`StepColumns::labels`]): the strings as
+/// dictionaries, the stamps delta-packed (they rise by a few milliseconds a row).
+fn encoding(field: &ParquetType) -> Encoding {
+    match field.name() {
+        "ts" => Encoding::DeltaBinaryPacked,
+        _ => Encoding::RleDictionary,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ingest::series::{Point, PointKind, Prefill};
+
+    /// A series of every row shape: points with all, some or no gauges, speculative ones,
+    /// prompt rates on some, and prefill stamps between them.
+    fn mixed(points: usize, seed: u64) -> Series {
+        let mut s = Series::default();
+        let mut x = seed;
+        let mut next = move || {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            x >> 33
+        };
+        for i in 0..points {
+            let r = next();
+            let gauge = |v: f32| if r % 7 == 0 { f32::NAN } else { v };
+            if r % 3 == 0 {
+                s.prefill.push(Prefill {
+                    ts: 1_000 * i as i64,
+                    // (deltas of every size, both ways, for the delta-packed counts)
+                    new_tokens: if r % 97 == 0 {
+                        u32::MAX
+                    } else {
+                        (r % 5000) as u32
+                    },
+                    at: s.points.len() as u32,
+                });
+            }
+            let spec = r % 11 == 0;
+            s.push(
+                Point {
+                    ts: 1_000 * i as i64 + 500,
+                    gen_tps: if r % 5 == 0 {
+                        f64::NAN
+                    } else {
+                        (r % 9000) as f64 / 3.0
+                    },
+                    running: gauge(if r % 89 == 0 { 3e9 } else { (r % 200) as f32 }),
+                    waiting: gauge((r % 17) as f32),
+                    kv_usage: gauge((r % 100) as f32 / 100.0),
+                    accept_len: if spec { 2.5 } else { f32::NAN },
+                },
+                if spec {
+                    PointKind::Spec
+                } else {
+                    PointKind::Stats
+                },
+                if r % 4 == 0 {
+                    (r % 3000) as f64
+                } else {
+                    f64::NAN
+                },
+            );
+        }
+        s
+    }
+
+    /// What the Parquet file holds is what was gathered, row for row and null for null, over
+    /// several row groups, three instances (one with no engine) and either layout of
+    /// `instance`. (The interop check, `tests/interop/check_export.py`, compares every row
+    /// group's statistics with its values.)
+    #[test]
+    fn a_written_file_reads_back_as_its_rows() {
+        for instance in [true, false] {
+            let dir = std::env::temp_dir().join(format!(
+                "tokstat-steps-test-{}-{instance}",
+                std::process::id()
+            ));
+            std::fs::create_dir_all(&dir).unwrap();
+            let path = dir.join("steps.parquet");
+            let mut sink =
+                ParquetSink::new(File::create(&path).unwrap(), instance, "run", &[]).unwrap();
+            let mut all = StepColumns::default();
+            for (group, (name, engine, points)) in [
+                ("gpu0", Some("sglang"), 1000),
+                ("engine1", Some("vllm"), 4099),
+                ("odd", None, 1),
+                ("gpu0", Some("sglang"), 129),
+                ("gpu0", Some("sglang"), 2),
+            ]
+            .into_iter()
+            .enumerate()
+            {
+                let series = mixed(points, group as u64);
+                let mut rows = StepColumns::default();
+                rows.push(name, engine, &series);
+                sink.write(&rows, instance).unwrap();
+                all.push(name, engine, &series);
+            }
+            sink.finish().unwrap();
+            let read = ParquetReader::new(File::open(&path).unwrap())
+                .finish()
+                .unwrap();
+            let want = all.frame(instance).unwrap();
+            assert_eq!(read.height(), want.height());
+            assert!(read.equals_missing(&want), "{read:?}\n{want:?}");
+            let _ = std::fs::remove_dir_all(&dir);
+        }
+    }
 }

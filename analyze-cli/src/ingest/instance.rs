@@ -142,9 +142,10 @@ pub struct Logs {
     pub consoles: Vec<(u64, Run)>,
 }
 
-/// Receives each chunk's stats lines of an instance (its name and engine) as they are
-/// summed: `export` writes them as its `steps` table, while nothing else keeps them.
-pub type StepsSink<'a> = dyn FnMut(&str, Option<&'static str>, &Series) + 'a;
+/// Receives each chunk's stats lines of an instance (its name and engine) once summed into
+/// its digest: `export` writes them as its `steps` table, while nothing else keeps them
+/// (they are handed over, not copied).
+pub type StepsSink<'a> = dyn FnMut(&str, Option<&'static str>, Series) + 'a;
 
 impl Logs {
     /// Adds the instances of a chunk of `file` (read after everything added before), whose
@@ -184,7 +185,7 @@ impl Logs {
             at.merge(&inst);
             at.digest.push(&mut series);
             if let Some(f) = steps.as_deref_mut() {
-                f(&name, at.engine.map(Engine::as_str), &series);
+                f(&name, at.engine.map(Engine::as_str), series);
             }
         }
     }
