@@ -41,7 +41,7 @@ pub fn counts<T: Number>(values: &[T], type_: &PrimitiveType) -> Page {
 /// bit-packed run: (groups of 8 << 1) | 1, then one bit per value, first value lowest; bits
 /// past the last value are 0, readers stop at `num_values`); and the present values, each
 /// made a `P` by `to`.
-fn levels<T: Number, P>(values: &[T], to: impl Fn(T) -> P) -> (Vec<u8>, Vec<P>) {
+fn levels<T: Number, P: Copy + Default>(values: &[T], to: impl Fn(T) -> P) -> (Vec<u8>, Vec<P>) {
     let n = values.len();
     let groups = n.div_ceil(8);
     let mut buf = Vec::with_capacity(16 + groups + n * 8);
@@ -51,17 +51,21 @@ fn levels<T: Number, P>(values: &[T], to: impl Fn(T) -> P) -> (Vec<u8>, Vec<P>) 
     let len = (at + groups - 4) as u32;
     buf[..4].copy_from_slice(&len.to_le_bytes());
     buf.resize(at + groups, 0);
-    let mut present = Vec::with_capacity(n);
+    // (branch-free: every value is written, and kept only if present; whether a gauge is
+    // present follows the kinds of lines, which a branch mispredicted)
+    let mut present = vec![P::default(); n];
+    let mut kept = 0;
     for (g, eight) in values.chunks(8).enumerate() {
         let mut byte = 0u8;
         for (i, &v) in eight.iter().enumerate() {
-            if v.present() {
-                byte |= 1 << i;
-                present.push(to(v));
-            }
+            let p = v.present();
+            byte |= u8::from(p) << i;
+            present[kept] = to(v);
+            kept += usize::from(p);
         }
         buf[at + g] = byte;
     }
+    present.truncate(kept);
     (buf, present)
 }
 
