@@ -1,6 +1,8 @@
 //! Records → polars DataFrames named and typed as the documented schema (`tokstat schema`):
 //! `steps`, `events`, `config`, `metrics`, `timeline`, `completions` and `requests`, for
-//! notebooks and `export`.
+//! notebooks and `export`. `steps`, millions of rows for a long log, is gathered a row group
+//! at a time by [`steps::StepColumns`], which also gives its rows to the Parquet writer
+//! without a frame.
 //!
 //! The frames hold what the analyses keep of each line ([`crate::ingest::series`]): the columns a
 //! query of throughput, load and pressure needs, not the rarely used ones (`tokens`,
@@ -11,7 +13,6 @@
 use crate::ingest::completions::CompletionRow;
 use crate::ingest::instance::Instance;
 use crate::ingest::scrapes::Scrapes;
-use crate::ingest::series::Series;
 use crate::ingest::Ingested;
 use crate::report::TimelineRow;
 use polars::prelude::*;
@@ -24,18 +25,6 @@ pub mod steps;
 
 fn datetime(name: &str, ms: Vec<i64>) -> PolarsResult<Column> {
     Column::new(name.into(), ms).cast(&DataType::Datetime(TimeUnit::Milliseconds, None))
-}
-
-/// One row per stats line (decode / periodic stats, prefill, speculative metrics) of one
-/// chunk of an instance's lines (see [`steps::StepColumns`]).
-pub fn steps_of(
-    name: &str,
-    engine: Option<&'static str>,
-    series: &Series,
-) -> PolarsResult<DataFrame> {
-    let mut columns = steps::StepColumns::default();
-    columns.push(name, engine, series);
-    columns.frame(true)
 }
 
 /// Every census kind with a stamp: retractions, preemptions, errors, crashes, server starts
@@ -309,10 +298,21 @@ pub fn json_rows(df: &DataFrame) -> PolarsResult<Vec<serde_json::Value>> {
 mod tests {
     use super::*;
     use crate::ingest::digest::Digest;
-    use crate::ingest::series::{EventPoint, Order, Point, PointKind, Prefill, Setting};
+    use crate::ingest::series::{EventPoint, Order, Point, PointKind, Prefill, Series, Setting};
     use crate::schema::TABLES;
     use crate::testing::dtype_of;
     use tokstat_parsers::record::EventKind;
+
+    /// The steps rows of one chunk of an instance's lines, as `export` writes them.
+    fn steps_of(
+        name: &str,
+        engine: Option<&'static str>,
+        series: &Series,
+    ) -> PolarsResult<DataFrame> {
+        let mut columns = steps::StepColumns::default();
+        columns.push(name, engine, series);
+        columns.frame(true)
+    }
 
     /// Every column of a frame is a documented column of its table, with its type.
     fn documented(table: &str, df: &DataFrame) {

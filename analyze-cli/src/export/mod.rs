@@ -237,7 +237,7 @@ pub fn run(opts: &Options) -> Result<(Vec<Written>, report::Report)> {
     let mut written = Vec::new();
     let partitioned = opts.by_run || opts.by_instance;
     // steps: written chunk by chunk as the logs are read (a 1 GB log has millions), one
-    // file per instance when partitioned, on threads of their own (see `steps`): their
+    // file per instance when partitioned, on a thread of its own (`steps::write`): its
     // gathering and Parquet encoding overlap the reading instead of holding up the thread
     // that takes chunks in order. Chunks are handed over, not copied.
     let (built, steps) = std::thread::scope(|scope| {

@@ -175,12 +175,12 @@ fn open(path: &Path, opts: &Options, run: &str, instance: bool) -> Result<Sink> 
     })
 }
 
-/// A `steps` Parquet file, written a row group at a time by polars' Parquet encoder with
-/// encodings chosen for the columns rather than polars' default (a dictionary tried for
-/// every column, found by hashing each row): the strings as the dictionaries
-/// [`StepColumns`] builds, stamps and counts delta-packed, gauges plain (the numbers'
-/// pages made by [`pages`]). The file reads
-/// as one polars writes (the same Arrow schema in its metadata).
+/// A `steps` Parquet file, written a row group at a time through polars-parquet with
+/// encodings chosen per column, rather than polars' default (a dictionary tried for every
+/// column, found by hashing each row): the strings as the dictionaries [`StepColumns`]
+/// builds and the stamps delta-packed (by polars-parquet's encoders), the number columns
+/// as [`pages`] makes them. The file reads as one polars writes (the same Arrow schema in
+/// its metadata).
 struct ParquetSink {
     writer: FileWriter<BufWriter<File>>,
     fields: Vec<ParquetType>,
