@@ -156,6 +156,7 @@ fn a_higher_cap_moves_cap_hits_and_lengths_the_right_way() {
             failure_rate: 0.005,
             drift: 1.0,
             pipeline_only: false,
+            text: gen_completions::Text::Dense,
         };
         gen_completions::write(&cfg, &p).unwrap();
         paths.push(p.display().to_string());

@@ -22,6 +22,21 @@ pub struct Config {
     /// Only pipeline records (`{"idx", "reasoning", "content", "finish_reason", "usage"}`)
     /// instead of three shapes in turn.
     pub pipeline_only: bool,
+    /// The words of the text: every other one escaped or non-ASCII ([`Text::Dense`]), or
+    /// English prose with one in about twenty ([`Text::Prose`]).
+    pub text: Text,
+}
+
+/// How dense the text is in escapes and non-ASCII characters.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Text {
+    /// [`WORDS`] in equal shares: about 120 escapes per KB once Python's `json.dumps`
+    /// escapes the non-ASCII ones, a stress test.
+    #[default]
+    Dense,
+    /// [`PROSE`] with one word in twenty from [`WORDS`]: about 9 escapes per KB once
+    /// escaped, as in multilingual or reasoning text.
+    Prose,
 }
 
 /// What the file holds, for tests and benchmarks to assert against.
@@ -59,10 +74,58 @@ const WORDS: &[&str] = &[
     "Hence",
 ];
 
-fn text(rng: &mut Rng, chars: usize, out: &mut String) {
+const PROSE: &[&str] = &[
+    "the",
+    "model",
+    "answer",
+    "so",
+    "we",
+    "need",
+    "to",
+    "check",
+    "whether",
+    "each",
+    "term",
+    "is",
+    "positive",
+    "then",
+    "sum",
+    "over",
+    "all",
+    "cases",
+    "let",
+    "me",
+    "consider",
+    "first",
+    "second",
+    "value",
+    "which",
+    "gives",
+    "us",
+    "a",
+    "bound",
+    "and",
+    "therefore",
+    "result",
+    "follows",
+    "wait",
+    "actually",
+    "compute",
+    "again",
+    "carefully",
+    "for",
+    "integer",
+    "solutions",
+];
+
+fn text(rng: &mut Rng, chars: usize, mix: Text, out: &mut String) {
     out.clear();
     while out.len() < chars {
-        out.push_str(WORDS[(rng.f() * WORDS.len() as f64) as usize]);
+        let words = match mix {
+            Text::Prose if rng.f() >= 0.05 => PROSE,
+            _ => WORDS,
+        };
+        out.push_str(words[(rng.f() * words.len() as f64) as usize]);
         out.push(' ');
     }
 }
@@ -109,6 +172,7 @@ pub fn write(cfg: &Config, path: &Path) -> Result<Truth> {
             text(
                 &mut rng,
                 cfg.text_chars.max(1) * (tokens as usize).min(4 * cfg.cap as usize) / 1500,
+                cfg.text,
                 &mut reasoning,
             );
             match if cfg.pipeline_only { 0 } else { i % 3 } {

@@ -5,8 +5,9 @@
 //!   sglang-log --out FILE [--bytes N] [--seed S] [--gpu N] [--slow F] [--max-running R]
 //!       one GPU's scheduler log (decode, prefill and access lines) of at least N bytes
 //!   completions --out FILE (--records N | --bytes N) [--cap C] [--text-chars N] [--seed S]
-//!       [--failure-rate F] [--drift D] [--pipeline]
-//!       completion JSONL (three shapes mixed) with its truth printed
+//!       [--failure-rate F] [--drift D] [--pipeline] [--prose]
+//!       completion JSONL (three shapes mixed, or pipeline records only; text dense in escapes
+//!       and non-ASCII, or prose with a few) with its truth printed
 //!   demo
 //!       rewrites `fixtures/runs/demo/` (two GPUs, the second 25% slower) and prints the truth
 //!   runs
@@ -60,6 +61,11 @@ fn main() -> Result<()> {
                 failure_rate: arg(&args, "--failure-rate", 0.005)?,
                 drift: arg(&args, "--drift", 1.0)?,
                 pipeline_only: args.iter().any(|a| a == "--pipeline"),
+                text: if args.iter().any(|a| a == "--prose") {
+                    gen_completions::Text::Prose
+                } else {
+                    gen_completions::Text::Dense
+                },
             };
             if cfg.records == 0 && cfg.target_bytes == 0 {
                 bail!("completions: give --records N or --bytes N");

@@ -2,8 +2,6 @@
 //! characters and escapes, on AVX2 where the CPU has it, else SSE2 (or `wide`'s scalar code
 //! on other targets), with the UTF-8 check of the same blocks.
 
-use super::string::*;
-
 pub(super) const LO: u64 = 0x0101_0101_0101_0101;
 pub(super) const HI: u64 = 0x8080_8080_8080_8080;
 
@@ -55,14 +53,17 @@ pub(super) enum Blocks {
         unchecked: usize,
         bad_utf8: bool,
     },
-    /// Invalid at `at`.
-    Bad { at: usize, what: &'static str },
-    /// Fewer than 64 bytes are left from `at`: the caller goes on bytewise. Escapes that
-    /// start before `checked` were checked (a `\u` escape or surrogate pair may reach past
-    /// the last block); `at` is on the backslash of an escape the blocks cut in two.
+    /// A raw control character ends the string at `at`, after valid escapes.
+    Control { at: usize },
+    /// An escape is bad: the caller reads the string again byte by byte from its start,
+    /// which finds the first error and its byte (errors are rare; the blocks only tell that
+    /// there is one).
+    Rescan,
+    /// Fewer than 64 bytes are left: the caller goes on byte by byte from `at`, an escape's
+    /// backslash or the end of the blocks. Every escape before `at` was checked; one that
+    /// starts after it may reach past the last block, and is checked again.
     Tail {
         at: usize,
-        checked: usize,
         escaped: bool,
         unchecked: usize,
         bad_utf8: bool,
@@ -108,13 +109,22 @@ pub(super) fn char_boundary(b: &[u8], start: usize, end: usize) -> usize {
 /// Scans a string's body from `start` (just past the opening quote) in whole 64-byte blocks.
 /// `masks` turns a block into the bitmasks of its backslashes and of its quotes and control
 /// characters; `escape_chars` into those of the bytes that may follow a backslash (one of
-/// `"\/bfnrtu`) and of the `u`s; `hex_chars` into its [`Hex`] classes.
-/// Escape-dense text (reasoning with quotes, `\n`, `\u00e9` every few words) costs no branch
-/// per escape. `utf8`, when `checks_utf8`, is handed every block in order with the mask of
-/// the bytes that belong to the string (up to its closing quote) and tells whether they
-/// hold invalid UTF-8; checking it here, on the block already in registers, saves a second
-/// pass over the text. Closures rather than a trait, so that the AVX2 ones inherit their
-/// caller's target feature.
+/// `"\/bfnrtu`) and of the `u`s; `hex_chars` into its [`Hex`] classes. `utf8`, when
+/// `checks_utf8`, is handed every block in order with the mask of the bytes that belong to
+/// the string (up to its closing quote) and tells whether they hold invalid UTF-8; checking
+/// it here, on the block already in registers, saves a second pass over the text. Closures
+/// rather than a trait, so that the AVX2 ones inherit their caller's target feature.
+///
+/// Escape-dense text (reasoning with quotes, `\n`, `\u00e9` every few words, Python's
+/// `json.dumps` default) costs no branch per escape: every escape of a block is checked in
+/// one set of bitmask operations, and a `\uXXXX` escape or surrogate pair that a block
+/// boundary cuts is finished in the next block from a few carried bits:
+/// - the bytes after the backslashes are escape characters;
+/// - the four bytes after each `u` are hex digits (`digits`, carried: those past the block);
+/// - surrogates are marked on their second digit (`\uD8..`-`\uDB..` high, `\uDC..`-`\uDF..`
+///   low; carried: the last two `u`s and the last `d`), and each high mark has a low mark
+///   six bytes on, and each low mark a high one six bytes before (carried: the high marks
+///   whose low is due in the next block).
 #[inline(always)]
 pub(super) fn blocks_with(
     b: &[u8],
@@ -128,11 +138,14 @@ pub(super) fn blocks_with(
     let mut escaped = false;
     let mut bad_utf8 = false;
     let mut i = start;
-    // escapes before this were checked (a surrogate pair is checked at its first half)
-    let mut checked = 0usize;
     // 1 when the block's first byte is escaped by a backslash ending the block before:
     // carried as a bit, so the next block's address never waits on this one's masks
     let mut carry = 0u64;
+    // owed by the block before: hex digits (bits 0-3), its `u`s at bits 62-63 and `d` at
+    // bit 63 (as bits 0-1 and 0), low-surrogate marks (bits 0-5)
+    let (mut digits_owed, mut u_top, mut d_top, mut lows_owed) = (0u64, 0u64, 0u64, 0u64);
+    // the last block's escape starts that may reach past it (see `Blocks::Tail`)
+    let mut open = 0u64;
     while let Some(block) = b.get(i..i + 64) {
         let block: &[u8; 64] = block.try_into().unwrap_or(&[0; 64]);
         let (bs, stops) = masks(block);
@@ -146,85 +159,36 @@ pub(super) fn blocks_with(
             // the closing quote itself is where a character it cuts short shows
             bad_utf8 |= utf8(block, inside | first);
         }
-        // every escape before it must be a valid one: the bytes after the backslashes in one vector
-        // test; `\u` escapes one by one (hex digits, surrogate pairs — the second half of a
-        // pair is checked with the first)
         let starts = escape_starts & inside;
         let follow = (starts << 1) | carry;
-        if follow != 0 {
+        open = 0;
+        if starts | carry | digits_owed | u_top | lows_owed != 0 {
             escaped = true;
             let (valid, u) = escape_chars(block);
-            let bad = follow & !valid;
-            let us = follow & u;
-            if bad != 0 {
-                // the first error in the text: a `\u` escape before the bad one may be bad too
-                let at = (i + bad.trailing_zeros() as usize) - 1;
-                let mut before = us & (bad - 1);
-                while before != 0 {
-                    let u_at = (i + before.trailing_zeros() as usize) - 1;
-                    before &= before - 1;
-                    if u_at >= checked {
-                        match escape_len(b, u_at) {
-                            Some(n) => checked = u_at + n,
-                            None => {
-                                return Blocks::Bad {
-                                    at: u_at,
-                                    what: "bad \\u escape",
-                                }
-                            }
-                        }
-                    }
-                }
-                return Blocks::Bad {
-                    at,
-                    what: "bad escape",
-                };
-            }
-            // `\uXXXX` escapes whose four digits lie in the block (a `u` at bit 59 or
-            // below) are checked in one vector test: their digits are hex, and each
-            // surrogate half has its other half six bytes away (a high one `\uD8..`-`\uDB..`
-            // before a low one `\uDC..`-`\uDF..`). The others go one by one, for the exact
-            // error or because their pair reaches across the block: digits past the block,
-            // a high half at bit 54 or above, a low half whose high half the block before
-            // checked (`checked`). Text with `\u00e9` every few words (Python's
-            // `json.dumps` default) costs no branch per escape, emoji pairs included.
             let h = hex_chars(block);
-            let whole = us & (u64::MAX >> 4);
-            let need = (whole << 1) | (whole << 2) | (whole << 3) | (whole << 4);
-            let mut us = if need & !h.hex != 0 {
-                us
-            } else {
-                let surrogate = whole & (h.d >> 1);
-                let high = surrogate & (h.high >> 2);
-                let low = surrogate & (h.low >> 2);
-                let paired = (high & (low >> 6)) | (low & (high << 6));
-                (us & !whole) | ((high | low) & !paired)
-            };
-            while us != 0 {
-                let at = (i + us.trailing_zeros() as usize) - 1;
-                us &= us - 1;
-                if at < checked {
-                    continue;
-                }
-                match escape_len(b, at) {
-                    Some(n) => checked = at + n,
-                    None => {
-                        return Blocks::Bad {
-                            at,
-                            what: "bad \\u escape",
-                        }
-                    }
-                }
+            let us = follow & u;
+            let digits = (us << 1) | (us << 2) | (us << 3) | (us << 4) | digits_owed;
+            // surrogate marks, on the second digit
+            let second = (us << 2) | u_top;
+            let surrogate = second & ((h.d << 1) | d_top);
+            let (high, low) = (surrogate & h.high, surrogate & h.low);
+            let bad = (follow & !valid) | (digits & !h.hex) | (((high << 6) | lows_owed) ^ low);
+            digits_owed = (us >> 60) | (us >> 61) | (us >> 62) | (us >> 63);
+            u_top = us >> 62;
+            d_top = h.d >> 63;
+            lows_owed = high >> 58;
+            // a block that ends the string owes nothing to the next
+            if bad != 0 || (first != 0 && digits_owed | lows_owed != 0) {
+                return Blocks::Rescan;
             }
+            // an escape from byte 48 on may end past the block (a pair is 12 bytes), unless
+            // it is the low half of a pair whose high half the block checked
+            open = starts & !(low >> 3) & (u64::MAX << 48);
         }
         if first != 0 {
             let end = i + first.trailing_zeros() as usize;
-            // after the escapes: an escaped line end before a raw one is the first error
             if block[end - i] != b'"' {
-                return Blocks::Bad {
-                    at: end,
-                    what: "control character in string",
-                };
+                return Blocks::Control { at: end };
             }
             return Blocks::Closed {
                 end,
@@ -237,8 +201,11 @@ pub(super) fn blocks_with(
         i += 64;
     }
     Blocks::Tail {
-        at: i - carry as usize,
-        checked,
+        at: if open != 0 {
+            i - 64 + open.trailing_zeros() as usize
+        } else {
+            i
+        },
         escaped,
         unchecked: if checks_utf8 {
             char_boundary(b, start, i)

@@ -140,27 +140,27 @@ impl<'a> Scanner<'a> {
             }
             break;
         }
-        let (mut i, checked, mut escaped, unchecked, bad_utf8) = match string_blocks(b, start) {
+        let (mut i, mut escaped, unchecked, bad_utf8) = match string_blocks(b, start) {
             Blocks::Closed {
                 end,
                 escaped,
                 unchecked,
                 bad_utf8,
             } => return self.closed(start, end, escaped, unchecked, bad_utf8),
-            Blocks::Bad { at, what } => {
+            Blocks::Control { at } => {
                 self.pos = at;
-                return self.err(what);
+                return self.err("control character in string");
             }
+            // the first bad escape, found byte by byte
+            Blocks::Rescan => (start, false, start, false),
             Blocks::Tail {
                 at,
-                checked,
                 escaped,
                 unchecked,
                 bad_utf8,
-            } => (at, checked, escaped, unchecked, bad_utf8),
+            } => (at, escaped, unchecked, bad_utf8),
         };
-        // the rest bytewise, from past a `\u` escape checked with the last block
-        i = i.max(checked);
+        // the rest byte by byte
         loop {
             while i + 8 <= b.len() {
                 let w = u64::from_le_bytes(b[i..i + 8].try_into().unwrap_or([0; 8]));
@@ -484,8 +484,9 @@ mod tests {
     fn utf8_verdict(b: &[u8], start: usize, r: Blocks) -> (Blocks, bool) {
         let cut_at = match r {
             Blocks::Closed { end, .. } => end,
-            Blocks::Tail { at, .. } => at,
-            Blocks::Bad { .. } => return (r, true),
+            // the blocks read up to where the UTF-8 is left unchecked, past `at` perhaps
+            Blocks::Tail { at, unchecked, .. } => at.max(unchecked),
+            Blocks::Control { .. } | Blocks::Rescan => return (r, true),
         };
         let (Blocks::Closed {
             unchecked,
@@ -519,14 +520,8 @@ mod tests {
                 unchecked: 0,
                 bad_utf8: false,
             },
-            Blocks::Tail {
+            Blocks::Tail { at, escaped, .. } => Blocks::Tail {
                 at,
-                checked,
-                escaped,
-                ..
-            } => Blocks::Tail {
-                at,
-                checked,
                 escaped,
                 unchecked: 0,
                 bad_utf8: false,
@@ -851,6 +846,10 @@ mod tests {
             doc.push('"');
             let b = doc.as_bytes();
             let ours = Scanner::new(b).string();
+            // the blocks ask for a rescan only where there is an error
+            if string_blocks(b, 1) == Blocks::Rescan {
+                assert!(bytewise(b).is_err(), "{doc}");
+            }
             match (bytewise(b), ours) {
                 (Ok(end), Ok(s)) => {
                     assert_eq!(s.raw.len(), end - 1, "{doc}");
