@@ -22,22 +22,20 @@ pub(super) fn has_byte(w: u64, c: u8) -> u64 {
     x.wrapping_sub(LO) & !x & HI
 }
 
-/// Escapes in a block, from its backslash mask: `(escaped, starts)` — the bytes escaped by
-/// the byte before them, and the backslashes that start an escape (every other one of a
-/// run, from its first). simdjson's carry trick: adding a run's lowest bit clears the run
-/// and carries past its end, so the end's parity against the start's gives the run's
-/// length parity. A backslash run at the block's start must not include a backslash the
-/// previous block escaped (the caller masks it out).
+/// Escapes in a block, from its backslash mask `bs` and `carry` (1 when the block's first
+/// byte is escaped by a backslash ending the block before): `(escaped, starts, carry out)`,
+/// the bytes escaped by the byte before them, the backslashes that start an escape (every
+/// other one of a run, from its first), and whether the block's last byte starts one.
+/// simdjson's subtraction trick (`json_escape_scanner`): subtracting the backslashes from
+/// their shifted mask with every odd bit set leaves the escaped bytes marked, with odd-aligned
+/// runs inverted, which the xor with the odd bits puts right.
 #[inline]
-pub(super) fn escapes(bs: u64) -> (u64, u64) {
-    const EVEN: u64 = 0x5555_5555_5555_5555;
-    const ODD: u64 = !EVEN;
-    let start_edges = bs & !(bs << 1);
-    let even_sum = bs.wrapping_add(start_edges & EVEN);
-    let odd_sum = bs.wrapping_add(start_edges & ODD);
-    let escaped = (even_sum & !bs & ODD) | (odd_sum & !bs & EVEN);
-    let starts = (bs & !even_sum & EVEN) | (bs & !odd_sum & ODD);
-    (escaped, starts)
+pub(super) fn escapes(bs: u64, carry: u64) -> (u64, u64, u64) {
+    const ODD: u64 = 0xaaaa_aaaa_aaaa_aaaa;
+    let potential = bs & !carry;
+    let codes = (((potential << 1) | ODD).wrapping_sub(potential)) ^ ODD;
+    let starts = codes & bs;
+    (codes ^ (bs | carry), starts, starts >> 63)
 }
 
 /// Where the block scan of a string stopped. `unchecked` is where the string's UTF-8 is
@@ -141,50 +139,42 @@ pub(super) fn blocks_with(
     // 1 when the block's first byte is escaped by a backslash ending the block before:
     // carried as a bit, so the next block's address never waits on this one's masks
     let mut carry = 0u64;
-    // owed by the block before: hex digits (bits 0-3), its `u`s at bits 62-63 and `d` at
-    // bit 63 (as bits 0-1 and 0), low-surrogate marks (bits 0-5)
-    let (mut digits_owed, mut u_top, mut d_top, mut lows_owed) = (0u64, 0u64, 0u64, 0u64);
-    // the last block's escape starts that may reach past it (see `Blocks::Tail`)
-    let mut open = 0u64;
+    let mut owed = Owed::default();
+    // the last block's escape starts and low-surrogate marks (see `Blocks::Tail`)
+    let (mut last_starts, mut last_lows) = (0u64, 0u64);
     while let Some(block) = b.get(i..i + 64) {
         let block: &[u8; 64] = block.try_into().unwrap_or(&[0; 64]);
         let (bs, stops) = masks(block);
-        let (esc, escape_starts) = escapes(bs & !carry);
+        let (escaped_bytes, escape_starts, carry_out) = escapes(bs, carry);
         // the first unescaped quote or control character ends the string, well or badly (an
         // escaped control character is a bad escape)
-        let first = stops & !(esc | carry);
+        let first = stops & !escaped_bytes;
         let first = first & first.wrapping_neg();
         let inside = first.wrapping_sub(1);
         if checks_utf8 {
             // the closing quote itself is where a character it cuts short shows
             bad_utf8 |= utf8(block, inside | first);
         }
-        let starts = escape_starts & inside;
-        let follow = (starts << 1) | carry;
-        open = 0;
-        if starts | carry | digits_owed | u_top | lows_owed != 0 {
+        let follow = escaped_bytes & inside;
+        last_starts = escape_starts & inside;
+        // escapes, or a `\u` escape the block before cut: the branch's condition is only
+        // this block's masks, known early; a cut escape before a block without any comes
+        // second, the rare case
+        last_lows = if (bs & inside) | carry != 0 {
             escaped = true;
-            let (valid, u) = escape_chars(block);
-            let h = hex_chars(block);
-            let us = follow & u;
-            let digits = (us << 1) | (us << 2) | (us << 3) | (us << 4) | digits_owed;
-            // surrogate marks, on the second digit
-            let second = (us << 2) | u_top;
-            let surrogate = second & ((h.d << 1) | d_top);
-            let (high, low) = (surrogate & h.high, surrogate & h.low);
-            let bad = (follow & !valid) | (digits & !h.hex) | (((high << 6) | lows_owed) ^ low);
-            digits_owed = (us >> 60) | (us >> 61) | (us >> 62) | (us >> 63);
-            u_top = us >> 62;
-            d_top = h.d >> 63;
-            lows_owed = high >> 58;
-            // a block that ends the string owes nothing to the next
-            if bad != 0 || (first != 0 && digits_owed | lows_owed != 0) {
-                return Blocks::Rescan;
+            match owed.check(escape_chars(block), hex_chars(block), follow, first) {
+                Some(lows) => lows,
+                None => return Blocks::Rescan,
             }
-            // an escape from byte 48 on may end past the block (a pair is 12 bytes), unless
-            // it is the low half of a pair whose high half the block checked
-            open = starts & !(low >> 3) & (u64::MAX << 48);
-        }
+        } else if owed.any() {
+            cold();
+            match owed.check(escape_chars(block), hex_chars(block), follow, first) {
+                Some(lows) => lows,
+                None => return Blocks::Rescan,
+            }
+        } else {
+            0
+        };
         if first != 0 {
             let end = i + first.trailing_zeros() as usize;
             if block[end - i] != b'"' {
@@ -197,9 +187,12 @@ pub(super) fn blocks_with(
                 bad_utf8,
             };
         }
-        carry = starts >> 63;
+        carry = carry_out;
         i += 64;
     }
+    // an escape from byte 48 on may end past the last block (a pair is 12 bytes), unless it
+    // is the low half of a pair whose high half the block checked
+    let open = last_starts & !(last_lows >> 3) & (u64::MAX << 48);
     Blocks::Tail {
         at: if open != 0 {
             i - 64 + open.trailing_zeros() as usize
@@ -215,6 +208,55 @@ pub(super) fn blocks_with(
         bad_utf8,
     }
 }
+
+/// What a block's `\u` escapes owe the next block, for [`blocks_with`]: hex digits (bits 0-3),
+/// its `u`s at bits 62-63 and `d` at bit 63 (as bits 0-1 and 0: surrogate marks of the
+/// next block's first two bytes), low-surrogate marks (bits 0-5).
+#[derive(Debug, Default, Clone, Copy)]
+struct Owed {
+    digits: u64,
+    u_top: u64,
+    d_top: u64,
+    lows: u64,
+}
+
+impl Owed {
+    fn any(&self) -> bool {
+        self.digits | self.u_top | self.lows != 0
+    }
+
+    /// Checks a block's escapes from its escape characters `(valid, u)`, hex classes `h`,
+    /// the bytes after its backslashes (`follow`) and its end (`first`): `None` if one is
+    /// bad, else the block's low-surrogate marks.
+    #[inline(always)]
+    fn check(&mut self, (valid, u): (u64, u64), h: Hex, follow: u64, first: u64) -> Option<u64> {
+        let us = follow & u;
+        let two = (us << 1) | (us << 2);
+        let digits = two | (two << 2) | self.digits;
+        // surrogate marks, on the second digit
+        let second = (us << 2) | self.u_top;
+        let surrogate = second & ((h.d << 1) | self.d_top);
+        let (high, low) = (surrogate & h.high, surrogate & h.low);
+        let bad = (follow & !valid) | (digits & !h.hex) | (((high << 6) | self.lows) ^ low);
+        let cut = us >> 60;
+        let cut = cut | (cut >> 1);
+        *self = Owed {
+            digits: cut | (cut >> 2),
+            u_top: us >> 62,
+            d_top: h.d >> 63,
+            lows: high >> 58,
+        };
+        // a block that ends the string owes nothing to the next
+        if bad != 0 || (first != 0 && self.digits | self.lows != 0) {
+            return None;
+        }
+        Some(low)
+    }
+}
+
+/// Marks the branch that calls it as the unlikely one.
+#[cold]
+fn cold() {}
 
 /// [`blocks_with`] on the widest vectors the CPU has: AVX2 where present (checked once and
 /// cached by std), else SSE2, which every x86-64 has (`wide` falls back to scalar code on

@@ -543,6 +543,33 @@ mod tests {
         }
     }
 
+    /// The escape masks of a block against a byte-by-byte reading of its backslashes, for
+    /// random masks of every density, with and without an escape carried in.
+    #[test]
+    fn escape_masks_read_like_byte_by_byte() {
+        let mut next = xorshift(0x0bad_5eed_1234_5678u64);
+        for _ in 0..100_000 {
+            let density = next(65);
+            let bs = (0..64).fold(0u64, |m, k| m | (u64::from(next(64) < density) << k));
+            let carry = next(2) as u64;
+            let (mut escaped, mut starts, mut open) = (0u64, 0u64, carry);
+            for k in 0..64 {
+                if open == 1 {
+                    escaped |= 1 << k;
+                    open = 0;
+                } else if bs >> k & 1 == 1 {
+                    starts |= 1 << k;
+                    open = 1;
+                }
+            }
+            assert_eq!(
+                escapes(bs, carry),
+                (escaped, starts, open),
+                "{bs:064b} {carry}"
+            );
+        }
+    }
+
     /// Every vector width finds the same end, error or tail as the SSE2 blocks, and the same
     /// UTF-8 verdict, on string bodies dense in what the masks look for, at every alignment
     /// to the 64-byte blocks (on a CPU without AVX2 this compares SSE2 with itself).
