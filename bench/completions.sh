@@ -3,7 +3,9 @@
 # reasoning text each, with escapes and non-ASCII) through `wc -l`, DuckDB `read_json` with an
 # explicit column list + `quantile_cont`, and `tokstat report --format json`; then the same
 # file zstd-compressed against `zstd -dc > /dev/null`; then peak memory for 1 GB and 4 GB
-# read from a pipe (no mapped file pages in the figure); the \u-escaped shape against wc -l.
+# read from a pipe (no mapped file pages in the figure); the \u-escaped shape against wc -l;
+# then prose (one word in sixteen escaped or non-ASCII: ~9 escapes per KB once escaped, the
+# density of multilingual or reasoning text), UTF-8 and \u-escaped, against wc -l.
 # Usage: bench/completions.sh [BYTES]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,16 +29,25 @@ if command -v hyperfine >/dev/null; then
     -n 'zstd -dc > /dev/null' "zstd -dc $f.zst" \
     -n 'tokstat report (.zst)' "$t report --format json -q $f.zst"
 fi
-# the same records as Python's json.dumps writes them by default (every non-ASCII character
-# as \uXXXX: about 87 escapes per KB here): the escaped shape against wc -l
-e=${f%.jsonl}-escaped.jsonl
-[ -f "$e" ] || python3 -c '
+# the records as Python's json.dumps writes them by default: every non-ASCII character as
+# \uXXXX (about 120 escapes per KB in the stress shape, 9 in prose)
+escape() {
+  [ -f "$2" ] || python3 -c '
 import json, sys
 with open(sys.argv[1], "rb") as f, open(sys.argv[2], "w") as g:
     for line in f:
         g.write(json.dumps(json.loads(line), ensure_ascii=True) + "\n")
-' "$f" "$e"
+' "$1" "$2"
+}
+e=${f%.jsonl}-escaped.jsonl
+escape "$f" "$e"
 python3 bench/pairs.py 10 "$e" 'wc -l {f}' "$t report --format json -q {f}"
+p=bench-data/completions-prose-$bytes.jsonl
+[ -f "$p" ] || ./target/release/xtask completions --out "$p" --bytes "$bytes" --text-chars 10000 --pipeline --prose --seed 5
+escape "$p" "${p%.jsonl}-escaped.jsonl"
+for g in "$p" "${p%.jsonl}-escaped.jsonl"; do
+  python3 bench/pairs.py 10 "$g" 'wc -l {f}' "$t report --format json -q {f}"
+done
 for g in "$f" "${2:-}"; do
   [ -n "$g" ] && [ -f "$g" ] && cat "$g" | /usr/bin/time -f "$g from a pipe: %e s, peak RSS %M KB" $t report --format json -q - > /dev/null
 done

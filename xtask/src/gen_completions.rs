@@ -23,7 +23,7 @@ pub struct Config {
     /// instead of three shapes in turn.
     pub pipeline_only: bool,
     /// The words of the text: every other one escaped or non-ASCII ([`Text::Dense`]), or
-    /// English prose with one in about twenty ([`Text::Prose`]).
+    /// English prose with one in about sixteen ([`Text::Prose`]).
     pub text: Text,
 }
 
@@ -34,7 +34,7 @@ pub enum Text {
     /// escapes the non-ASCII ones, a stress test.
     #[default]
     Dense,
-    /// [`PROSE`] with one word in twenty from [`WORDS`]: about 9 escapes per KB once
+    /// [`PROSE`] with one word in sixteen from [`WORDS`]: about 9 escapes per KB once
     /// escaped, as in multilingual or reasoning text.
     Prose,
 }
@@ -122,7 +122,7 @@ fn text(rng: &mut Rng, chars: usize, mix: Text, out: &mut String) {
     out.clear();
     while out.len() < chars {
         let words = match mix {
-            Text::Prose if rng.f() >= 0.05 => PROSE,
+            Text::Prose if rng.f() >= 0.0625 => PROSE,
             _ => WORDS,
         };
         out.push_str(words[(rng.f() * words.len() as f64) as usize]);
