@@ -37,6 +37,9 @@ pub enum StepKind {
     Spec,
     /// vLLM V0 `Prefix cache hit rate: GPU: …` line.
     Cache,
+    /// vLLM `Engine 000: Iteration(N): …` line (0.26+, `--enable-logging-iteration-details`):
+    /// one engine step, beside the periodic stats lines, which the timeline reads instead.
+    Iteration,
 }
 
 impl StepKind {
@@ -47,6 +50,7 @@ impl StepKind {
             StepKind::Stats => "stats",
             StepKind::Spec => "spec",
             StepKind::Cache => "cache",
+            StepKind::Iteration => "iteration",
         }
     }
 }
@@ -65,6 +69,8 @@ pub enum Dialect {
     VllmSpec,
     /// vLLM V0 prefix-cache body.
     VllmCache,
+    /// vLLM iteration-details body (`1 context requests, …`).
+    VllmIteration,
 }
 
 /// Unmodelled `key: value` pairs of a stats line, found lazily: the record keeps the body it
@@ -90,12 +96,17 @@ impl<'a> Extra<'a> {
         } else {
             self.body
         };
-        crate::kv::pairs(body).filter_map(move |(k, v)| match dialect {
+        let pairs = match dialect {
+            Dialect::VllmIteration => Pairs::Counted(crate::vllm::iteration_pairs(body)),
+            _ => Pairs::Keyed(crate::kv::pairs(body)),
+        };
+        pairs.filter_map(move |(k, v)| match dialect {
             Dialect::None => None,
             Dialect::SglangBatch => crate::sglang::extra(k, v),
             Dialect::VllmStats => crate::vllm::stats_extra(k, v, &mut kv_seen),
             Dialect::VllmSpec => crate::vllm::spec_extra(k, v),
             Dialect::VllmCache => (k != "GPU").then_some((k, v)),
+            Dialect::VllmIteration => crate::vllm::iteration_extra(k, v),
         })
     }
 
@@ -105,6 +116,24 @@ impl<'a> Extra<'a> {
 
     pub fn get(&self, key: &str) -> Option<&'a str> {
         self.iter().find(|(k, _)| *k == key).map(|(_, v)| v)
+    }
+}
+
+/// The pairs of a body, by its shape: `key: value` parts, or vLLM's iteration details,
+/// whose counts come before their names (`31 generation tokens`).
+enum Pairs<'a> {
+    Keyed(crate::kv::Pairs<'a>),
+    Counted(crate::vllm::IterationPairs<'a>),
+}
+
+impl<'a> Iterator for Pairs<'a> {
+    type Item = (&'a str, &'a str);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        match self {
+            Pairs::Keyed(p) => p.next(),
+            Pairs::Counted(p) => p.next(),
+        }
     }
 }
 

@@ -95,15 +95,168 @@ fn milestone(kind: EventKind, message: &str) -> Body<'_> {
     })
 }
 
-/// `Engine 000: Avg prompt throughput: …` (0.8.3+).
+/// `Engine 000: Avg prompt throughput: …` (0.8.3+) and `Engine 000: Iteration(…): …` (0.26+).
 fn engine_stats(msg: &str) -> Option<Body<'_>> {
     let rest = msg.strip_prefix("Engine ")?;
     let colon = rest.find(": ")?;
-    let idx = uint(&rest[..colon])?;
-    let body = rest[colon + 2..]
-        .strip_prefix("Avg prompt throughput: ")
-        .map(|_| &rest[colon + 2..])?;
-    Some(stats(body, Some(idx as u32), None))
+    let idx = uint(&rest[..colon])? as u32;
+    let body = &rest[colon + 2..];
+    if body.starts_with("Iteration(") {
+        return Some(iteration(body, idx));
+    }
+    body.starts_with("Avg prompt throughput: ")
+        .then(|| stats(body, Some(idx), None))
+}
+
+/// The per-step line that `--enable-logging-iteration-details` adds (v1/metrics/loggers.py,
+/// `_log_iteration_details`, 0.26.0 on):
+/// `"%sIteration(%d): %d context requests, %d context tokens, %d generation requests, %d
+/// generation tokens, iteration elapsed time: %.2f ms%s, GPU KV cache usage: %.1f%%%s"`, the
+/// first `%s` the `Engine 000: ` prefix, the second ` (dummy)` for a dummy step, the last
+/// `, encoder inputs: %d, encoder output embeddings: %d` when there are encoder inputs; from
+/// 0.30.0 the device is named (`%s KV cache usage`). The engine's step in the SGLang terms
+/// of the other columns: `running` the generation (decoding) requests, `new_seq` and
+/// `new_tokens` the context (prefill) requests and tokens.
+fn iteration(body: &str, engine_index: u32) -> Body<'_> {
+    let body = body.trim_end();
+    match iteration_fields(body, engine_index, false) {
+        // cut short: the parts before the last one, which the cut may have shortened
+        None => match body.rfind(", ") {
+            Some(at) => iteration_fields(&body[..at], engine_index, true).unwrap_or(
+                Body::Malformed("an iteration field did not parse as a number"),
+            ),
+            None => Body::Malformed("iteration line without its request and token counts"),
+        },
+        Some(b) => b,
+    }
+}
+
+/// The step of an iteration-details body, `cut` when the line was cut short after it. `None`
+/// when its last part is not the line's end (the KV cache usage or the encoder parts) or does
+/// not parse: the line was cut in it.
+fn iteration_fields(body: &str, engine_index: u32, cut: bool) -> Option<Body<'_>> {
+    let mut s = Step {
+        engine: VL,
+        kind: Some(StepKind::Iteration),
+        engine_index: Some(engine_index),
+        partial: cut,
+        extra: Extra::new(body, Dialect::VllmIteration),
+        ..Step::default()
+    };
+    let mut pairs = iteration_pairs(body).peekable();
+    let mut seen = 0u32;
+    while let Some((key, value)) = pairs.next() {
+        let last = pairs.peek().is_none();
+        let field = match key {
+            "" if last => return None,
+            "" => {
+                return Some(Body::Malformed(
+                    "an iteration line's part is not one vLLM prints",
+                ))
+            }
+            "iteration" => 0,
+            "context requests" => 1,
+            "context tokens" => 2,
+            "generation requests" => 3,
+            "generation tokens" => 4,
+            "iteration elapsed time" => 5,
+            k if k.ends_with(" KV cache usage") => 6,
+            "encoder inputs" => 7,
+            "encoder output embeddings" => 8,
+            // a part a later version adds: kept among the extras
+            _ => 9,
+        };
+        if field < 9 && seen & (1 << field) != 0 {
+            return Some(Body::Malformed(crate::sglang::REPEATED));
+        }
+        seen |= 1 << field;
+        let ok = match field {
+            1 => uint(value).map(|v| s.new_seq = Some(v)).is_some(),
+            2 => uint(value).map(|v| s.new_tokens = Some(v)).is_some(),
+            3 => uint(value).map(|v| s.running = Some(v)).is_some(),
+            5 => {
+                let ms = value.strip_suffix(" (dummy)").unwrap_or(value);
+                ms.strip_suffix(" ms").and_then(float).is_some()
+            }
+            // the `%` is the end of a line cut in the number
+            6 => value
+                .ends_with('%')
+                .then(|| percent_as_fraction(value))
+                .flatten()
+                .map(|v| s.kv_usage = Some(v))
+                .is_some(),
+            9 => true,
+            _ => uint(value).is_some(),
+        };
+        if last && !cut && !(ok && matches!(field, 6 | 8)) {
+            return None;
+        }
+        if !ok {
+            return Some(Body::Malformed(
+                "an iteration field did not parse as a number",
+            ));
+        }
+    }
+    if seen & 0b11110 != 0b11110 && !cut {
+        return Some(Body::Malformed(
+            "iteration line without its request and token counts",
+        ));
+    }
+    Some(Body::Step(s))
+}
+
+/// The pairs of an iteration-details body: `("iteration", "1204")` from `Iteration(1204): `,
+/// then its `", "`-separated parts, counts named after them (`("context tokens", "896")`)
+/// and the rest `key: value`. A part of neither shape comes out with an empty key.
+pub(crate) fn iteration_pairs(body: &str) -> IterationPairs<'_> {
+    IterationPairs {
+        rest: body.strip_prefix("Iteration(").unwrap_or(body),
+        head: true,
+    }
+}
+
+/// Iterator of [`iteration_pairs`].
+pub(crate) struct IterationPairs<'a> {
+    rest: &'a str,
+    head: bool,
+}
+
+impl<'a> Iterator for IterationPairs<'a> {
+    type Item = (&'a str, &'a str);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if std::mem::take(&mut self.head) {
+            let (n, rest) = self
+                .rest
+                .split_once("): ")
+                .unwrap_or((self.rest.trim_end_matches([')', ':']), ""));
+            self.rest = rest;
+            return Some(("iteration", n));
+        }
+        if self.rest.is_empty() {
+            return None;
+        }
+        let (part, rest) = self.rest.split_once(", ").unwrap_or((self.rest, ""));
+        self.rest = rest;
+        if let Some((k, v)) = part.split_once(": ") {
+            return Some((k, v));
+        }
+        match part.split_once(' ') {
+            Some((n, name)) if n.bytes().all(|c| c.is_ascii_digit()) && !n.is_empty() => {
+                Some((name, n))
+            }
+            _ => Some(("", part)),
+        }
+    }
+}
+
+/// An iteration-details pair that no column takes.
+pub(crate) fn iteration_extra<'a>(key: &'a str, value: &'a str) -> Option<(&'a str, &'a str)> {
+    let modelled = matches!(
+        key,
+        "context requests" | "context tokens" | "generation requests" | ""
+    ) || key.ends_with(" KV cache usage");
+    (!modelled).then_some((key, value))
 }
 
 /// `2 Engines Aggregated: Avg prompt throughput: …` (0.11.1+).

@@ -194,6 +194,61 @@ proptest! {
         prop_assert_eq!(st.preemptions, if v0 { None } else { preempt });
     }
 
+    /// vLLM's iteration-details line (0.26+) reads back its values; cut anywhere after its
+    /// counts, it reads as partial, never as whole, and keeps only values the whole line has.
+    #[test]
+    fn vllm_iteration_round_trips_and_cuts_are_partial(
+        index in 0u64..10_000_000, ctx_reqs in 0u64..64, ctx_tokens in 0u64..100_000,
+        gen_reqs in 0u64..1024, gen_tokens in 0u64..4096, elapsed in 0u32..100_000, kv in 0u32..=1000,
+        dummy in any::<bool>(), device in prop_oneof![Just("GPU"), Just("XPU"), Just("NPU")],
+        encoder in proptest::option::of((1u64..16, 1u64..10_000)), engine in 0u32..8, cut in any::<prop::sample::Index>(),
+    ) {
+        let one = |t: u32| format!("{}.{}", t / 10, t % 10);
+        let mut s = format!(
+            "(APIServer pid=77) INFO 11-20 10:00:03 [loggers.py:199] Engine {engine:03}: Iteration({index}): \
+             {ctx_reqs} context requests, {ctx_tokens} context tokens, {gen_reqs} generation requests, \
+             {gen_tokens} generation tokens, iteration elapsed time: {}.{:02} ms{}, {device} KV cache usage: {}%",
+            elapsed / 100, elapsed % 100, if dummy { " (dummy)" } else { "" }, one(kv),
+        );
+        if let Some((inputs, embeddings)) = encoder {
+            s += &format!(", encoder inputs: {inputs}, encoder output embeddings: {embeddings}");
+        }
+        let mut scratch = String::new();
+        let line = tokstat_parsers::parse_line(s.as_bytes(), &mut scratch);
+        let Body::Step(whole) = line.body else { panic!("not a step: {s}") };
+        prop_assert!(!whole.partial);
+        prop_assert_eq!(whole.engine_index, Some(engine));
+        prop_assert_eq!((whole.new_seq, whole.new_tokens, whole.running), (Some(ctx_reqs), Some(ctx_tokens), Some(gen_reqs)));
+        prop_assert_eq!(whole.kv_usage, Some(format!("{}e-3", kv).parse::<f64>().unwrap()));
+        let tokens = gen_tokens.to_string();
+        prop_assert_eq!(whole.extra.get("generation tokens"), Some(tokens.as_str()));
+        let index = index.to_string();
+        prop_assert_eq!(whole.extra.get("iteration"), Some(index.as_str()));
+        // cut after the context counts and before the last value: a
+        // partial step or a malformed line, whose every value is the whole line's (a cut
+        // just after the KV cache usage, when the encoder parts follow, reads as a whole line
+        // without them)
+        let from = s.find(" generation requests").unwrap();
+        let last_value = s.rfind(": ").unwrap() + 2;
+        let at = from + cut.index(last_value - from);
+        let short = &s[..at];
+        let kv_end = s.find('%').unwrap() + 1;
+        let mut scratch = String::new();
+        match tokstat_parsers::parse_line(short.as_bytes(), &mut scratch).body {
+            Body::Step(st) => {
+                prop_assert!(st.partial || (at == kv_end && encoder.is_some()), "{}", short);
+                prop_assert_eq!((st.new_seq, st.new_tokens), (whole.new_seq, whole.new_tokens));
+                prop_assert!(st.running.is_none() || st.running == whole.running, "{}", short);
+                prop_assert!(st.kv_usage.is_none() || st.kv_usage == whole.kv_usage, "{}", short);
+                for (k, v) in st.extra.iter() {
+                    prop_assert_eq!(whole.extra.get(k), Some(v), "{}", short);
+                }
+            }
+            Body::Malformed(_) => {}
+            other => panic!("{short}: {other:?}"),
+        }
+    }
+
     #[test]
     fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..400)) {
         let mut scratch = String::new();
@@ -209,7 +264,7 @@ proptest! {
         Just("Prefill batch"), Just("#running-req"), Just("token usage"), Just("full="), Just("swa="),
         Just("INFO 05-27 09:10:11 "), Just("[loggers.py:116] "), Just("Engine 000"), Just("Avg prompt throughput"),
         Just("12 reqs"), Just("1,048,576"), Just("nan"), Just("%"), Just("\x1b[1;36m"), Just("[0m"), Just("\u{fffd}"),
-        Just("SpecDecoding metrics"), Just("server_args="), Just("{'a': "), Just("GPU KV cache size"), Just("Maximum concurrency for "),
+        Just("SpecDecoding metrics"), Just("Iteration(12): "), Just("3 context requests"), Just("iteration elapsed time"), Just("server_args="), Just("{'a': "), Just("GPU KV cache size"), Just("Maximum concurrency for "),
     ], 0..40)) {
         let text = parts.concat();
         let mut scratch = String::new();

@@ -50,7 +50,15 @@ fn every_format_fixture_is_accounted_for() {
         ("sglang-v0.3.4-v0.4.6-scheduler.log", 17, "13 parsed", 4, 0),
         ("vllm-v1-loggers-v0.11.1-v0.33.0.log", 12, "11 parsed", 1, 0),
         ("vllm-ascend-v0.7.3-v0.30.log", 12, "10 parsed", 2, 0),
-        ("vllm-tt-plugin.log", 7, "2 parsed", 5, 0),
+        ("vllm-tt-plugin.log", 7, "3 parsed", 4, 0),
+        // (line 10: two records glued; line 11: two glued, a key repeated)
+        (
+            "vllm-v1-iteration-v0.26-v0.34.log",
+            12,
+            "11 parsed (3 cut short)",
+            0,
+            1,
+        ),
         // (lines 5 and 6: one record a terminal wrapped, read as one)
         ("sglang-messy.log", 14, "9 parsed", 3, 2),
         ("vllm-messy.log", 10, "7 parsed", 2, 1),
@@ -68,13 +76,13 @@ fn every_format_fixture_is_accounted_for() {
     let steps = recs.iter().filter(|r| r["table"] == "steps").count();
     let events = recs.iter().filter(|r| r["table"] == "events").count();
     let configs = recs.iter().filter(|r| r["table"] == "config").count();
-    // the same counts as the reviewed `.expected` files: 124 steps (11 of them from glued
-    // lines and other prefixes, 7 from lines cut short, 7 from the vLLM-Ascend and
-    // Tenstorrent fixtures), 33 events (16 of them incidents of the crash fixtures), 21
+    // the same counts as the reviewed `.expected` files: 137 steps (11 of them from glued
+    // lines and other prefixes, 7 from lines cut short, 8 from the vLLM-Ascend and
+    // Tenstorrent fixtures, 12 from the vLLM iteration-details fixture), 33 events (16 of them incidents of the crash fixtures), 21
     // start-up milestones (13 graphs captured, 8 weights loaded), 2 HTTP 5xx access lines,
     // 157 config pairs; and 13 incidents in the `.expected` files themselves, read as logs
     // too, which quote incident messages
-    assert_eq!((steps, events, configs), (124, 33 + 21 + 2 + 13, 157));
+    assert_eq!((steps, events, configs), (137, 33 + 21 + 2 + 13, 157));
     // a line from the wrapped, coloured, CRLF-ended vLLM fixture
     let v = recs
         .iter()

@@ -324,7 +324,8 @@ impl Instance {
                     self.accept_len.add(a);
                 }
             }
-            StepKind::Cache => {}
+            // the periodic stats lines beside them are what the figures read
+            StepKind::Cache | StepKind::Iteration => {}
         }
     }
 }

@@ -563,9 +563,12 @@ impl<V: Visitor> Acc<'_, '_, V> {
         };
         let mut scratch = String::new();
         if held.more > 0 {
-            // the rows joined so far, when they read as a whole record
+            // the rows joined so far, when they read as a whole record, or as a record cut
+            // short whose first row is as wide as a terminal (a cut line that a terminal
+            // wrapped: its rows hold more of it than the first alone)
             let line = tokstat_parsers::parse_str_line(&held.text, &mut scratch, true);
-            if matches!(&line.body, Body::Step(s) if !s.partial) {
+            if matches!(&line.body, Body::Step(s) if !s.partial || wrapped::is_full_row(&held.first))
+            {
                 return self.take_joined(held.line_no, held.more, &line, &held.text);
             }
         }

@@ -78,13 +78,14 @@ fn f32_of(v: Option<u64>) -> f32 {
 
 impl Point {
     /// The point of a stats line with its kind and prompt rate, or `None` for kinds no point
-    /// holds (prefill batches are [`Prefill`]s; cache lines no analysis reads).
+    /// holds (prefill batches are [`Prefill`]s; cache and iteration-details lines no analysis
+    /// reads: vLLM prints its periodic stats lines beside them).
     #[inline]
     pub fn of(ts: Ts, kind: StepKind, s: &Gauges) -> Option<(Point, PointKind, f64)> {
         let kind = match kind {
             StepKind::Decode | StepKind::Stats => PointKind::Stats,
             StepKind::Spec => PointKind::Spec,
-            StepKind::Prefill | StepKind::Cache => return None,
+            StepKind::Prefill | StepKind::Cache | StepKind::Iteration => return None,
         };
         let p = Point {
             ts: ts.0,
@@ -191,7 +192,7 @@ impl Series {
     /// Adds one stats line.
     #[inline(always)]
     pub fn step(&mut self, ts: Ts, kind: StepKind, g: &Gauges) {
-        if matches!(kind, StepKind::Cache) {
+        if matches!(kind, StepKind::Cache | StepKind::Iteration) {
             return;
         }
         self.order = self.order.then(ts.0, self.is_empty());
