@@ -122,12 +122,48 @@ fn iteration(body: &str, engine_index: u32) -> Body<'_> {
     match iteration_fields(body, engine_index, false) {
         // cut short: the parts before the last one, which the cut may have shortened
         None => match body.rfind(", ") {
-            Some(at) => iteration_fields(&body[..at], engine_index, true).unwrap_or(
-                Body::Malformed("an iteration field did not parse as a number"),
-            ),
+            Some(at) => iteration_fields(&body[..at], engine_index, true)
+                .unwrap_or(Body::Malformed(NOT_VLLMS)),
             None => Body::Malformed("iteration line without its request and token counts"),
         },
         Some(b) => b,
+    }
+}
+
+/// The parts of an iteration-details line, in the order vLLM prints them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Iter {
+    Index,
+    ContextRequests,
+    ContextTokens,
+    GenerationRequests,
+    GenerationTokens,
+    Elapsed,
+    KvUsage,
+    EncoderInputs,
+    EncoderEmbeddings,
+    /// A part a later version adds: kept among the extras.
+    Other,
+}
+
+impl Iter {
+    fn of(key: &str) -> Iter {
+        match key {
+            "iteration" => Iter::Index,
+            "context requests" => Iter::ContextRequests,
+            "context tokens" => Iter::ContextTokens,
+            "generation requests" => Iter::GenerationRequests,
+            "generation tokens" => Iter::GenerationTokens,
+            "iteration elapsed time" => Iter::Elapsed,
+            k if k.ends_with(" KV cache usage") => Iter::KvUsage,
+            "encoder inputs" => Iter::EncoderInputs,
+            "encoder output embeddings" => Iter::EncoderEmbeddings,
+            _ => Iter::Other,
+        }
+    }
+
+    fn bit(self) -> u32 {
+        1 << self as u32
     }
 }
 
@@ -147,48 +183,36 @@ fn iteration_fields(body: &str, engine_index: u32, cut: bool) -> Option<Body<'_>
     let mut seen = 0u32;
     while let Some((key, value)) = pairs.next() {
         let last = pairs.peek().is_none();
-        let field = match key {
-            "" if last => return None,
-            "" => {
-                return Some(Body::Malformed(
-                    "an iteration line's part is not one vLLM prints",
-                ))
-            }
-            "iteration" => 0,
-            "context requests" => 1,
-            "context tokens" => 2,
-            "generation requests" => 3,
-            "generation tokens" => 4,
-            "iteration elapsed time" => 5,
-            k if k.ends_with(" KV cache usage") => 6,
-            "encoder inputs" => 7,
-            "encoder output embeddings" => 8,
-            // a part a later version adds: kept among the extras
-            _ => 9,
-        };
-        if field < 9 && seen & (1 << field) != 0 {
+        if key.is_empty() {
+            return (!last).then_some(Body::Malformed(NOT_VLLMS));
+        }
+        let part = Iter::of(key);
+        if part != Iter::Other && seen & part.bit() != 0 {
             return Some(Body::Malformed(crate::sglang::REPEATED));
         }
-        seen |= 1 << field;
-        let ok = match field {
-            1 => uint(value).map(|v| s.new_seq = Some(v)).is_some(),
-            2 => uint(value).map(|v| s.new_tokens = Some(v)).is_some(),
-            3 => uint(value).map(|v| s.running = Some(v)).is_some(),
-            5 => {
+        seen |= part.bit();
+        let ok = match part {
+            Iter::ContextRequests => uint(value).map(|v| s.new_seq = Some(v)).is_some(),
+            Iter::ContextTokens => uint(value).map(|v| s.new_tokens = Some(v)).is_some(),
+            Iter::GenerationRequests => uint(value).map(|v| s.running = Some(v)).is_some(),
+            Iter::Elapsed => {
                 let ms = value.strip_suffix(" (dummy)").unwrap_or(value);
                 ms.strip_suffix(" ms").and_then(float).is_some()
             }
-            // the `%` is the end of a line cut in the number
-            6 => value
+            // without its `%`, the line was cut in the number
+            Iter::KvUsage => value
                 .ends_with('%')
                 .then(|| percent_as_fraction(value))
                 .flatten()
                 .map(|v| s.kv_usage = Some(v))
                 .is_some(),
-            9 => true,
-            _ => uint(value).is_some(),
+            Iter::Other => true,
+            Iter::Index
+            | Iter::GenerationTokens
+            | Iter::EncoderInputs
+            | Iter::EncoderEmbeddings => uint(value).is_some(),
         };
-        if last && !cut && !(ok && matches!(field, 6 | 8)) {
+        if last && !cut && !(ok && matches!(part, Iter::KvUsage | Iter::EncoderEmbeddings)) {
             return None;
         }
         if !ok {
@@ -197,13 +221,20 @@ fn iteration_fields(body: &str, engine_index: u32, cut: bool) -> Option<Body<'_>
             ));
         }
     }
-    if seen & 0b11110 != 0b11110 && !cut {
+    let counts = Iter::ContextRequests.bit()
+        | Iter::ContextTokens.bit()
+        | Iter::GenerationRequests.bit()
+        | Iter::GenerationTokens.bit();
+    if seen & counts != counts && !cut {
         return Some(Body::Malformed(
             "iteration line without its request and token counts",
         ));
     }
     Some(Body::Step(s))
 }
+
+/// What an iteration line with a part of neither shape (`N name`, `key: value`) is.
+const NOT_VLLMS: &str = "an iteration line's part is not one vLLM prints";
 
 /// The pairs of an iteration-details body: `("iteration", "1204")` from `Iteration(1204): `,
 /// then its `", "`-separated parts, counts named after them (`("context tokens", "896")`)
