@@ -97,8 +97,8 @@ impl<'a> Extra<'a> {
             self.body
         };
         let pairs = match dialect {
-            Dialect::VllmIteration => Pairs::Counted(crate::vllm::iteration_pairs(body)),
-            _ => Pairs::Keyed(crate::kv::pairs(body)),
+            Dialect::VllmIteration => BodyPairs::Counted(crate::vllm::iteration_pairs(body)),
+            _ => BodyPairs::Keyed(crate::kv::pairs(body)),
         };
         pairs.filter_map(move |(k, v)| match dialect {
             Dialect::None => None,
@@ -121,18 +121,18 @@ impl<'a> Extra<'a> {
 
 /// The pairs of a body, by its shape: `key: value` parts, or vLLM's iteration details,
 /// whose counts come before their names (`31 generation tokens`).
-enum Pairs<'a> {
+enum BodyPairs<'a> {
     Keyed(crate::kv::Pairs<'a>),
     Counted(crate::vllm::IterationPairs<'a>),
 }
 
-impl<'a> Iterator for Pairs<'a> {
+impl<'a> Iterator for BodyPairs<'a> {
     type Item = (&'a str, &'a str);
 
     fn next(&mut self) -> Option<Self::Item> {
         match self {
-            Pairs::Keyed(p) => p.next(),
-            Pairs::Counted(p) => p.next(),
+            BodyPairs::Keyed(p) => p.next(),
+            BodyPairs::Counted(p) => p.next(),
         }
     }
 }
