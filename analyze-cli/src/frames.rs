@@ -90,7 +90,7 @@ pub fn metrics(s: &Scrapes) -> PolarsResult<DataFrame> {
         .iter()
         .enumerate()
         .flat_map(|(k, sc)| sc.samples.iter().map(move |x| (k, sc, x)));
-    let ts: Vec<Option<i64>> = rows.clone().map(|r| r.1.ts.map(|t| t.0)).collect();
+    let ts: Vec<Option<i64>> = rows.clone().map(|r| r.1.placed.map(|t| t.0)).collect();
     DataFrame::new_infer_height(vec![
         Column::new(
             "source".into(),

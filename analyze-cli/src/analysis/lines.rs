@@ -12,7 +12,7 @@ use crate::analysis::segments::{self, Reason};
 use crate::ingest::digest::grid::{self, Totals};
 use crate::ingest::digest::run::{Closing, Probe, Run};
 use crate::ingest::digest::Digest;
-use tokstat_parsers::record::EventKind;
+use crate::ingest::series::restart_candidates;
 
 /// An instance's lines, settled.
 #[derive(Debug, Clone, PartialEq)]
@@ -26,22 +26,11 @@ pub struct Lines {
     pub inexact: u64,
 }
 
-/// Settles an instance's lines (see the module docs), taking them out of its digest.
-pub fn settle(d: &mut Digest) -> Lines {
-    let mut all = d.take_joined();
+/// Settles an instance's lines (see the module docs), from its digest (left as it is).
+pub fn settle(d: &Digest) -> Lines {
+    let mut all = d.joined();
     // the cuts, from the stats stamps as logged
-    let mut starts: Vec<i64> = d
-        .settings()
-        .iter()
-        .map(|c| c.ts)
-        .chain(
-            d.events()
-                .iter()
-                .filter(|e| e.kind == EventKind::ServerReady)
-                .map(|e| e.ts),
-        )
-        .collect();
-    starts.sort_unstable();
+    let starts = restart_candidates(d.settings(), d.events());
     let prefill_tail: Vec<i64> = all.tail.iter().filter(|t| t.1).map(|t| t.0).collect();
     let cuts = segments::cuts(&segments::CutInputs {
         starts: &starts,
@@ -236,6 +225,7 @@ mod tests {
     use crate::ingest::series::Series;
     use crate::ingest::series::{EventPoint, PointKind, Setting, Step};
     use crate::testing::Lcg;
+    use tokstat_parsers::record::EventKind;
     use tokstat_parsers::record::{Gauges, StepKind};
     use tokstat_parsers::stamp::Ts;
 

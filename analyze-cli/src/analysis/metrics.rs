@@ -269,12 +269,12 @@ fn summary(v: Vec<f64>) -> Option<Summary> {
     Summary::of(&mut v)
 }
 
-/// Analyses the scrapes (ordered by [`Scrapes::order`]).
+/// Analyses the scrapes (placed by [`Scrapes::place`]).
 pub fn analyze(s: &Scrapes) -> Option<Metrics> {
     let last = s.scrapes.last()?;
-    let timed: Vec<&Scrape> = s.scrapes.iter().filter(|x| x.ts.is_some()).collect();
+    let timed: Vec<&Scrape> = s.scrapes.iter().filter(|x| x.placed.is_some()).collect();
     let window = (timed.len() >= 2).then(|| (timed[0], timed[timed.len() - 1]));
-    let secs = window.and_then(|(a, b)| Some((b.ts?.0 - a.ts?.0) as f64 / 1000.0));
+    let secs = window.and_then(|(a, b)| Some((b.placed?.0 - a.placed?.0) as f64 / 1000.0));
     let rate = |names: &[&str]| -> Option<f64> {
         let secs = secs.filter(|s| *s > 0.0)?;
         // the sum of per-interval increases, so that a counter reset in between is handled
@@ -313,13 +313,13 @@ pub fn analyze(s: &Scrapes) -> Option<Metrics> {
     let mut timeline = Vec::new();
     for (k, sc) in s.scrapes.iter().enumerate() {
         let prev = k.checked_sub(1).map(|p| &s.scrapes[p]);
-        let dt = match (prev.and_then(|p| p.ts), sc.ts) {
+        let dt = match (prev.and_then(|p| p.placed), sc.placed) {
             (Some(a), Some(b)) if b.0 > a.0 => Some((b.0 - a.0) as f64 / 1000.0),
             _ => None,
         };
         let r = |names: &[&str]| Some(increase(prev?, sc, names, |_| true)? / dt?);
         timeline.push(ScrapePoint {
-            ts: sc.ts,
+            ts: sc.placed,
             gen_tps: r(&GEN),
             prompt_tps: r(&PROMPT),
             requests_per_s: r(&REQUESTS),
@@ -355,8 +355,8 @@ pub fn analyze(s: &Scrapes) -> Option<Metrics> {
         scrapes: s.scrapes.len(),
         samples: s.scrapes.iter().map(|x| x.samples.len()).sum(),
         engine,
-        from: timed.first().and_then(|x| x.ts),
-        to: timed.last().and_then(|x| x.ts),
+        from: timed.first().and_then(|x| x.placed),
+        to: timed.last().and_then(|x| x.placed),
         span_s: secs,
         gen_tps: rate(&GEN),
         prompt_tps: rate(&PROMPT),

@@ -207,9 +207,9 @@ mod tests {
         s.settings.push(set(200_500, "context_len", "4096"));
         s.points.extend((201..400).map(|i| stats(i * 1000)));
         s.points.extend((1600..1700).map(|i| stats(i * 1000)));
-        let mut d = Digest::of(&s);
+        let d = Digest::of(&s);
         assert_eq!(
-            crate::analysis::lines::settle(&mut d).cuts,
+            crate::analysis::lines::settle(&d).cuts,
             vec![(200_000, Reason::Restart), (1_600_000, Reason::Gap)]
         );
         let ch = changes(std::iter::once((

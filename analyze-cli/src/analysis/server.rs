@@ -94,13 +94,10 @@ impl Server {
 }
 
 /// Runs the analysis over the instances of a log summary.
-pub fn analyze(
-    instances: &mut BTreeMap<String, Instance>,
-    bucket_ms: Option<i64>,
-) -> Result<Server> {
+pub fn analyze(instances: &BTreeMap<String, Instance>, bucket_ms: Option<i64>) -> Result<Server> {
     let settled: Vec<Lines> = instances
-        .par_iter_mut()
-        .map(|(_, i)| lines::settle(&mut i.digest))
+        .par_iter()
+        .map(|(_, i)| lines::settle(&i.digest))
         .collect();
     let lifecycle: Vec<(String, Life)> = instances
         .iter()
@@ -392,7 +389,7 @@ mod tests {
                 ..Instance::default()
             },
         );
-        let s = analyze(&mut m, None).unwrap();
+        let s = analyze(&m, None).unwrap();
         assert_eq!(s.timeline.tokens.len(), 1);
         assert!(s.gen_tokens == 0.0 && s.gen_tokens.is_sign_positive());
         assert!(s.timeline.tokens[0].is_sign_positive());

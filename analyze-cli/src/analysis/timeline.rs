@@ -16,22 +16,7 @@ use anyhow::Result;
 use polars::prelude::*;
 use rayon::prelude::*;
 
-/// A bucket length for a run of `span_ms`: a round length giving at most about 120 buckets
-/// (whole days beyond six hours: a vLLM log read out of order can span years, each step back
-/// in its month-day stamps being a new year).
-pub fn auto_bucket(span_ms: i64) -> i64 {
-    const STEPS: [i64; 15] = [
-        1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 21600,
-    ];
-    const DAY: i64 = 86_400_000;
-    let want = span_ms / 120;
-    STEPS
-        .iter()
-        .map(|s| s * 1000)
-        .find(|&s| s >= want)
-        .unwrap_or_else(|| (want.max(1) + DAY - 1) / DAY * DAY)
-}
-
+pub use crate::ingest::digest::grid::auto_bucket;
 pub use crate::ingest::digest::grid::MAX_BUCKETS;
 
 /// One timeline row.
@@ -590,8 +575,8 @@ mod tests {
             points: vec![stats(0, 1.0), stats(800 * 365 * DAY, 1.0)],
             ..Series::default()
         };
-        let mut d = Digest::of(&series);
-        let lines = crate::analysis::lines::settle(&mut d);
+        let d = Digest::of(&series);
+        let lines = crate::analysis::lines::settle(&d);
         let input = [InstanceCells {
             name: "a",
             lines: &lines,
@@ -611,8 +596,8 @@ mod tests {
             points: vec![stats(0, 0.0), stats(10_000, 100.0), stats(25_000, 40.0)],
             ..Series::default()
         };
-        let mut d = Digest::of(&series);
-        let lines = crate::analysis::lines::settle(&mut d);
+        let d = Digest::of(&series);
+        let lines = crate::analysis::lines::settle(&d);
         let t = build(
             &[InstanceCells {
                 name: "a",

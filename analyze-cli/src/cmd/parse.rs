@@ -39,7 +39,7 @@ pub fn run(args: &ParseArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result
             _ => inputs.push(input),
         }
     }
-    scrapes.order(None);
+    scrapes.place(None);
     let mut rows = Vec::new();
     records::write_metrics(&scrapes, &mut rows);
     out.write_all(&rows)?;

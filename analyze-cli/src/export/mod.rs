@@ -252,11 +252,12 @@ pub fn run(opts: &Options) -> Result<(Vec<Written>, report::Report)> {
             }),
         );
         drop(send);
-        // the read saved before the analyses change it, for `report DIR`
+        // the read saved for `report DIR` (the analyses leave it as it is)
         let built = read.and_then(|read| {
+            let built = report::analyze(read, &opts.report)?;
             let header = saved::Header::new(run, writer, &opts.report.inputs);
-            saved::save(&saved_path(opts, run, writer), &header, &read)?;
-            report::analyze(read, &opts.report)
+            saved::save(&saved_path(opts, run, writer), &header, &built.read)?;
+            Ok(built)
         });
         let steps = writing
             .join()

@@ -104,6 +104,18 @@ fn log_work(file: &FileCtx, chunk: Chunk<'_>) -> (ChunkOut<ChunkSummary>, Calend
 }
 
 impl Ingested {
+    /// The last step of reading: each instance's events and settings in time order, each
+    /// scrape placed in time (`interval_s` apart where they carry no time). Nothing is
+    /// dropped or summed: a read finished, saved and merged with others, then finished
+    /// again, is the read of all their inputs finished once. The analyses take a finished
+    /// read by shared reference and change nothing in it.
+    pub fn finish(&mut self, interval_s: Option<f64>) {
+        for i in self.logs.instances.values_mut() {
+            i.digest.finish();
+        }
+        self.scrapes.place(interval_s);
+    }
+
     /// Adds another read (a saved one: see [`saved`]), as if its inputs were given after
     /// these.
     pub fn extend(&mut self, mut other: Ingested) {

@@ -20,8 +20,13 @@ pub struct Sample {
 #[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct Scrape {
     pub source: String,
+    /// Its time as read: a `# scrape` line, the file's name, or the samples' own stamps.
     pub ts: Option<Ts>,
     pub samples: Vec<Sample>,
+    /// Its time as the analyses place it (see [`Scrapes::place`]): derived from `ts`, never
+    /// saved, so that a read placed and saved is merged as one that was not.
+    #[serde(skip)]
+    pub placed: Option<Ts>,
 }
 
 /// All scrapes read, with the declared family types.
@@ -101,7 +106,7 @@ impl Scrapes {
         let mut current = Scrape {
             source: source.to_string(),
             ts: time_from_name(stem),
-            samples: Vec::new(),
+            ..Scrape::default()
         };
         let mut marked = false;
         let mut newest_stamp: Option<i64> = None;
@@ -154,24 +159,29 @@ impl Scrapes {
         self.scrapes.push(s);
     }
 
-    /// Puts scrapes in time order; those without a time get `interval` steps after the
-    /// previous one (or stay unplaced without `--interval`).
-    pub fn order(&mut self, interval_s: Option<f64>) {
+    /// Puts scrapes in time order and places each in time ([`Scrape::placed`]): a scrape
+    /// without a time goes `interval` after the one before it (or stays unplaced without
+    /// `--interval`). Its times as read are kept: placing again, after more scrapes were
+    /// added, gives what placing them all at once gives.
+    pub fn place(&mut self, interval_s: Option<f64>) {
         if self.scrapes.iter().all(|s| s.ts.is_some()) {
             self.scrapes.sort_by_key(|s| s.ts);
+            for s in &mut self.scrapes {
+                s.placed = s.ts;
+            }
             return;
         }
-        if let Some(step) = interval_s {
-            let step = (step * 1000.0).round() as i64;
-            let mut prev: Option<i64> = None;
-            for s in &mut self.scrapes {
-                let t = match (s.ts, prev) {
-                    (Some(t), _) => t.0,
-                    (None, Some(p)) => p + step,
-                    (None, None) => 0,
-                };
-                s.ts = Some(Ts(t));
-                prev = Some(t);
+        let step = interval_s.map(|s| (s * 1000.0).round() as i64);
+        let mut prev: Option<i64> = None;
+        for s in &mut self.scrapes {
+            s.placed = match (s.ts, prev, step) {
+                (Some(t), _, _) => Some(t),
+                (None, Some(p), Some(step)) => Some(Ts(p + step)),
+                (None, None, Some(_)) => Some(Ts(0)),
+                (None, _, None) => None,
+            };
+            if step.is_some() {
+                prev = s.placed.map(|t| t.0);
             }
         }
     }

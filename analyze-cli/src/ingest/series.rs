@@ -116,6 +116,24 @@ pub struct Setting {
     pub value: String,
 }
 
+/// The times a log may be cut at as a restart, the one place this rule is written: its
+/// start-up lines and its ready lines, in time order. The digest probes its lines there as
+/// it reads; the analysis cuts segments at those that follow a stats line.
+pub fn restart_candidates(settings: &[Setting], events: &[EventPoint]) -> Vec<i64> {
+    let mut at: Vec<i64> = settings
+        .iter()
+        .map(|c| c.ts)
+        .chain(
+            events
+                .iter()
+                .filter(|e| e.kind == EventKind::ServerReady)
+                .map(|e| e.ts),
+        )
+        .collect();
+    at.sort_unstable();
+    at
+}
+
 /// Everything stamped of one instance, in file order.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Series {

@@ -66,7 +66,7 @@ impl Scraper {
         self.scrapes.read(&self.url, "live", &text);
         let keep = self.scrapes.scrapes.len().saturating_sub(2);
         self.scrapes.scrapes.drain(..keep);
-        self.scrapes.order(None);
+        self.scrapes.place(None);
         Ok(metrics::analyze(&self.scrapes).and_then(|m| m.timeline.last().copied()))
     }
 }

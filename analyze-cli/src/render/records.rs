@@ -120,7 +120,7 @@ pub fn write_metrics(scrapes: &Scrapes, out: &mut Vec<u8>) {
             o.str("table", "metrics")
                 .str("source", &sc.source)
                 .u("scrape", Some(k as u64));
-            if let Some(t) = sc.ts {
+            if let Some(t) = sc.placed {
                 o.ts("ts", t);
             }
             o.str("name", &x.name)

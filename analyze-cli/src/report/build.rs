@@ -126,6 +126,7 @@ pub fn read(opts: &Options, steps: Option<&mut StepsSink<'_>>) -> Result<Ingeste
             r.extend(read);
         }
     }
+    r.finish(opts.interval_s);
     Ok(r)
 }
 
@@ -201,12 +202,22 @@ fn read_files(
     Ok(r)
 }
 
-/// Runs every analysis on what was read.
-pub fn analyze(mut r: Ingested, opts: &Options) -> Result<Built> {
+/// Runs every analysis on what was read (finished: see [`Ingested::finish`]), keeping it.
+pub fn analyze(r: Ingested, opts: &Options) -> Result<Built> {
+    let (report, samples) = figures(&r, opts)?;
+    Ok(Built {
+        report,
+        samples,
+        read: r,
+    })
+}
+
+/// Every analysis of a finished read, which it leaves as it is: a read may be saved before
+/// or after.
+pub fn figures(r: &Ingested, opts: &Options) -> Result<(Report, Samples)> {
     let completions =
         (!r.completions.is_empty()).then(|| completions::analyze(&r.completions, opts.cap));
-    let server = server::analyze(&mut r.logs.instances, opts.bucket_ms)?;
-    r.scrapes.order(opts.interval_s);
+    let server = server::analyze(&r.logs.instances, opts.bucket_ms)?;
     let metrics = metrics::analyze(&r.scrapes);
     let incidents = if r.logs.instances.is_empty() {
         Vec::new()
@@ -251,7 +262,7 @@ pub fn analyze(mut r: Ingested, opts: &Options) -> Result<Built> {
             .collect(),
     };
     let report = assemble(
-        &r,
+        r,
         &server,
         completions,
         hints,
@@ -259,11 +270,7 @@ pub fn analyze(mut r: Ingested, opts: &Options) -> Result<Built> {
         bench_runs,
         incidents,
     );
-    Ok(Built {
-        report,
-        samples,
-        read: r,
-    })
+    Ok((report, samples))
 }
 
 impl LineCounts {
@@ -517,4 +524,30 @@ fn segments(s: &Server) -> Vec<SegmentReport> {
         prev = Some(g);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The analyses take the finished read by shared reference and change nothing in it: a
+    /// read saved after them is the read saved before, byte for byte (logs with restarts,
+    /// completions, a benchmark console and scrapes).
+    #[test]
+    fn analysis_leaves_the_read_as_it_is() {
+        let runs = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/runs");
+        let opts = Options {
+            inputs: ["sglang-mrr", "vllm-c128", "completions"]
+                .iter()
+                .map(|r| runs.join(r).display().to_string())
+                .collect(),
+            year: Some(2026),
+            ..Options::default()
+        };
+        let read = super::read(&opts, None).unwrap();
+        let before = postcard::to_stdvec(&read).unwrap();
+        let built = analyze(read, &opts).unwrap();
+        assert!(built.report.metrics.is_some() && built.report.segments.len() > 1);
+        assert_eq!(postcard::to_stdvec(&built.read).unwrap(), before);
+    }
 }

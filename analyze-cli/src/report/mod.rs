@@ -6,7 +6,9 @@
 
 mod build;
 
-pub use build::{analyze, build, build_full, build_with, build_with_samples, read, Built, Options};
+pub use build::{
+    analyze, build, build_full, build_with, build_with_samples, figures, read, Built, Options,
+};
 
 use crate::analysis::bench::RunReport;
 use crate::analysis::completions::Completions;

@@ -161,11 +161,24 @@ impl Cell {
     }
 }
 
-/// The timeline's automatic bucket lengths, seconds (see `analysis::timeline::auto_bucket`).
+/// The timeline's automatic bucket lengths, seconds, up to six hours; whole days beyond.
 const STEPS: [i64; 15] = [
     1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 21600,
 ];
 const DAY: i64 = 86_400_000;
+
+/// The automatic bucket rule, the one place it is written: a round length giving at most
+/// about 120 buckets over `span_ms` (whole days beyond six hours: a vLLM log read out of
+/// order can span years, each step back in its month-day stamps being a new year). The
+/// timeline's buckets and the digest's cells (see [`base_for`]) both follow it.
+pub fn auto_bucket(span_ms: i64) -> i64 {
+    let want = span_ms / 120;
+    STEPS
+        .iter()
+        .map(|s| s * 1000)
+        .find(|&s| s >= want)
+        .unwrap_or_else(|| (want.max(1) + DAY - 1) / DAY * DAY)
+}
 
 fn gcd(a: i64, b: i64) -> i64 {
     if b == 0 {

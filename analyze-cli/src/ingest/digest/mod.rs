@@ -12,16 +12,15 @@
 //!
 //! Lines read in time order form one run; lines that go back in time (a rotated log given
 //! after the current one) start another, and runs are joined in time order at the end
-//! ([`Digest::take_joined`]), so that files of one instance may be given in any order.
+//! ([`Digest::joined`]), so that files of one instance may be given in any order.
 
 pub mod gaps;
 pub mod grid;
 pub mod load;
 pub mod run;
 
-use crate::ingest::series::{EventPoint, Series, Setting};
+use crate::ingest::series::{restart_candidates, EventPoint, Series, Setting};
 use run::{Closing, Run};
-use tokstat_parsers::record::EventKind;
 
 /// Runs this close in time are joined as they come (see `Digest::collapse`): the parts
 /// of a rotated log follow each other within a logging interval or two.
@@ -63,18 +62,7 @@ impl Digest {
         s.sort();
         // start-up lines and ready lines are times the log may be cut at: probed as the
         // lines reach them
-        let mut probes: Vec<i64> = s
-            .settings
-            .iter()
-            .map(|c| c.ts)
-            .chain(
-                s.events
-                    .iter()
-                    .filter(|e| e.kind == EventKind::ServerReady)
-                    .map(|e| e.ts),
-            )
-            .collect();
-        probes.sort_unstable();
+        let mut probes = restart_candidates(&s.settings, &s.events);
         probes.dedup();
         let mut probes = probes.into_iter().peekable();
         // the points and prefill stamps in series order (prefill stamps placed `at` a point
@@ -235,12 +223,18 @@ impl Digest {
         self.runs.push(p);
     }
 
-    /// Its runs joined in time order into one, as if read in one piece, taken out: the
-    /// digest keeps its events and settings, and no line.
-    pub fn take_joined(&mut self) -> Run {
+    /// Puts its events and start-up settings in time order: the last step of reading (see
+    /// `Ingested::finish`). A stable sort: finishing the digests of two reads and then the
+    /// digest they are merged into gives what finishing the merged digest alone gives.
+    pub fn finish(&mut self) {
         self.events.sort_by_key(|e| e.ts);
         self.settings.sort_by_key(|s| s.ts);
-        let mut runs = std::mem::take(&mut self.runs);
+    }
+
+    /// Its runs joined in time order into one, as if read in one piece; the digest is left
+    /// as it is (the analyses take the read by shared reference).
+    pub fn joined(&self) -> Run {
+        let mut runs = self.runs.clone();
         // (runs of one stamp tie: a start-up line before it puts one first)
         runs.sort_by_key(|r| (r.start(), r.last(), r.probes.iter().map(|p| p.at).min()));
         let mut all = Run::new(self.bucket, false);
@@ -259,6 +253,7 @@ impl Digest {
     pub fn of(s: &Series) -> Digest {
         let mut d = Digest::default();
         d.push(&mut s.clone());
+        d.finish();
         d
     }
 }
@@ -300,7 +295,7 @@ mod tests {
         }
         let mut d = Digest::new(None);
         d.push(&mut s);
-        let all = d.take_joined();
+        let all = d.joined();
         assert!(
             all.grid.cells.len() <= 1000,
             "{} cells",
@@ -327,7 +322,7 @@ mod tests {
                 d.push(&mut file(from, 50));
             }
             assert!(d.runs.len() <= 2, "{reverse}: {} runs", d.runs.len());
-            let all = d.take_joined();
+            let all = d.joined();
             assert_eq!(all.totals.count, 300 * 50 - 1, "{reverse}");
             assert_eq!(all.disorder, 0);
         }
@@ -340,6 +335,6 @@ mod tests {
         }
         d.new_file();
         d.push(&mut file(50_000, 150));
-        assert_eq!(d.take_joined().disorder, 0);
+        assert_eq!(d.joined().disorder, 0);
     }
 }
