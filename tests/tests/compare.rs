@@ -285,3 +285,49 @@ fn console_summaries_compare_as_runs() {
     assert_eq!(run["p99_e2e_ms"], 20031.5);
     assert_eq!(run["p99_itl_ms"], 140.66);
 }
+
+/// Compare's steady rates are the reports' own, to the last digit: each run's
+/// `steady.gen_tps` (weighted by the time each bucket was served), and each segment's
+/// `gen_tps` with `--segments` (the demo's and the fleet's partly covered buckets once made
+/// the unweighted mean 0.015% off).
+#[test]
+fn steady_rates_are_the_reports_own() {
+    let report = |run: &str| -> Value {
+        let (code, out, err) = tokstat(&[
+            "report",
+            "--format",
+            "json",
+            "--year",
+            "2026",
+            &fixture(&format!("runs/{run}")),
+        ]);
+        assert_eq!(code, 0, "{err}");
+        serde_json::from_str(&out).unwrap()
+    };
+    let (demo, fleet) = (report("demo"), report("fleet"));
+    let c = compare(&[
+        "--force",
+        "--year",
+        "2026",
+        &format!("demo={}", fixture("runs/demo")),
+        &format!("fleet={}", fixture("runs/fleet")),
+    ]);
+    let row = figure(&c, "steady gen tok/s");
+    assert_eq!(row["values"][0], demo["steady"]["gen_tps"]);
+    assert_eq!(row["values"][1], fleet["steady"]["gen_tps"]);
+    let per = figure(&c, "steady gen tok/s per instance");
+    let n = fleet["instances"].as_array().unwrap().len() as f64;
+    assert_eq!(
+        per["values"][1].as_f64().unwrap(),
+        fleet["steady"]["gen_tps"].as_f64().unwrap() / n
+    );
+    let mrr = report("sglang-mrr");
+    let c = compare(&["--segments", "--year", "2026", &fixture("runs/sglang-mrr")]);
+    let row = figure(&c, "steady gen tok/s");
+    for k in 0..2 {
+        assert_eq!(
+            row["values"][k], mrr["segments"][k]["gen_tps"],
+            "segment {k}"
+        );
+    }
+}

@@ -112,6 +112,27 @@ pub struct RunReport {
     pub recorded_goodput: Option<f64>,
 }
 
+/// A latency's median for display: the p50 of the per-request values, else the median the
+/// file states.
+fn p50(per_request: &Option<Summary>, stated: Option<f64>) -> Option<f64> {
+    per_request.as_ref().map(|s| s.p50).or(stated)
+}
+
+impl RunReport {
+    /// TTFT's median, ms (see [`p50`]).
+    pub fn ttft_p50_ms(&self) -> Option<f64> {
+        p50(&self.ttft_ms, self.median_ttft_ms)
+    }
+    /// TPOT's median, ms.
+    pub fn tpot_p50_ms(&self) -> Option<f64> {
+        p50(&self.tpot_ms, self.median_tpot_ms)
+    }
+    /// End-to-end latency's median, ms.
+    pub fn e2e_p50_ms(&self) -> Option<f64> {
+        p50(&self.e2e_ms, self.median_e2e_ms)
+    }
+}
+
 fn ms(rs: &[Request], f: impl Fn(&Request) -> Option<f64>) -> Option<Summary> {
     let mut v: Vec<f64> = rs
         .iter()

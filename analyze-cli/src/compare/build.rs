@@ -62,6 +62,9 @@ pub struct Unit<'a> {
     pub samples: Option<&'a Samples>,
     /// The steady buckets of the run's total timeline (a segment's: those in its window).
     pub steady: Vec<&'a TimelineRow>,
+    /// The steady rate as the report states it: the run's `steady.gen_tps`, a segment's
+    /// `gen_tps`.
+    pub steady_gen_tps: Option<f64>,
     /// Start-up settings: per key, the distinct values.
     pub settings: BTreeMap<String, Vec<String>>,
     pub engines: Vec<String>,
@@ -113,6 +116,7 @@ fn whole_run<'a>(
         report,
         samples: Some(samples),
         steady: report.total_timeline().filter(|r| r.steady).collect(),
+        steady_gen_tps: report.steady.gen_tps,
         settings,
         engines: engines(report),
         instances: report.instances.len(),
@@ -150,6 +154,7 @@ fn segments<'a>(inputs: &[String], report: &'a Report) -> Vec<Unit<'a>> {
                         .filter(|r| r.steady && r.ts >= w.from && r.ts < w.to)
                         .collect()
                 }),
+                steady_gen_tps: g.gen_tps,
                 settings: g.settings.clone(),
                 engines: engines(report),
                 instances: g.instances,

@@ -14,6 +14,10 @@ enum Source {
         stat: fn(&[f64]) -> f64,
         /// Divided by the run's instance count (per-instance figures).
         per_instance: bool,
+        /// The figure as the run's analysis states it, where it has one (the steady rate,
+        /// weighted by the time each bucket was served): the value shown, while the
+        /// buckets give the interval.
+        stated: Option<ValueOf>,
     },
     /// A quantile of per-request values.
     Quantile {
@@ -111,23 +115,26 @@ fn figures() -> Vec<Figure> {
             columns,
             stat,
             per_instance: false,
+            stated: None,
         };
+    let steady = |per_instance: bool| Source::Buckets {
+        columns: vec![gen],
+        stat: first,
+        per_instance,
+        stated: Some(|u: &Unit<'_>| u.steady_gen_tps),
+    };
     let mut v = vec![
         Figure {
             name: "steady gen tok/s",
             unit: "tok/s",
             better_when: Higher,
-            source: buckets(vec![gen], first),
+            source: steady(false),
         },
         Figure {
             name: "steady gen tok/s per instance",
             unit: "tok/s",
             better_when: Higher,
-            source: Source::Buckets {
-                columns: vec![gen],
-                stat: first,
-                per_instance: true,
-            },
+            source: steady(true),
         },
         Figure {
             name: "tok/s per running request",
@@ -307,6 +314,7 @@ fn change(f: &Figure, a: &Unit<'_>, b: &Unit<'_>) -> Change {
             columns: cols,
             stat,
             per_instance,
+            stated,
         } => {
             let (ca, cb) = (columns(a, cols), columns(b, cols));
             let scale = |u: &Unit<'_>| {
@@ -320,7 +328,10 @@ fn change(f: &Figure, a: &Unit<'_>, b: &Unit<'_>) -> Change {
                 (!c[0].is_empty())
                     .then(|| stat(&c.iter().map(|v| mean(v)).collect::<Vec<_>>()) / scale(u))
             };
-            let values = [value(&ca, a), value(&cb, b)];
+            let values = match stated {
+                Some(of) => [of(a).map(|v| v / scale(a)), of(b).map(|v| v / scale(b))],
+                None => [value(&ca, a), value(&cb, b)],
+            };
             let ci = stats::ratio_interval(
                 &Buckets {
                     columns: ca.iter().map(Vec::as_slice).collect(),

@@ -103,7 +103,7 @@ fn key_figures(b: &mut String, r: &Report) {
             "mean tok/s while serving".into(),
             opt(s.mean_gen_tps, 0),
         ]);
-        if let Some(v) = super::span_mean(s) {
+        if let Some(v) = s.span_mean() {
             rows.push(vec![
                 "mean tok/s over the whole span".into(),
                 format!("{v:.0}"),
@@ -587,18 +587,15 @@ fn metrics_and_bench(b: &mut String, r: &Report) {
             .bench_runs
             .iter()
             .map(|x| {
-                let p50 = |s: &Option<crate::analysis::quantile::Summary>, m: Option<f64>| {
-                    opt(s.as_ref().map(|s| s.p50).or(m), 1)
-                };
                 vec![
                     esc(&x.name),
                     x.requests.to_string(),
                     x.errors.to_string(),
                     opt(x.request_throughput, 2),
                     opt(x.output_throughput, 1),
-                    p50(&x.ttft_ms, x.median_ttft_ms),
-                    p50(&x.tpot_ms, x.median_tpot_ms),
-                    p50(&x.e2e_ms, x.median_e2e_ms),
+                    opt(x.ttft_p50_ms(), 1),
+                    opt(x.tpot_p50_ms(), 1),
+                    opt(x.e2e_p50_ms(), 1),
                 ]
             })
             .collect();

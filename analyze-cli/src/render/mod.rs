@@ -88,19 +88,10 @@ pub fn inexact_note(n: u64) -> Option<String> {
     })
 }
 
-/// The mean over the whole span, where it says more than the mean while serving: when the
-/// run fell silent between segments (1% or more below it).
-pub fn span_mean(s: &crate::report::SteadyReport) -> Option<f64> {
-    match (s.span_gen_tps, s.mean_gen_tps) {
-        (Some(span), Some(serving)) if span < 0.99 * serving => Some(span),
-        _ => None,
-    }
-}
-
-/// [`span_mean`] as the text renderers append it to the mean while serving (empty when it
-/// says nothing more).
+/// [`SteadyReport::span_mean`](crate::report::SteadyReport::span_mean) as the text
+/// renderers append it to the mean while serving (empty when it says nothing more).
 pub fn span_phrase(s: &crate::report::SteadyReport) -> String {
-    span_mean(s).map_or(String::new(), |v| {
+    s.span_mean().map_or(String::new(), |v| {
         format!(", {v:.0} tok/s over the whole span")
     })
 }

@@ -7,11 +7,9 @@ use crate::analysis::completions;
 use crate::analysis::hints;
 use crate::analysis::incidents;
 use crate::analysis::metrics;
-use crate::analysis::server::{self, Segment, Server};
-use crate::analysis::steady::PEAK_WINDOW_MS;
-use crate::analysis::{finite, timeline::Bucket};
+use crate::analysis::server::{self, sections, Server};
 use crate::ingest::inputs::{expand, Dates, Skipped};
-use crate::ingest::instance::{Instance, StepsSink};
+use crate::ingest::instance::StepsSink;
 use crate::ingest::scan::Tally;
 use crate::ingest::series::EventPoint;
 use crate::ingest::{self, saved, Ingested};
@@ -338,7 +336,7 @@ fn assemble(
             .logs
             .instances
             .iter()
-            .map(|(name, i)| instance(name, i, server))
+            .map(|(name, i)| sections::instance(name, i, server))
             .collect(),
         bench_runs,
         unknown_records: r.unknown_records,
@@ -348,182 +346,16 @@ fn assemble(
             dropped_choices: r.dropped_choices,
         }),
         timeline_bucket_s: server.timeline.bucket_ms as f64 / 1000.0,
-        timeline: timeline(server),
+        timeline: sections::timeline(server),
         curve: server.curve.clone(),
         knee: server.knee,
-        steady: steady(server),
-        segments: segments(server),
+        steady: sections::steady(server),
+        segments: sections::segments(server),
         hints,
         metrics,
         lifecycle: crate::analysis::lifecycle::report(&server.lifecycle),
         incidents,
     }
-}
-
-fn instance(name: &str, i: &Instance, s: &Server) -> InstanceReport {
-    let row = s.instances.iter().find(|r| r.name == name);
-    InstanceReport {
-        instance: name.to_string(),
-        engine: i.engine.map(tokstat_parsers::record::Engine::as_str),
-        first_ts: i.first,
-        last_ts: i.last,
-        span_s: i.span_s().and_then(finite),
-        stat_lines: i.stat_lines,
-        prefill_lines: i.prefill_lines,
-        gen_tps: row.and_then(|r| finite(r.gen_tps)),
-        vs_median: row.and_then(|r| finite(r.vs_median)),
-        imbalanced: row.map(|r| r.imbalanced),
-        gen_tokens: row.and_then(|r| finite(r.gen_tokens.round())),
-        gen_tps_mean: i.gen_tps.mean().and_then(finite),
-        gen_tps_max: i.gen_tps.max().and_then(finite),
-        prompt_tps_mean: i.prompt_tps.mean().and_then(finite),
-        running_mean: i.running.mean().and_then(finite),
-        running_max: i.running.max().and_then(finite),
-        waiting_mean: i.waiting.mean().and_then(finite),
-        kv_usage_mean: i.kv_usage.mean().and_then(finite),
-        kv_usage_max: i.kv_usage.max().and_then(finite),
-        accept_len_mean: i.accept_len.mean().and_then(finite),
-        prefill_tokens: i.prefill_tokens,
-        retractions: i.retraction_events,
-        retracted_requests: i.retracted,
-        preemptions: i.preemptions,
-        errors: i.errors,
-    }
-}
-
-fn timeline_row(
-    instance: Option<&str>,
-    b: &Bucket,
-    bucket_ms: i64,
-    steady: bool,
-    http: bool,
-) -> TimelineRow {
-    let count = |c: usize| http.then_some(b.http[c]);
-    TimelineRow {
-        ts: Ts(b.ts),
-        instance: instance.map(str::to_string),
-        gen_tps: finite(b.gen_tps),
-        serving_gen_tps: b.serving_gen_tps(bucket_ms).and_then(finite),
-        prompt_tps: finite(b.prompt_tps),
-        running: finite(b.running),
-        waiting: finite(b.waiting),
-        kv_usage: finite(b.kv_usage),
-        accept_len: finite(b.accept_len),
-        events: finite(b.events),
-        http_ok: count(0),
-        http_4xx: count(1),
-        http_5xx: count(2),
-        steady,
-    }
-}
-
-fn timeline(s: &Server) -> Vec<TimelineRow> {
-    let tl = &s.timeline;
-    let steady: Vec<bool> = (0..tl.total.len()).map(|k| s.in_steady(k)).collect();
-    let http = tl.total.iter().any(|b| b.http != [0; 3]);
-    let mut rows: Vec<TimelineRow> = tl
-        .total
-        .iter()
-        .zip(&steady)
-        .map(|(b, &st)| timeline_row(None, b, tl.bucket_ms, st, http))
-        .collect();
-    if tl.instances.len() > 1 {
-        for (name, v) in &tl.instances {
-            rows.extend(
-                v.iter()
-                    .zip(&steady)
-                    .map(|(b, &st)| timeline_row(Some(name), b, tl.bucket_ms, st, http)),
-            );
-        }
-    }
-    rows
-}
-
-/// A segment's steady window in time.
-fn window(g: &Segment, s: &Server) -> Option<Window> {
-    let st = g.steady?;
-    let t0 = s.timeline.total[g.buckets.0 + st.start].ts;
-    let t1 = s.timeline.total[g.buckets.0 + st.end - 1].ts + s.timeline.bucket_ms;
-    Some(Window {
-        from: Ts(t0),
-        to: Ts(t1),
-    })
-}
-
-/// Ramp-up (segment start to steady) and drain (steady to segment end), seconds.
-fn ramp_drain(g: &Segment, s: &Server) -> (Option<f64>, Option<f64>) {
-    match window(g, s) {
-        Some(w) => (
-            Some((w.from.0 - g.start).max(0) as f64 / 1000.0),
-            Some((g.end - w.to.0).max(0) as f64 / 1000.0),
-        ),
-        None => (None, None),
-    }
-}
-
-fn steady(s: &Server) -> SteadyReport {
-    let busy: f64 = s.segments.iter().map(|g| g.busy_s).sum();
-    SteadyReport {
-        gen_tps: s.steady_tps.and_then(finite),
-        peak_gen_tps: s.peak_tps.and_then(finite),
-        // the window of the segment with the best peak (shorter than a minute only where a
-        // steady window is)
-        peak_window_s: s
-            .segments
-            .iter()
-            .filter(|g| g.peak_tps.is_some())
-            .max_by(|a, b| {
-                a.peak_tps
-                    .unwrap_or(0.0)
-                    .total_cmp(&b.peak_tps.unwrap_or(0.0))
-            })
-            .map_or(PEAK_WINDOW_MS.max(s.timeline.bucket_ms), |g| {
-                g.peak_window as i64 * s.timeline.bucket_ms
-            }) as f64
-            / 1000.0,
-        mean_gen_tps: (busy > 0.0).then(|| s.gen_tokens / busy).and_then(finite),
-        span_gen_tps: match (s.segments.first(), s.segments.last()) {
-            (Some(a), Some(z)) if z.end > a.start => {
-                finite(s.gen_tokens / ((z.end - a.start) as f64 / 1000.0))
-            }
-            _ => None,
-        },
-        gen_tokens: s.gen_tokens.round(),
-        ramp_up_s: s.segments.first().and_then(|g| ramp_drain(g, s).0),
-        drain_s: s.segments.last().and_then(|g| ramp_drain(g, s).1),
-        windows: s.segments.iter().filter_map(|g| window(g, s)).collect(),
-    }
-}
-
-fn segments(s: &Server) -> Vec<SegmentReport> {
-    let mut prev: Option<&Segment> = None;
-    let mut out = Vec::new();
-    for g in &s.segments {
-        let (ramp_up_s, drain_s) = ramp_drain(g, s);
-        out.push(SegmentReport {
-            index: g.index,
-            reason: g.reason.as_str(),
-            start: Ts(g.start),
-            end: Ts(g.end),
-            duration_s: (g.end - g.start) as f64 / 1000.0,
-            instances: g.instances,
-            gen_tokens: g.gen_tokens.round(),
-            gen_tps: g.steady_tps().and_then(finite),
-            gen_tps_mean: finite(g.gen_tps_mean),
-            peak_gen_tps: g.peak_tps.and_then(finite),
-            steady: window(g, s),
-            ramp_up_s,
-            drain_s,
-            vs_previous: match (prev.and_then(Segment::steady_tps), g.steady_tps()) {
-                (Some(a), Some(b)) if a > 0.0 => finite(b / a - 1.0),
-                _ => None,
-            },
-            changes: g.changes.clone(),
-            settings: g.settings.clone(),
-        });
-        prev = Some(g);
-    }
-    out
 }
 
 #[cfg(test)]

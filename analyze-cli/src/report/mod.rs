@@ -17,11 +17,10 @@ use crate::analysis::hints::Hint;
 use crate::analysis::incidents::Incident;
 use crate::analysis::lifecycle::Lifecycle;
 use crate::analysis::metrics::Metrics;
-use crate::analysis::segments::Change;
-use crate::analysis::{iso, iso_opt};
+pub use crate::analysis::server::sections::{
+    InstanceReport, SegmentReport, SteadyReport, TimelineRow, Window,
+};
 use serde::Serialize;
-use std::collections::BTreeMap;
-use tokstat_parsers::stamp::Ts;
 
 /// The version of the JSON shape: raised when a key is renamed or removed, or its meaning
 /// changes (new keys do not raise it).
@@ -118,138 +117,12 @@ impl SkippedInput {
     }
 }
 
-/// One server instance: its aggregates over stats lines and its throughput.
-#[derive(Debug, Clone, Serialize)]
-pub struct InstanceReport {
-    pub instance: String,
-    pub engine: Option<&'static str>,
-    #[serde(serialize_with = "iso_opt")]
-    pub first_ts: Option<Ts>,
-    #[serde(serialize_with = "iso_opt")]
-    pub last_ts: Option<Ts>,
-    pub span_s: Option<f64>,
-    /// Decode (SGLang) or periodic stats (vLLM) lines.
-    pub stat_lines: u64,
-    pub prefill_lines: u64,
-    /// Mean rate over the run's steady buckets (weighted by the time served in each).
-    pub gen_tps: Option<f64>,
-    /// Relative difference from the median instance's steady rate.
-    pub vs_median: Option<f64>,
-    /// Beyond ±15% of the median.
-    pub imbalanced: Option<bool>,
-    /// Tokens generated, estimated from the logged rates.
-    pub gen_tokens: Option<f64>,
-    /// Means and maxima over stats lines.
-    pub gen_tps_mean: Option<f64>,
-    pub gen_tps_max: Option<f64>,
-    pub prompt_tps_mean: Option<f64>,
-    pub running_mean: Option<f64>,
-    pub running_max: Option<f64>,
-    pub waiting_mean: Option<f64>,
-    pub kv_usage_mean: Option<f64>,
-    pub kv_usage_max: Option<f64>,
-    pub accept_len_mean: Option<f64>,
-    pub prefill_tokens: u64,
-    /// Retraction events, and the requests they retracted.
-    pub retractions: u64,
-    pub retracted_requests: u64,
-    pub preemptions: u64,
-    pub errors: u64,
-}
-
 /// The completions part: their figures, and choices beyond the per-record limit.
 #[derive(Debug, Clone, Serialize)]
 pub struct CompletionsReport {
     #[serde(flatten)]
     pub figures: Completions,
     pub dropped_choices: u64,
-}
-
-/// One timeline bucket of one instance, or of the run (`instance` null).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct TimelineRow {
-    /// Bucket start.
-    #[serde(serialize_with = "iso")]
-    pub ts: Ts,
-    pub instance: Option<String>,
-    pub gen_tps: Option<f64>,
-    /// Generated tokens over the time the stats lines' intervals cover in the bucket (the
-    /// most any instance covers, for the total): `gen_tps` where they cover all of it,
-    /// higher where the run starts, stops or falls silent inside the bucket; null where
-    /// they cover none. The steady and peak rates are means of it.
-    pub serving_gen_tps: Option<f64>,
-    pub prompt_tps: Option<f64>,
-    pub running: Option<f64>,
-    pub waiting: Option<f64>,
-    pub kv_usage: Option<f64>,
-    pub accept_len: Option<f64>,
-    pub events: Option<f64>,
-    /// HTTP access lines in the bucket that were answered (status below 400), refused
-    /// (4xx) and failed (5xx); null when the logs have no access line.
-    pub http_ok: Option<u64>,
-    pub http_4xx: Option<u64>,
-    pub http_5xx: Option<u64>,
-    /// Whether the bucket lies in a steady window.
-    pub steady: bool,
-}
-
-/// A time range.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct Window {
-    #[serde(serialize_with = "iso")]
-    pub from: Ts,
-    #[serde(serialize_with = "iso")]
-    pub to: Ts,
-}
-
-/// Run-wide throughput.
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct SteadyReport {
-    /// Over all segments' steady windows (weighted by the time they were served), tok/s.
-    pub gen_tps: Option<f64>,
-    /// The best window of `peak_window_s`.
-    pub peak_gen_tps: Option<f64>,
-    pub peak_window_s: f64,
-    /// Tokens over the time the instances were serving (their stats lines' intervals, per
-    /// instance; the silences between segments left out).
-    pub mean_gen_tps: Option<f64>,
-    /// Tokens over the whole span, from the first segment's start to the last one's end,
-    /// silences included: below `mean_gen_tps` where the run fell silent.
-    pub span_gen_tps: Option<f64>,
-    pub gen_tokens: f64,
-    /// From the first segment's start to its steady window, and from the last one's steady
-    /// window to its end, seconds.
-    pub ramp_up_s: Option<f64>,
-    pub drain_s: Option<f64>,
-    pub windows: Vec<Window>,
-}
-
-/// A segment of the run: cut at restarts and long silences.
-#[derive(Debug, Clone, Serialize)]
-pub struct SegmentReport {
-    pub index: usize,
-    /// `begin`, `restart` or `gap`.
-    pub reason: &'static str,
-    #[serde(serialize_with = "iso")]
-    pub start: Ts,
-    #[serde(serialize_with = "iso")]
-    pub end: Ts,
-    pub duration_s: f64,
-    /// Instances with lines in it.
-    pub instances: usize,
-    pub gen_tokens: f64,
-    /// Steady rate.
-    pub gen_tps: Option<f64>,
-    /// Tokens over the time instances were working.
-    pub gen_tps_mean: Option<f64>,
-    pub peak_gen_tps: Option<f64>,
-    pub steady: Option<Window>,
-    pub ramp_up_s: Option<f64>,
-    pub drain_s: Option<f64>,
-    /// Steady rate against the previous segment's, as a ratio minus one.
-    pub vs_previous: Option<f64>,
-    pub changes: Vec<Change>,
-    pub settings: BTreeMap<String, Vec<String>>,
 }
 
 /// The per-request values behind a report's distributions: what a test between two runs

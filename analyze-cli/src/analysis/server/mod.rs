@@ -1,5 +1,8 @@
 //! The server-side analysis of a run's logs: timeline, steady state, segments, the
 //! concurrency curve and per-instance throughput, from every instance's lines settled ([`crate::analysis::lines`]).
+//! The report's sections it fills are in [`sections`].
+
+pub mod sections;
 
 use crate::analysis::curve::{self, Bin, Knee};
 use crate::analysis::lifecycle::{self, Life};
@@ -50,6 +53,12 @@ impl Segment {
     pub fn steady_tps(&self) -> Option<f64> {
         self.steady.map(|s| s.rate)
     }
+
+    /// Its steady window as timeline buckets: the one definition of "in steady".
+    pub fn steady_buckets(&self) -> Option<std::ops::Range<usize>> {
+        self.steady
+            .map(|st| self.buckets.0 + st.start..self.buckets.0 + st.end)
+    }
 }
 
 /// One instance's throughput, for the per-instance table and imbalance.
@@ -86,10 +95,17 @@ pub struct Server {
 impl Server {
     /// Whether a timeline bucket lies in some segment's steady window.
     pub fn in_steady(&self, k: usize) -> bool {
-        self.segments.iter().any(|s| {
-            s.steady
-                .is_some_and(|st| k >= s.buckets.0 + st.start && k < s.buckets.0 + st.end)
-        })
+        self.segments
+            .iter()
+            .any(|s| s.steady_buckets().is_some_and(|r| r.contains(&k)))
+    }
+
+    /// A segment's steady window in time, ms: from its first bucket's start to its last
+    /// bucket's end.
+    pub fn steady_span(&self, g: &Segment) -> Option<(i64, i64)> {
+        let r = g.steady_buckets()?;
+        let tl = &self.timeline;
+        Some((tl.total[r.start].ts, tl.total[r.end - 1].ts + tl.bucket_ms))
     }
 }
 
