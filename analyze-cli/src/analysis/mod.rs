@@ -1,7 +1,6 @@
 //! Analyses over rows: pure functions from data to results, rendered elsewhere.
 
 pub mod bench;
-pub mod bursts;
 pub mod completions;
 pub mod curve;
 pub mod hints;

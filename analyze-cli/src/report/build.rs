@@ -2,7 +2,6 @@
 
 use super::*;
 use crate::analysis::bench::{self, Slo};
-use crate::analysis::bursts;
 use crate::analysis::completions;
 use crate::analysis::hints;
 use crate::analysis::incidents;
@@ -11,7 +10,6 @@ use crate::analysis::server::{self, sections, Server};
 use crate::ingest::inputs::{expand, Dates, Skipped};
 use crate::ingest::instance::StepsSink;
 use crate::ingest::scan::Tally;
-use crate::ingest::series::EventPoint;
 use crate::ingest::{self, saved, Ingested};
 use anyhow::{bail, Result};
 use tokstat_parsers::completion::Paths;
@@ -227,23 +225,14 @@ pub fn figures(r: &Ingested, opts: &Options) -> Result<(Report, Samples)> {
                 .map(|(name, i)| (name.as_str(), &i.census)),
         )
     };
-    let mut hints = hints::hints(&hints::Inputs {
+    let hints = hints::all(&hints::Inputs {
         server: &server,
         instances: &r.logs.instances,
         completions: completions.as_ref(),
         rows: &r.completions,
         metrics: metrics.as_ref(),
+        incidents: &incidents,
     });
-    hints.extend(incidents::hints(&incidents));
-    let events: Vec<(&str, &[EventPoint])> = r
-        .logs
-        .instances
-        .iter()
-        .map(|(n, i)| (n.as_str(), i.digest.events()))
-        .collect();
-    hints.extend(bursts::hints(&server.timeline, &events, &incidents));
-    incidents::explain_failures(&mut hints, &incidents);
-    hints.sort_by_key(|h| std::cmp::Reverse(h.severity));
     let slo = opts.slo.unwrap_or_default();
     let bench_runs = r.runs.iter().map(|run| bench::analyze(run, &slo)).collect();
     let samples = Samples {

@@ -7,7 +7,7 @@
 //! run's first failures are). Hot buckets one cool bucket apart form one window; the window
 //! with the most failures is the burst when it holds at least [`BURST_MIN`] of them.
 
-use crate::analysis::hints::{evidence, fig, Hint, Severity};
+use super::vocabulary::{evidence, fig, Hint, Inputs, Severity};
 use crate::analysis::incidents::Incident;
 use crate::analysis::lifecycle::spell;
 use crate::analysis::timeline::Timeline;
@@ -206,7 +206,18 @@ fn cause(
 
 /// The `error_burst` hints of a run's timeline (one per kind of failure that bursts), with
 /// the instances' events for the error lines and the cause.
-pub fn hints(tl: &Timeline, events: &[(&str, &[EventPoint])], incidents: &[Incident]) -> Vec<Hint> {
+pub fn hints(i: &Inputs<'_>) -> Vec<Hint> {
+    let events: Vec<(&str, &[EventPoint])> = i
+        .instances
+        .iter()
+        .map(|(n, i)| (n.as_str(), i.digest.events()))
+        .collect();
+    let (tl, events, incidents) = (&i.server.timeline, &events[..], i.incidents);
+    within(tl, events, incidents)
+}
+
+/// [`hints`] of a timeline and the instances' events.
+fn within(tl: &Timeline, events: &[(&str, &[EventPoint])], incidents: &[Incident]) -> Vec<Hint> {
     let nb = tl.total.len();
     if nb == 0 {
         return Vec::new();

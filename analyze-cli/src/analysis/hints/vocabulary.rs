@@ -1,0 +1,144 @@
+//! The words every hint is made of: its severity, its evidence and the figures in it, and
+//! the inputs every rule may look at.
+
+use crate::analysis::completions::Completions;
+use crate::analysis::incidents::Incident;
+use crate::analysis::iso_opt;
+use crate::analysis::metrics::Metrics;
+use crate::analysis::server::Server;
+use crate::ingest::completions::CompletionRow;
+use crate::ingest::instance::Instance;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use tokstat_parsers::stamp::Ts;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Severity {
+    Info,
+    Warning,
+    Critical,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Info => "info",
+            Severity::Warning => "warning",
+            Severity::Critical => "critical",
+        }
+    }
+}
+
+/// One hint.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Hint {
+    pub id: &'static str,
+    pub severity: Severity,
+    pub evidence: Evidence,
+    pub action: String,
+}
+
+/// The numbers behind a hint: a sentence that states them, the time range and instance they
+/// come from when they have one, and each figure by name.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Evidence {
+    pub text: String,
+    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "iso_opt")]
+    pub from: Option<Ts>,
+    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "iso_opt")]
+    pub to: Option<Ts>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub instance: Option<String>,
+    #[serde(flatten)]
+    pub figures: BTreeMap<&'static str, Figure>,
+}
+
+/// One figure of a hint's evidence.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum Figure {
+    Count(u64),
+    Value(f64),
+    /// Not known (a cap no start-up line stated).
+    Missing,
+    /// Instances away from the median.
+    Instances(Vec<Off>),
+}
+
+/// An instance whose steady throughput is away from the median instance's.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Off {
+    pub instance: String,
+    pub gen_tps: f64,
+    pub vs_median: f64,
+}
+
+impl From<u64> for Figure {
+    fn from(v: u64) -> Figure {
+        Figure::Count(v)
+    }
+}
+
+impl From<usize> for Figure {
+    fn from(v: usize) -> Figure {
+        Figure::Count(v as u64)
+    }
+}
+
+impl From<f64> for Figure {
+    fn from(v: f64) -> Figure {
+        Figure::Value(v)
+    }
+}
+
+impl<T: Into<Figure>> From<Option<T>> for Figure {
+    fn from(v: Option<T>) -> Figure {
+        v.map_or(Figure::Missing, Into::into)
+    }
+}
+
+impl Figure {
+    /// The figure as a number, if it is one.
+    pub fn number(&self) -> Option<f64> {
+        match *self {
+            Figure::Count(n) => Some(n as f64),
+            Figure::Value(v) => Some(v),
+            _ => None,
+        }
+    }
+}
+
+pub fn fig(v: impl Into<Figure>) -> Figure {
+    v.into()
+}
+
+pub fn evidence(
+    text: String,
+    range: Option<(i64, i64)>,
+    figures: &[(&'static str, Figure)],
+) -> Evidence {
+    Evidence {
+        text,
+        from: range.map(|r| Ts(r.0)),
+        to: range.map(|r| Ts(r.1)),
+        instance: None,
+        figures: figures.iter().cloned().collect(),
+    }
+}
+
+/// A share as a whole percentage (`42%`).
+pub fn pct(x: f64) -> String {
+    format!("{:.0}%", x * 100.0)
+}
+
+/// Everything a hint may look at.
+pub struct Inputs<'a> {
+    pub server: &'a Server,
+    pub instances: &'a BTreeMap<String, Instance>,
+    pub completions: Option<&'a Completions>,
+    pub rows: &'a [CompletionRow],
+    pub metrics: Option<&'a Metrics>,
+    /// The server logs' incident census.
+    pub incidents: &'a [Incident],
+}
