@@ -28,6 +28,27 @@ impl Kind {
     }
 }
 
+/// The kinds of text a first line may claim, in order: the first that claims the first
+/// non-blank line wins; a line none claims is a log's. A new kind of text input is a line
+/// here (and its reader in the CLI's `ingest/kinds/`).
+const FIRST_LINE: [(Kind, fn(&[u8]) -> bool); 2] = [
+    (Kind::Json, json_line),
+    (Kind::Prometheus, prometheus_line),
+];
+
+/// A JSON document, a JSONL record or an array of records begins.
+fn json_line(line: &[u8]) -> bool {
+    line.starts_with(b"{") || line.starts_with(b"[{") || line == b"["
+}
+
+/// A scrape's `# HELP`, `# TYPE` or `# scrape` line, or an engine's sample.
+fn prometheus_line(line: &[u8]) -> bool {
+    line.starts_with(b"# HELP ")
+        || line.starts_with(b"# TYPE ")
+        || line.starts_with(b"# scrape")
+        || is_engine_sample(line)
+}
+
 /// Classifies an input from its first bytes (a few KB are enough).
 pub fn sniff(head: &[u8]) -> Kind {
     let head = crate::text::without_bom(head);
@@ -39,17 +60,10 @@ pub fn sniff(head: &[u8]) -> Kind {
         if line.is_empty() {
             continue;
         }
-        if line.starts_with(b"{") || line.starts_with(b"[{") || line == b"[" {
-            return Kind::Json;
-        }
-        if line.starts_with(b"# HELP ")
-            || line.starts_with(b"# TYPE ")
-            || line.starts_with(b"# scrape")
-            || is_engine_sample(line)
-        {
-            return Kind::Prometheus;
-        }
-        return Kind::Log;
+        return FIRST_LINE
+            .iter()
+            .find(|(_, claims)| claims(line))
+            .map_or(Kind::Log, |&(kind, _)| kind);
     }
     Kind::Empty
 }

@@ -20,25 +20,27 @@ pub mod completions;
 pub mod digest;
 pub mod inputs;
 pub mod instance;
+pub mod kinds;
 pub mod progress;
 pub mod responses;
-pub mod saved;
 pub mod scan;
 pub mod scrapes;
 pub mod series;
 
-use crate::ingest::completions::{read_json, CompletionRow, Part};
-use crate::ingest::inputs::{open_upto, Dates, Skipped, BINARY};
-use crate::ingest::instance::{ChunkSummary, Logs, StepsSink};
-use crate::ingest::scan::{scan_log, visit_chunk, ChunkOut, FileCtx, LineNumbers, Tally};
+pub use kinds::saved;
+
+use crate::ingest::completions::CompletionRow;
+use crate::ingest::inputs::{open_upto, Dates, Skipped};
+use crate::ingest::instance::{Logs, StepsSink};
+use crate::ingest::kinds::{InOrder, READERS};
+use crate::ingest::scan::{FileCtx, Tally};
 use crate::ingest::scrapes::Scrapes;
 use rayon::prelude::*;
 use tokstat_parsers::bench::Run;
 use tokstat_parsers::completion::Paths;
 use tokstat_parsers::detect::Kind;
-use tokstat_parsers::scan::{Chunk, CHUNK};
-use tokstat_parsers::source::{instance_names, Data, Input};
-use tokstat_parsers::stamp::Calendar;
+use tokstat_parsers::scan::CHUNK;
+use tokstat_parsers::source::{instance_names, Input};
 
 /// How to read the inputs.
 #[derive(Debug, Clone, Default)]
@@ -92,17 +94,6 @@ pub struct Ingested {
     pub scrapes: Scrapes,
 }
 
-/// A chunk of a log into its instances' aggregates and series.
-fn log_work(file: &FileCtx, chunk: Chunk<'_>) -> (ChunkOut<ChunkSummary>, Calendar) {
-    thread_local! {
-        /// The size of the last chunk this thread read (see [`ChunkSummary::sized_like`]).
-        static LAST: std::cell::Cell<(usize, usize)> = const { std::cell::Cell::new((0, 0)) };
-    }
-    let (out, calendar) = visit_chunk(file, chunk, ChunkSummary::sized_like(LAST.get()));
-    LAST.set(out.out.size());
-    (out, calendar)
-}
-
 impl Ingested {
     /// The last step of reading: each instance's events and settings in time order, each
     /// scrape placed in time (`interval_s` apart where they carry no time). Nothing is
@@ -110,50 +101,19 @@ impl Ingested {
     /// again, is the read of all their inputs finished once. The analyses take a finished
     /// read by shared reference and change nothing in it.
     pub fn finish(&mut self, interval_s: Option<f64>) {
-        for i in self.logs.instances.values_mut() {
-            i.digest.finish();
+        for kind in READERS {
+            kind.finish(self, interval_s);
         }
-        self.scrapes.place(interval_s);
     }
 
     /// Adds another read (a saved one: see [`saved`]), as if its inputs were given after
     /// these.
     pub fn extend(&mut self, mut other: Ingested) {
-        let shift = self.files.len();
-        self.completion_files.extend(
-            other
-                .completion_files
-                .iter()
-                .map(|&(file, rows)| (file + shift, rows)),
-        );
+        for kind in READERS {
+            kind.extend(self, &mut other);
+        }
         self.files.append(&mut other.files);
         self.skipped.append(&mut other.skipped);
-        self.logs.extend(other.logs);
-        self.completions.append(&mut other.completions);
-        self.dropped_choices += other.dropped_choices;
-        self.unknown_records += other.unknown_records;
-        self.runs.append(&mut other.runs);
-        self.scrapes.extend(other.scrapes);
-    }
-
-    fn add_json(&mut self, input: &Input, part: Part, err: Option<Skipped>) {
-        self.skipped.extend(err);
-        if !part.rows.is_empty() {
-            self.completion_files
-                .push((self.files.len(), part.rows.len()));
-        }
-        self.completions.extend(part.rows);
-        self.runs.extend(part.runs);
-        self.dropped_choices += part.dropped_choices;
-        self.unknown_records += part.unknown;
-        self.files.push(FileRead {
-            file: FileCtx {
-                source: input.display(),
-                stem: input.stem(),
-            },
-            tally: part.tally,
-            kind: Kind::Json,
-        });
     }
 }
 
@@ -194,7 +154,7 @@ pub fn read_with(
         }
         Input::Stdin => false,
     };
-    let json: Vec<Option<(Part, Option<Skipped>)>> = inputs
+    let apart: Vec<Option<Ingested>> = inputs
         .par_iter()
         .map(|input| {
             if !small(input) {
@@ -202,17 +162,12 @@ pub fn read_with(
             }
             let opened = open_upto(input, limit_of(&opts.limits, input));
             let src = opened.source.ok()?;
-            let plain = matches!(src.data, Data::Mapped(_) | Data::Owned(_));
-            let at_open = src.at_open;
-            (opened.kind == Kind::Json && plain).then(|| {
-                let (part, err) = read_json(input, src, &opts.paths);
-                (part, err.or_else(|| Skipped::changed(input, at_open)))
-            })
+            kinds::reader(opened.kind).read_apart(input, src, opts)
         })
         .collect();
-    for ((input, name), read) in inputs.iter().zip(names).zip(json) {
-        if let Some((part, err)) = read {
-            r.add_json(input, part, err);
+    for ((input, name), part) in inputs.iter().zip(names).zip(apart) {
+        if let Some(part) = part {
+            r.extend(part);
             if let Some(p) = progress {
                 p.file_done(size(input), 0);
             }
@@ -230,76 +185,15 @@ pub fn read_with(
                 continue;
             }
         };
-        // chunks of a plain file count as they are read (a stream's decompressed bytes are
-        // not its size on disk: it counts when done)
-        let plain = matches!(src.data, Data::Mapped(_) | Data::Owned(_));
         let (at_open, skipped_before) = (src.at_open, r.skipped.len());
-        match opened.kind {
-            Kind::Log | Kind::Empty => {
-                let logs = &mut r.logs;
-                let work = |f: &FileCtx, c: Chunk<'_>| {
-                    if let (Some(p), true) = (progress, plain) {
-                        let n = c.bytes.len() as u64;
-                        p.read(n);
-                        counted.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
-                    }
-                    log_work(f, c)
-                };
-                let (file, tally, err) = scan_log(
-                    input,
-                    name,
-                    src,
-                    opts.dates,
-                    LineNumbers::Relative,
-                    &work,
-                    &mut |f: &FileCtx, s: ChunkSummary, before: u64| {
-                        logs.absorb(f, s, before, steps.as_deref_mut())
-                    },
-                );
-                r.skipped.extend(err);
-                r.files.push(FileRead {
-                    file,
-                    tally,
-                    kind: opened.kind,
-                });
-                // its serving benchmark summaries are runs, as result files are (named by
-                // their line when the file holds several)
-                let several = r.logs.consoles.len() > 1;
-                r.runs
-                    .extend(r.logs.consoles.drain(..).map(|(line, mut run)| {
-                        if several {
-                            run.name = format!("{} (line {line})", run.name);
-                        }
-                        run
-                    }));
-            }
-            Kind::Json => {
-                let (part, err) = read_json(input, src, &opts.paths);
-                r.add_json(input, part, err);
-            }
-            Kind::Binary => r.skipped.push(Skipped {
-                source: input.display(),
-                why: BINARY.to_string(),
-                failed: false,
-                partly_read: false,
-            }),
-            Kind::Prometheus => match r.scrapes.read_input(input, src) {
-                Ok(tally) => r.files.push(FileRead {
-                    file: FileCtx {
-                        source: input.display(),
-                        stem: input.stem(),
-                    },
-                    tally,
-                    kind: Kind::Prometheus,
-                }),
-                Err(e) => r.skipped.push(Skipped {
-                    source: input.display(),
-                    why: format!("cannot read: {e}"),
-                    failed: true,
-                    partly_read: false,
-                }),
-            },
-        }
+        let mut at = InOrder {
+            opts,
+            kind: opened.kind,
+            instance: name,
+            steps: steps.as_deref_mut(),
+            counted: &counted,
+        };
+        kinds::reader(opened.kind).read(&mut r, input, src, &mut at);
         // a file that changed while read says so, unless its reading already failed
         if r.skipped.len() == skipped_before {
             r.skipped.extend(Skipped::changed(input, at_open));

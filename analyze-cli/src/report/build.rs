@@ -11,7 +11,7 @@ use crate::ingest::inputs::{expand, Dates, Skipped};
 use crate::ingest::instance::StepsSink;
 use crate::ingest::scan::Tally;
 use crate::ingest::{self, saved, Ingested};
-use anyhow::{bail, Result};
+use anyhow::Result;
 use tokstat_parsers::completion::Paths;
 use tokstat_parsers::detect::Kind;
 
@@ -78,101 +78,21 @@ pub fn build_with(opts: &Options, steps: Option<&mut StepsSink<'_>>) -> Result<B
 /// [`saved`]) for folders that hold an exported dataset, merged after them in the order
 /// given. Every chunk's stats lines of the files go to `steps` as they are read.
 pub fn read(opts: &Options, steps: Option<&mut StepsSink<'_>>) -> Result<Ingested> {
-    let mut exports = Vec::new();
-    let mut files = Vec::new();
-    for input in &opts.inputs {
-        match saved::find(std::path::Path::new(input)) {
-            Some(found) => exports.push((input, found)),
-            None => files.push(input),
-        }
-    }
-    if let Some(old) = files
-        .iter()
-        .find(|i| saved::is_earlier_export(std::path::Path::new(i)))
-    {
-        bail!(
-            "{old} was written by a `tokstat export` that saved no read to report from \
-             (no {}/ folder in it): export the logs again with this version",
-            saved::DIR
-        );
-    }
-    if opts.run.is_some() && exports.is_empty() {
-        bail!("--run chooses a run of an exported dataset, and no input is one (a folder `tokstat export` wrote)");
-    }
+    let (exports, files) = saved::split(&opts.inputs, opts.run.is_some())?;
     let mut r = if files.is_empty() {
         let mut r = Ingested::default();
         r.logs.bucket = opts.bucket_ms;
         r
     } else {
-        let files: Vec<String> = files.into_iter().cloned().collect();
         read_files(&files, opts, steps)?
     };
     for (dir, found) in exports {
-        for path in saved_reads(dir, found, opts.run.as_deref())? {
-            let (_, read) = saved::load(&path)?;
-            if read.logs.bucket != opts.bucket_ms && !read.logs.instances.is_empty() {
-                bail!(
-                    "{}: exported with {}; report it with the same (its timeline cells are summed at that length)",
-                    path.display(),
-                    read.logs
-                        .bucket
-                        .map_or("no --bucket".to_string(), |b| format!("--bucket {b}ms"))
-                );
-            }
+        for read in saved::reads(&dir, found, opts.run.as_deref(), opts.bucket_ms)? {
             r.extend(read);
         }
     }
     r.finish(opts.interval_s);
     Ok(r)
-}
-
-/// Of the saved reads `found` in an export folder, those of the run asked for (or of its
-/// only run).
-fn saved_reads(
-    dir: &str,
-    found: Vec<std::path::PathBuf>,
-    run: Option<&str>,
-) -> Result<Vec<std::path::PathBuf>> {
-    let mut runs = Vec::new();
-    let mut by_run = Vec::new();
-    for path in found {
-        let h = saved::header(&path)?;
-        if !runs.contains(&h.run) {
-            runs.push(h.run.clone());
-        }
-        by_run.push((h.run, path));
-    }
-    runs.sort();
-    let chosen = match run {
-        Some(r) if runs.iter().any(|x| x == r) => r.to_string(),
-        Some(r) => bail!(
-            "{dir} holds no run labelled {r:?}; its runs: {}",
-            list(&runs)
-        ),
-        None => match runs.as_slice() {
-            [one] => one.clone(),
-            [] => bail!(
-                "{dir} holds no saved read: export the logs again with this version of tokstat"
-            ),
-            _ => bail!(
-                "{dir} holds {} runs ({}): choose one with --run LABEL",
-                runs.len(),
-                list(&runs)
-            ),
-        },
-    };
-    Ok(by_run
-        .into_iter()
-        .filter(|(r, _)| *r == chosen)
-        .map(|(_, p)| p)
-        .collect())
-}
-
-fn list(runs: &[String]) -> String {
-    runs.iter()
-        .map(|r| format!("{r:?}"))
-        .collect::<Vec<_>>()
-        .join(", ")
 }
 
 /// Reads files and folders as they are.

@@ -154,6 +154,105 @@ pub fn reasons<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<(u64, &'static str
         .collect())
 }
 
+/// The inputs split into export folders (with the saved reads found in each) and the rest,
+/// in the order given. A folder an earlier export wrote, with no saved read, is refused, as
+/// is `--run` (`run`) with no export folder among the inputs.
+pub fn split(inputs: &[String], run: bool) -> Result<(Vec<(String, Vec<PathBuf>)>, Vec<String>)> {
+    let mut exports = Vec::new();
+    let mut files = Vec::new();
+    for input in inputs {
+        match find(Path::new(input)) {
+            Some(found) => exports.push((input.clone(), found)),
+            None => files.push(input.clone()),
+        }
+    }
+    if let Some(old) = files.iter().find(|i| is_earlier_export(Path::new(i))) {
+        bail!(
+            "{old} was written by a `tokstat export` that saved no read to report from \
+             (no {DIR}/ folder in it): export the logs again with this version"
+        );
+    }
+    if run && exports.is_empty() {
+        bail!("--run chooses a run of an exported dataset, and no input is one (a folder `tokstat export` wrote)");
+    }
+    Ok((exports, files))
+}
+
+/// The saved reads of one export folder (`found` in it) of the run asked for, or of its only
+/// run, read back; each must have been exported with the bucket asked for (`bucket_ms`),
+/// as its timeline cells are summed at that length.
+pub fn reads(
+    dir: &str,
+    found: Vec<PathBuf>,
+    run: Option<&str>,
+    bucket_ms: Option<i64>,
+) -> Result<Vec<Ingested>> {
+    let mut out = Vec::new();
+    for path in of_run(dir, found, run)? {
+        let (_, read) = load(&path)?;
+        if read.logs.bucket != bucket_ms && !read.logs.instances.is_empty() {
+            bail!(
+                "{}: exported with {}; report it with the same (its timeline cells are summed at that length)",
+                path.display(),
+                read.logs
+                    .bucket
+                    .map_or("no --bucket".to_string(), |b| format!("--bucket {b}ms"))
+            );
+        }
+        out.push(read);
+    }
+    Ok(out)
+}
+
+/// Of the saved reads `found` in an export folder, those of the run asked for (or of its
+/// only run).
+fn of_run(
+    dir: &str,
+    found: Vec<std::path::PathBuf>,
+    run: Option<&str>,
+) -> Result<Vec<std::path::PathBuf>> {
+    let mut runs = Vec::new();
+    let mut by_run = Vec::new();
+    for path in found {
+        let h = header(&path)?;
+        if !runs.contains(&h.run) {
+            runs.push(h.run.clone());
+        }
+        by_run.push((h.run, path));
+    }
+    runs.sort();
+    let chosen = match run {
+        Some(r) if runs.iter().any(|x| x == r) => r.to_string(),
+        Some(r) => bail!(
+            "{dir} holds no run labelled {r:?}; its runs: {}",
+            list(&runs)
+        ),
+        None => match runs.as_slice() {
+            [one] => one.clone(),
+            [] => bail!(
+                "{dir} holds no saved read: export the logs again with this version of tokstat"
+            ),
+            _ => bail!(
+                "{dir} holds {} runs ({}): choose one with --run LABEL",
+                runs.len(),
+                list(&runs)
+            ),
+        },
+    };
+    Ok(by_run
+        .into_iter()
+        .filter(|(r, _)| *r == chosen)
+        .map(|(_, p)| p)
+        .collect())
+}
+
+fn list(runs: &[String]) -> String {
+    runs.iter()
+        .map(|r| format!("{r:?}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
