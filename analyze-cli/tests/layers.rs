@@ -95,7 +95,13 @@ fn imports(src: &Path) -> Vec<(Vec<String>, Vec<Vec<String>>)> {
         .zip(&modules)
         .map(|(p, me)| {
             let text = std::fs::read_to_string(p).unwrap();
-            let text = text.split("#[cfg(test)]\nmod tests").next().unwrap();
+            let code = text.split("#[cfg(test)]\nmod tests").next().unwrap();
+            // (doc links name modules without importing them)
+            let text: String = code
+                .lines()
+                .filter(|l| !l.trim_start().starts_with("//"))
+                .collect::<Vec<_>>()
+                .join("\n");
             let mut named = Vec::new();
             for start in ["crate::", "super::"] {
                 for (at, _) in text.match_indices(start) {
@@ -134,7 +140,10 @@ fn imports(src: &Path) -> Vec<(Vec<String>, Vec<Vec<String>>)> {
                         }
                     }
                     let target = best.unwrap_or_else(|| {
-                        base.pop();
+                        // `super::Item`, `crate::ingest::Item`: the module before the item
+                        if !is_module(&base) {
+                            base.pop();
+                        }
                         base
                     });
                     if &target != me && is_module(&target) && !named.contains(&target) {

@@ -31,10 +31,8 @@ impl Kind {
 /// The kinds of text a first line may claim, in order: the first that claims the first
 /// non-blank line wins; a line none claims is a log's. A new kind of text input is a line
 /// here (and its reader in the CLI's `ingest/kinds/`).
-const FIRST_LINE: [(Kind, fn(&[u8]) -> bool); 2] = [
-    (Kind::Json, json_line),
-    (Kind::Prometheus, prometheus_line),
-];
+const FIRST_LINE: [(Kind, fn(&[u8]) -> bool); 2] =
+    [(Kind::Json, json_line), (Kind::Prometheus, prometheus_line)];
 
 /// A JSON document, a JSONL record or an array of records begins.
 fn json_line(line: &[u8]) -> bool {

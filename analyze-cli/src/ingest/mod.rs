@@ -22,76 +22,27 @@ pub mod inputs;
 pub mod instance;
 pub mod kinds;
 pub mod progress;
+pub mod read;
 pub mod responses;
 pub mod scan;
 pub mod scrapes;
 pub mod series;
 
 pub use kinds::saved;
+pub use read::{FileRead, Ingested, Limits, ReadOptions};
 
-use crate::ingest::completions::CompletionRow;
-use crate::ingest::inputs::{open_upto, Dates, Skipped};
-use crate::ingest::instance::{Logs, StepsSink};
+use crate::ingest::inputs::{open_upto, Skipped};
+use crate::ingest::instance::StepsSink;
 use crate::ingest::kinds::{InOrder, READERS};
-use crate::ingest::scan::{FileCtx, Tally};
-use crate::ingest::scrapes::Scrapes;
 use rayon::prelude::*;
-use tokstat_parsers::bench::Run;
-use tokstat_parsers::completion::Paths;
-use tokstat_parsers::detect::Kind;
 use tokstat_parsers::scan::CHUNK;
 use tokstat_parsers::source::{instance_names, Input};
-
-/// How to read the inputs.
-#[derive(Debug, Clone, Default)]
-pub struct ReadOptions {
-    /// Completes stamps without a year or a date.
-    pub dates: Dates,
-    /// Where token counts and finish reasons are in records of another shape.
-    pub paths: Paths,
-    /// Counts what is read, for a display.
-    pub progress: Option<std::sync::Arc<progress::Progress>>,
-    /// Plain files read only up to these offsets (where they stood when a pulse began).
-    pub limits: Limits,
-    /// The timeline bucket asked for, ms (see [`digest::grid`]).
-    pub bucket: Option<i64>,
-}
-
-/// Byte offsets to read files up to, by path.
-pub type Limits = Option<std::sync::Arc<std::collections::HashMap<std::path::PathBuf, u64>>>;
 
 fn limit_of(limits: &Limits, input: &Input) -> Option<u64> {
     match input {
         Input::Path(p) => limits.as_ref()?.get(p).copied(),
         Input::Stdin => None,
     }
-}
-
-/// One input read, and its line accounting.
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
-pub struct FileRead {
-    pub file: FileCtx,
-    pub tally: Tally,
-    pub kind: Kind,
-}
-
-/// Everything read from the inputs, for the analyses.
-#[derive(Default, serde::Serialize, serde::Deserialize)]
-pub struct Ingested {
-    pub files: Vec<FileRead>,
-    pub skipped: Vec<Skipped>,
-    /// Server logs, per instance.
-    pub logs: Logs,
-    /// Completion records, one row per choice, in input order.
-    pub completions: Vec<CompletionRow>,
-    /// The file each run of completion rows came from: `(index in files, rows)`, in order.
-    pub completion_files: Vec<(usize, usize)>,
-    pub dropped_choices: u64,
-    /// JSON records of no known shape.
-    pub unknown_records: u64,
-    /// Benchmark result files.
-    pub runs: Vec<Run>,
-    pub scrapes: Scrapes,
 }
 
 impl Ingested {

@@ -26,7 +26,7 @@ pub struct Tally {
     /// Of the parsed lines, those cut short: their fields before the cut were read.
     pub partial: u64,
     /// First malformed lines: `(line number, what was wrong)`.
-    #[serde(deserialize_with = "crate::ingest::saved::reasons")]
+    #[serde(deserialize_with = "reasons")]
     pub samples: Vec<(u64, &'static str)>,
 }
 
@@ -780,4 +780,12 @@ where
         files.push((file, tally));
     }
     (files, skipped)
+}
+/// A tally's malformed samples read back: the reasons, `&'static str` where the parsers
+/// give them, are made static (five per input at most).
+fn reasons<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<(u64, &'static str)>, D::Error> {
+    let v = <Vec<(u64, String)> as serde::Deserialize>::deserialize(d)?;
+    Ok(v.into_iter()
+        .map(|(line, why)| (line, &*Box::leak(why.into_boxed_str())))
+        .collect())
 }

@@ -3,7 +3,7 @@
 
 use super::{InOrder, Reader};
 use crate::ingest::inputs::{Skipped, BINARY};
-use crate::ingest::Ingested;
+use crate::ingest::read::Ingested;
 use tokstat_parsers::detect::Kind;
 use tokstat_parsers::source::{Input, Source};
 

@@ -6,8 +6,8 @@
 use super::{InOrder, Reader};
 use crate::ingest::completions::{read_json, Part};
 use crate::ingest::inputs::Skipped;
+use crate::ingest::read::{FileRead, Ingested, ReadOptions};
 use crate::ingest::scan::FileCtx;
-use crate::ingest::{FileRead, Ingested, ReadOptions};
 use tokstat_parsers::detect::Kind;
 use tokstat_parsers::source::{Data, Input, Source};
 

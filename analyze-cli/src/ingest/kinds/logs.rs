@@ -5,8 +5,8 @@
 
 use super::{InOrder, Reader};
 use crate::ingest::instance::ChunkSummary;
+use crate::ingest::read::{FileRead, Ingested};
 use crate::ingest::scan::{scan_log, visit_chunk, ChunkOut, FileCtx, LineNumbers};
-use crate::ingest::{FileRead, Ingested};
 use tokstat_parsers::detect::Kind;
 use tokstat_parsers::scan::Chunk;
 use tokstat_parsers::source::{Data, Input, Source};

@@ -17,7 +17,7 @@ mod prometheus;
 pub mod saved;
 
 use crate::ingest::instance::StepsSink;
-use crate::ingest::{Ingested, ReadOptions};
+use crate::ingest::read::{Ingested, ReadOptions};
 use std::sync::atomic::AtomicU64;
 use tokstat_parsers::detect::Kind;
 use tokstat_parsers::source::{Input, Source};

@@ -4,8 +4,8 @@
 
 use super::{InOrder, Reader};
 use crate::ingest::inputs::Skipped;
+use crate::ingest::read::{FileRead, Ingested};
 use crate::ingest::scan::FileCtx;
-use crate::ingest::{FileRead, Ingested};
 use tokstat_parsers::detect::Kind;
 use tokstat_parsers::source::{Input, Source};
 

@@ -16,9 +16,8 @@
 //! compressed by zstd. The encoding follows the in-memory layout, so a file is read back only
 //! by the tokstat version that wrote it; another says so and asks for the export again.
 
-use crate::ingest::Ingested;
+use crate::ingest::read::Ingested;
 use anyhow::{bail, Context, Result};
-use serde::{Deserialize, Deserializer};
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 
@@ -143,15 +142,6 @@ pub fn is_earlier_export(dir: &Path) -> bool {
                         .any(|x| dir.join(format!("{t}.{x}")).is_file())
             })
         && !dir.join(DIR).exists()
-}
-
-/// A tally's malformed samples read back: the reasons, `&'static str` where the parsers
-/// give them, are made static (five per input at most).
-pub fn reasons<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<(u64, &'static str)>, D::Error> {
-    let v = Vec::<(u64, String)>::deserialize(d)?;
-    Ok(v.into_iter()
-        .map(|(line, why)| (line, &*Box::leak(why.into_boxed_str())))
-        .collect())
 }
 
 /// The inputs split into export folders (with the saved reads found in each) and the rest,
