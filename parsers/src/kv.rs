@@ -230,6 +230,52 @@ pub fn repr_pair(item: &str) -> Option<(&str, &str)> {
     }
 }
 
+/// The pairs of a body whose counts come before their names, as vLLM's iteration details
+/// print them: `("iteration", "1204")` from `Iteration(1204): `,
+/// then its `", "`-separated parts, counts named after them (`("context tokens", "896")`)
+/// and the rest `key: value`. A part of neither shape comes out with an empty key.
+pub fn counted_pairs(body: &str) -> CountedPairs<'_> {
+    CountedPairs {
+        rest: body.strip_prefix("Iteration(").unwrap_or(body),
+        head: true,
+    }
+}
+
+/// Iterator of [`counted_pairs`].
+pub struct CountedPairs<'a> {
+    rest: &'a str,
+    head: bool,
+}
+
+impl<'a> Iterator for CountedPairs<'a> {
+    type Item = (&'a str, &'a str);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if std::mem::take(&mut self.head) {
+            let (n, rest) = self
+                .rest
+                .split_once("): ")
+                .unwrap_or((self.rest.trim_end_matches([')', ':']), ""));
+            self.rest = rest;
+            return Some(("iteration", n));
+        }
+        if self.rest.is_empty() {
+            return None;
+        }
+        let (part, rest) = self.rest.split_once(", ").unwrap_or((self.rest, ""));
+        self.rest = rest;
+        if let Some((k, v)) = part.split_once(": ") {
+            return Some((k, v));
+        }
+        match part.split_once(' ') {
+            Some((n, name)) if n.bytes().all(|c| c.is_ascii_digit()) && !n.is_empty() => {
+                Some((name, n))
+            }
+            _ => Some(("", part)),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -55,59 +55,67 @@ impl StepKind {
     }
 }
 
-/// Which parser's field table decides what is "extra" in a body.
+/// The shape of a body's `key: value`-like parts (see [`crate::kv`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Dialect {
-    /// Nothing extra.
+pub enum Shape {
+    /// `key: value` parts.
     #[default]
-    None,
-    /// SGLang `Decode batch` / `Prefill batch` body.
-    SglangBatch,
-    /// vLLM periodic stats body.
-    VllmStats,
-    /// vLLM speculative-decoding body.
-    VllmSpec,
-    /// vLLM V0 prefix-cache body.
-    VllmCache,
-    /// vLLM iteration-details body (`1 context requests, …`).
-    VllmIteration,
+    Keyed,
+    /// Counts before their names (`31 generation tokens`), after an `Iteration(N): ` head.
+    Counted,
+}
+
+/// Of a body's pairs, those a dialect keeps as extra (no column took them); the flag is the
+/// dialect's own, reset for each reading of the body.
+pub type ExtraFilter = for<'a> fn(&'a str, &'a str, &mut bool) -> Option<(&'a str, &'a str)>;
+
+fn keep_nothing<'a>(_: &'a str, _: &'a str, _: &mut bool) -> Option<(&'a str, &'a str)> {
+    None
 }
 
 /// Unmodelled `key: value` pairs of a stats line, found lazily: the record keeps the body it
 /// came from and re-reads it only when asked, so parsing a line copies nothing and the
-/// record stays small, and there is no cap on how many unknown pairs a line may carry.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
+/// record stays small, and there is no cap on how many unknown pairs a line may carry. The
+/// dialect that read the line hands in the body's shape and its filter: the model names no
+/// dialect.
+#[derive(Debug, Clone, Copy)]
 pub struct Extra<'a> {
     body: &'a str,
-    dialect: Dialect,
+    shape: Shape,
+    keep: ExtraFilter,
+}
+
+impl Default for Extra<'_> {
+    fn default() -> Self {
+        Extra {
+            body: "",
+            shape: Shape::Keyed,
+            keep: keep_nothing,
+        }
+    }
+}
+
+/// Two extras are equal when they hold the same pairs.
+impl PartialEq for Extra<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.iter().eq(other.iter())
+    }
 }
 
 impl<'a> Extra<'a> {
-    pub(crate) fn new(body: &'a str, dialect: Dialect) -> Extra<'a> {
-        Extra { body, dialect }
+    pub(crate) fn new(body: &'a str, shape: Shape, keep: ExtraFilter) -> Extra<'a> {
+        Extra { body, shape, keep }
     }
 
     /// The pairs the parser did not map to a column, in line order.
     pub fn iter(&self) -> impl Iterator<Item = (&'a str, &'a str)> + 'a {
-        let dialect = self.dialect;
-        let mut kv_seen = false;
-        let body = if dialect == Dialect::None {
-            ""
-        } else {
-            self.body
+        let keep = self.keep;
+        let mut seen = false;
+        let pairs = match self.shape {
+            Shape::Counted => BodyPairs::Counted(crate::kv::counted_pairs(self.body)),
+            Shape::Keyed => BodyPairs::Keyed(crate::kv::pairs(self.body)),
         };
-        let pairs = match dialect {
-            Dialect::VllmIteration => BodyPairs::Counted(crate::vllm::iteration_pairs(body)),
-            _ => BodyPairs::Keyed(crate::kv::pairs(body)),
-        };
-        pairs.filter_map(move |(k, v)| match dialect {
-            Dialect::None => None,
-            Dialect::SglangBatch => crate::sglang::extra(k, v),
-            Dialect::VllmStats => crate::vllm::stats_extra(k, v, &mut kv_seen),
-            Dialect::VllmSpec => crate::vllm::spec_extra(k, v),
-            Dialect::VllmCache => (k != "GPU").then_some((k, v)),
-            Dialect::VllmIteration => crate::vllm::iteration_extra(k, v),
-        })
+        pairs.filter_map(move |(k, v)| keep(k, v, &mut seen))
     }
 
     pub fn is_empty(&self) -> bool {
@@ -119,11 +127,10 @@ impl<'a> Extra<'a> {
     }
 }
 
-/// The pairs of a body, by its shape: `key: value` parts, or vLLM's iteration details,
-/// whose counts come before their names (`31 generation tokens`).
+/// The pairs of a body, by its shape.
 enum BodyPairs<'a> {
     Keyed(crate::kv::Pairs<'a>),
-    Counted(crate::vllm::IterationPairs<'a>),
+    Counted(crate::kv::CountedPairs<'a>),
 }
 
 impl<'a> Iterator for BodyPairs<'a> {
@@ -206,7 +213,7 @@ pub struct Gauges {
 }
 
 /// A set of [`Gauges`] fields, named after them: what a quick reader keeps (see
-/// [`crate::sglang::Keep`]).
+/// the SGLang reader's `Keep`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct GaugeSet(pub u16);
 

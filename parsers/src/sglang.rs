@@ -7,7 +7,7 @@
 use crate::kv::pairs;
 use crate::num::{float, percent_as_fraction, pybool, uint, Plain};
 use crate::record::{
-    Body, Config, Dialect, Engine, Event, EventKind, Extra, GaugeSet, Gauges, Step, StepKind,
+    Body, Config, Engine, Event, EventKind, Extra, GaugeSet, Gauges, Shape, Step, StepKind,
 };
 
 const SG: Option<Engine> = Some(Engine::Sglang);
@@ -187,7 +187,7 @@ fn batch<'a>(rest: &'a str, kind: StepKind, out: &mut Body<'a>) {
 fn fields<'a>(body: &'a str, kind: StepKind, running: Option<u64>, out: &mut Body<'a>) {
     let body = body.trim_end_matches([',', ' ']);
     let fresh = || Step {
-        extra: Extra::new(body, Dialect::SglangBatch),
+        extra: Extra::new(body, Shape::Keyed, extra),
         engine: SG,
         kind: Some(kind),
         ..Step::default()
@@ -707,7 +707,7 @@ fn field(key: &str) -> Option<Field> {
 
 /// An SGLang body pair that no column takes (the 0.4.9 `#token: full=…, swa=…` gives its SWA
 /// half as `#swa token`).
-pub(crate) fn extra<'a>(key: &'a str, value: &'a str) -> Option<(&'a str, &'a str)> {
+fn extra<'a>(key: &'a str, value: &'a str, _: &mut bool) -> Option<(&'a str, &'a str)> {
     match field(key) {
         None if !key.is_empty() => Some((key, value)),
         Some(Field::Tokens) => full_swa(value).1.map(|swa| ("#swa token", swa)),

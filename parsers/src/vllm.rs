@@ -7,7 +7,7 @@
 use crate::kv::pairs;
 use crate::num::{float, percent_as_fraction, split_unit, uint};
 use crate::prefix::Level;
-use crate::record::{Body, Config, Dialect, Engine, Event, EventKind, Extra, Step, StepKind};
+use crate::record::{Body, Config, Engine, Event, EventKind, Extra, Shape, Step, StepKind};
 
 const VL: Option<Engine> = Some(Engine::Vllm);
 
@@ -176,10 +176,10 @@ fn iteration_fields(body: &str, engine_index: u32, cut: bool) -> Option<Body<'_>
         kind: Some(StepKind::Iteration),
         engine_index: Some(engine_index),
         partial: cut,
-        extra: Extra::new(body, Dialect::VllmIteration),
+        extra: Extra::new(body, Shape::Counted, iteration_extra),
         ..Step::default()
     };
-    let mut pairs = iteration_pairs(body).peekable();
+    let mut pairs = crate::kv::counted_pairs(body).peekable();
     let mut seen = 0u32;
     while let Some((key, value)) = pairs.next() {
         let last = pairs.peek().is_none();
@@ -236,53 +236,8 @@ fn iteration_fields(body: &str, engine_index: u32, cut: bool) -> Option<Body<'_>
 /// What an iteration line with a part of neither shape (`N name`, `key: value`) is.
 const NOT_VLLMS: &str = "an iteration line's part is not one vLLM prints";
 
-/// The pairs of an iteration-details body: `("iteration", "1204")` from `Iteration(1204): `,
-/// then its `", "`-separated parts, counts named after them (`("context tokens", "896")`)
-/// and the rest `key: value`. A part of neither shape comes out with an empty key.
-pub(crate) fn iteration_pairs(body: &str) -> IterationPairs<'_> {
-    IterationPairs {
-        rest: body.strip_prefix("Iteration(").unwrap_or(body),
-        head: true,
-    }
-}
-
-/// Iterator of [`iteration_pairs`].
-pub(crate) struct IterationPairs<'a> {
-    rest: &'a str,
-    head: bool,
-}
-
-impl<'a> Iterator for IterationPairs<'a> {
-    type Item = (&'a str, &'a str);
-
-    fn next(&mut self) -> Option<Self::Item> {
-        if std::mem::take(&mut self.head) {
-            let (n, rest) = self
-                .rest
-                .split_once("): ")
-                .unwrap_or((self.rest.trim_end_matches([')', ':']), ""));
-            self.rest = rest;
-            return Some(("iteration", n));
-        }
-        if self.rest.is_empty() {
-            return None;
-        }
-        let (part, rest) = self.rest.split_once(", ").unwrap_or((self.rest, ""));
-        self.rest = rest;
-        if let Some((k, v)) = part.split_once(": ") {
-            return Some((k, v));
-        }
-        match part.split_once(' ') {
-            Some((n, name)) if n.bytes().all(|c| c.is_ascii_digit()) && !n.is_empty() => {
-                Some((name, n))
-            }
-            _ => Some(("", part)),
-        }
-    }
-}
-
 /// An iteration-details pair that no column takes.
-pub(crate) fn iteration_extra<'a>(key: &'a str, value: &'a str) -> Option<(&'a str, &'a str)> {
+fn iteration_extra<'a>(key: &'a str, value: &'a str, _: &mut bool) -> Option<(&'a str, &'a str)> {
     let modelled = matches!(
         key,
         "context requests" | "context tokens" | "generation requests" | ""
@@ -332,11 +287,7 @@ fn stat_field(key: &str, kv_seen: &mut bool) -> Option<Stat> {
 }
 
 /// A stats pair that no column takes.
-pub(crate) fn stats_extra<'a>(
-    key: &'a str,
-    value: &'a str,
-    kv_seen: &mut bool,
-) -> Option<(&'a str, &'a str)> {
+fn stats_extra<'a>(key: &'a str, value: &'a str, kv_seen: &mut bool) -> Option<(&'a str, &'a str)> {
     (stat_field(key, kv_seen).is_none() && !key.is_empty()).then_some((key, value))
 }
 
@@ -350,7 +301,7 @@ fn stats(body: &str, engine_index: Option<u32>, aggregated: Option<u32>) -> Body
         kind: Some(StepKind::Stats),
         engine_index,
         aggregated_engines: aggregated,
-        extra: Extra::new(body, Dialect::VllmStats),
+        extra: Extra::new(body, Shape::Keyed, stats_extra),
         ..Step::default()
     };
     let mut kv_seen = false;
@@ -400,8 +351,13 @@ fn is_spec_field(key: &str) -> bool {
 }
 
 /// A speculative-decoding pair that no column takes.
-pub(crate) fn spec_extra<'a>(key: &'a str, value: &'a str) -> Option<(&'a str, &'a str)> {
+fn spec_extra<'a>(key: &'a str, value: &'a str, _: &mut bool) -> Option<(&'a str, &'a str)> {
     (!is_spec_field(key) && !key.is_empty()).then_some((key, value))
+}
+
+/// A V0 prefix-cache pair that no column takes.
+fn cache_extra<'a>(key: &'a str, value: &'a str, _: &mut bool) -> Option<(&'a str, &'a str)> {
+    (key != "GPU").then_some((key, value))
 }
 
 /// `SpecDecoding metrics: …` (V1, every variant) and `Speculative metrics: …` (V0).
@@ -413,7 +369,7 @@ fn spec(body: &str) -> Body<'_> {
     let mut s = Step {
         engine: VL,
         kind: Some(StepKind::Spec),
-        extra: Extra::new(body, Dialect::VllmSpec),
+        extra: Extra::new(body, Shape::Keyed, spec_extra),
         ..Step::default()
     };
     for (key, value) in pairs(body) {
@@ -450,7 +406,7 @@ fn prefix_cache(rest: &str) -> Body<'_> {
     let mut s = Step {
         engine: VL,
         kind: Some(StepKind::Cache),
-        extra: Extra::new(body, Dialect::VllmCache),
+        extra: Extra::new(body, Shape::Keyed, cache_extra),
         ..Step::default()
     };
     for (key, value) in pairs(body) {
