@@ -71,29 +71,8 @@ pub struct ParseArgs {
     pub input: InputArgs,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
-pub enum Format {
-    /// Aligned tables and charts for a terminal.
-    #[default]
-    Table,
-    /// The report as one JSON document (keys in the README), for scripts.
-    Json,
-    /// GitHub-flavoured markdown, to paste into an issue or a pull request.
-    Markdown,
-    /// One self-contained HTML file with charts (inline SVG, nothing loaded from anywhere).
-    Html,
-}
-
-impl From<Format> for crate::render::Format {
-    fn from(f: Format) -> Self {
-        match f {
-            Format::Table => crate::render::Format::Table,
-            Format::Json => crate::render::Format::Json,
-            Format::Markdown => crate::render::Format::Markdown,
-            Format::Html => crate::render::Format::Html,
-        }
-    }
-}
+/// The report's output formats (one type for the command line and the renderers).
+pub use crate::render::Format;
 
 #[derive(Debug, Args)]
 pub struct FormatArgs {
@@ -268,13 +247,7 @@ fn parse_share(s: &str) -> Result<f64, String> {
 }
 
 /// File formats of `export`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
-pub enum TableFormat {
-    #[default]
-    Parquet,
-    Csv,
-    Jsonl,
-}
+pub use crate::export::FileFormat;
 
 /// What `--partition-by` may name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -292,7 +265,7 @@ pub struct ExportArgs {
     pub to: std::path::PathBuf,
     /// File format of the tables.
     #[arg(long, value_enum, default_value_t)]
-    pub format: TableFormat,
+    pub format: FileFormat,
     /// Hive partitions: `run`, `instance` or both (`run,instance`).
     #[arg(long, value_enum, value_delimiter = ',', value_name = "KEYS")]
     pub partition_by: Vec<Partition>,

@@ -1,7 +1,7 @@
 //! `tokstat export`: every table written into a folder, and what was written.
 
-use crate::cli::{ExportArgs, Partition, TableFormat};
-use crate::export::{self, FileFormat, Options};
+use crate::cli::{ExportArgs, Partition};
+use crate::export::{self, Options};
 use crate::render::num::group;
 use anyhow::Result;
 use std::io::Write;
@@ -10,11 +10,7 @@ pub fn run(a: &ExportArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<i
     let opts = Options {
         report: super::report::options(&a.input.inputs, &a.input.dates, &a.completions, &a.server),
         to: a.to.clone(),
-        format: match a.format {
-            TableFormat::Parquet => FileFormat::Parquet,
-            TableFormat::Csv => FileFormat::Csv,
-            TableFormat::Jsonl => FileFormat::Jsonl,
-        },
+        format: a.format,
         by_run: a.partition_by.contains(&Partition::Run),
         by_instance: a.partition_by.contains(&Partition::Instance),
         run: a.run.clone(),

@@ -20,9 +20,10 @@ use anyhow::{bail, Context, Result};
 use polars::prelude::*;
 use std::path::{Path, PathBuf};
 
-/// The file format of the tables.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The file format of the tables (`--format` of `export`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
 pub enum FileFormat {
+    #[default]
     Parquet,
     Csv,
     Jsonl,

@@ -369,23 +369,7 @@ fn server(b: &mut String, r: &Report) {
             cells
         })
         .collect();
-    b.push_str(&table(
-        &[
-            "instance",
-            "engine",
-            "span",
-            "stats lines",
-            "tokens",
-            "steady tok/s",
-            "vs median",
-            "running",
-            "waiting",
-            "kv max",
-            "retracted",
-            "preempted",
-        ],
-        &rows,
-    ));
+    b.push_str(&table(&super::INSTANCE_COLUMNS, &rows));
     if r.segments.len() > 1 {
         let rows: Vec<Vec<String>> = r
             .segments

@@ -94,13 +94,10 @@ pub fn write(out: &mut dyn Write, r: &Report) -> io::Result<()> {
         group(t.other),
         group(t.malformed)
     )?;
-    if let Some(note) = super::unknown_note(r.unknown_records) {
+    for note in super::opening_notes(r) {
         writeln!(out, "> {note}\n")?;
     }
-    if let Some(note) = super::inexact_note(r.inexact) {
-        writeln!(out, "> {note}\n")?;
-    }
-    let broke = crate::analysis::incidents::anything_broke(&r.incidents);
+    let broke = super::census_first(r);
     if broke {
         write_incidents(out, r)?;
     }
@@ -281,20 +278,7 @@ fn write_server(out: &mut dyn Write, r: &Report) -> io::Result<()> {
             s.drain_s.map_or("–".into(), duration)
         )?;
     }
-    let mut g = Gfm::new(&[
-        "instance",
-        "engine",
-        "span",
-        "stats lines",
-        "tokens",
-        "steady tok/s",
-        "vs median",
-        "running",
-        "waiting",
-        "kv max",
-        "retracted",
-        "preempted",
-    ]);
+    let mut g = Gfm::new(&super::INSTANCE_COLUMNS);
     for i in &r.instances {
         let mut cells = super::instance_cells(i);
         cells[0] = format!("`{}`", cells[0]);

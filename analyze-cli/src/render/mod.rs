@@ -22,17 +22,17 @@ use crate::report::Report;
 use std::io::{self, Write};
 pub use style::Style;
 
-/// The formats a report is rendered in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+/// The formats a report is rendered in (`--format`; the variants' docs are its help).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
 pub enum Format {
     /// Aligned tables and charts for a terminal.
     #[default]
     Table,
-    /// The serialised [`Report`], for scripts.
+    /// The report as one JSON document (keys in docs/json.md), for scripts.
     Json,
     /// GitHub-flavoured markdown, to paste into an issue or a pull request.
     Markdown,
-    /// One self-contained HTML file with inline SVG charts.
+    /// One self-contained HTML file with charts (inline SVG, nothing loaded from anywhere).
     Html,
 }
 
@@ -61,6 +61,20 @@ impl Format {
             Format::Html => html::write_comparison(out, c),
         }
     }
+}
+
+/// The notes every text rendering opens with, after the line accounting: records of no
+/// known shape, and places not placed exactly in time.
+pub fn opening_notes(r: &Report) -> impl Iterator<Item = String> {
+    unknown_note(r.unknown_records)
+        .into_iter()
+        .chain(inexact_note(r.inexact))
+}
+
+/// Whether the incident census comes before the server's figures (something broke), or
+/// after them: the one placement rule every rendering follows.
+pub fn census_first(r: &Report) -> bool {
+    crate::analysis::incidents::anything_broke(&r.incidents)
 }
 
 /// What to say of JSON records of no known shape: they are counted as `other` lines, and
@@ -96,9 +110,24 @@ pub fn span_phrase(s: &crate::report::SteadyReport) -> String {
     })
 }
 
-/// One instance's row of the instance table, as text, in the columns every renderer shows:
-/// instance, engine, span, stats lines, tokens, steady tok/s, vs median (`⚠` beyond the
-/// imbalance threshold), running, waiting, kv max, retracted, preempted.
+/// The instance table's columns, as every renderer heads them.
+pub const INSTANCE_COLUMNS: [&str; 12] = [
+    "instance",
+    "engine",
+    "span",
+    "stats lines",
+    "tokens",
+    "steady tok/s",
+    "vs median",
+    "running",
+    "waiting",
+    "kv max",
+    "retracted",
+    "preempted",
+];
+
+/// One instance's row of the instance table, as text, in [`INSTANCE_COLUMNS`] (`⚠` after
+/// vs median beyond the imbalance threshold).
 pub fn instance_cells(i: &crate::report::InstanceReport) -> Vec<String> {
     use num::{duration, group, opt};
     vec![

@@ -47,14 +47,11 @@ fn write_report(out: &mut dyn Write, r: &Report) -> io::Result<()> {
         group(t.other),
         group(t.malformed)
     )?;
-    if let Some(note) = super::unknown_note(r.unknown_records) {
-        writeln!(out, "{note}\n")?;
-    }
-    if let Some(note) = super::inexact_note(r.inexact) {
+    for note in super::opening_notes(r) {
         writeln!(out, "{note}\n")?;
     }
     // (the census comes first when something broke, else after the server's figures)
-    let broke = crate::analysis::incidents::anything_broke(&r.incidents);
+    let broke = super::census_first(r);
     if broke {
         write_incidents(out, &r.incidents)?;
     }
@@ -184,20 +181,9 @@ fn fitted(
 
 fn write_instances(out: &mut dyn Write, r: &Report) -> io::Result<()> {
     writeln!(out, "Server logs: {} instance(s)", r.instances.len())?;
-    let header = [
-        "instance",
-        "engine",
-        "span",
-        "lines",
-        "tokens",
-        "steady tok/s",
-        "vs median",
-        "running",
-        "waiting",
-        "kv max",
-        "retracted",
-        "preempted",
-    ];
+    // (a terminal is narrow: "stats lines" is "lines", said in the note below)
+    let mut header = super::INSTANCE_COLUMNS;
+    header[3] = "lines";
     let rows: Vec<Vec<String>> = r.instances.iter().map(super::instance_cells).collect();
     let (t, dropped) = fitted(&header, &rows, 2, &INSTANCE_DROP);
     writeln!(out, "{t}")?;
