@@ -176,7 +176,7 @@ fn a_digest_does_not_grow_with_lines() {
             }
             d.push(&mut s);
         }
-        let settled = tokstat::analysis::lines::settle(&d);
+        let settled = tokstat::analysis::settle::settle(&d);
         assert_eq!(settled.run.totals.count, n, "an interval per decode line");
         let held = NOW.load(Relaxed).saturating_sub(before);
         drop(settled);

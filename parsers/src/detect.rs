@@ -28,10 +28,13 @@ impl Kind {
     }
 }
 
+/// Whether a first line is of a kind.
+type Claims = fn(&[u8]) -> bool;
+
 /// The kinds of text a first line may claim, in order: the first that claims the first
 /// non-blank line wins; a line none claims is a log's. A new kind of text input is a line
 /// here (and its reader in the CLI's `ingest/kinds/`).
-const FIRST_LINE: [(Kind, fn(&[u8]) -> bool); 2] =
+const FIRST_LINE: [(Kind, Claims); 2] =
     [(Kind::Json, json_line), (Kind::Prometheus, prometheus_line)];
 
 /// A JSON document, a JSONL record or an array of records begins.

@@ -14,7 +14,7 @@ pub struct Pairs<'a> {
     s: &'a str,
     pos: usize,
     /// The part after the current one, already scanned while looking ahead.
-    peeked: Option<Part>,
+    peeked: Option<Piece>,
 }
 
 /// Splits `body` into `key: value` pairs; see the module documentation.
@@ -28,7 +28,7 @@ pub fn pairs(body: &str) -> Pairs<'_> {
 
 /// One `", "`-separated part: where it ends, and where its first `": "` is.
 #[derive(Debug, Clone, Copy)]
-struct Part {
+struct Piece {
     start: usize,
     end: usize,
     colon: Option<usize>,
@@ -39,7 +39,7 @@ struct Part {
 /// Scans one part from `start` in a single pass over its bytes. Always inlined: returned
 /// through memory, the small struct cost a store-forwarding stall per part (measured).
 #[inline(always)]
-fn part(b: &[u8], start: usize) -> Part {
+fn part(b: &[u8], start: usize) -> Piece {
     let mut colon = None;
     let mut colon2 = false;
     // separators are `", "` and `": "`: look at spaces, then at the byte before (parts are a
@@ -49,7 +49,7 @@ fn part(b: &[u8], start: usize) -> Part {
         if b[i] == b' ' {
             match b[i - 1] {
                 b',' => {
-                    return Part {
+                    return Piece {
                         start,
                         end: i - 1,
                         colon,
@@ -65,7 +65,7 @@ fn part(b: &[u8], start: usize) -> Part {
         }
         i += 1;
     }
-    Part {
+    Piece {
         start,
         end: b.len(),
         colon,

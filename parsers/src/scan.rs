@@ -11,7 +11,7 @@
 
 use crate::guard::Guard;
 use crate::prefix::stamp_of;
-use crate::source::{release, Data, Filled, Grid, Shrank, StreamChunks};
+use crate::source::{release, ChunkGrid, Data, Filled, Shrank, StreamChunks};
 use crate::stamp::{Calendar, Stamp};
 use rayon::prelude::*;
 use std::io;
@@ -323,13 +323,13 @@ struct Done<'a, R> {
     results: Vec<(R, Calendar)>,
 }
 
-/// The chunks of a batch: a stream's, already cut, or a run of a [`Grid`]'s cells over a
+/// The chunks of a batch: a stream's, already cut, or a run of a [`ChunkGrid`]'s cells over a
 /// file, cut by the workers.
 #[derive(Clone, Copy)]
 enum Batch<'a> {
     Cut(&'a [&'a [u8]]),
     Cells {
-        grid: Grid<'a>,
+        grid: ChunkGrid<'a>,
         from: usize,
         to: usize,
     },
@@ -618,7 +618,7 @@ where
     let per_stream_batch = STREAM_BATCH * threads;
     let mut at = Cursor { line: 0, calendar };
     let mut whole = |bytes: &[u8], at: &mut Cursor, hooks: MapHooks<'_>| {
-        let grid = Grid::new(bytes, chunk);
+        let grid = ChunkGrid::new(bytes, chunk);
         if grid.len() == 1 {
             // one chunk is worked on here: no batch, and no wait in which this thread (maybe
             // a worker reading many small files side by side) would take up other work

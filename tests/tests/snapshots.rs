@@ -123,8 +123,8 @@ fn comparisons() {
 /// terminal table of a pulse with every part, its JSON, the watch's view and its line.
 #[test]
 fn pulse_and_watch_renderings() {
-    use tokstat::pulse::{watch::View, Client, Eta, Gap, Job, Pulse, Server};
-    let server = Server {
+    use tokstat::pulse::{watch::View, Client, Eta, Gap, Job, Pulse, ServerRates};
+    let server = ServerRates {
         instances: 2,
         stat_lines: 24,
         gen_tps: 1_120.4,

@@ -20,7 +20,7 @@
 //! simulated runs the estimate is within 1% of the simulator's true token count.
 //!
 //! The report never lists the intervals: each is summed as its line is read
-//! ([`crate::ingest::digest`]) and settled at the end ([`crate::analysis::lines`]). The
+//! ([`crate::ingest::digest`]) and settled at the end ([`crate::analysis::settle`]). The
 //! plain listing here (`Intervals`, and the spreading and typical-interval helpers it is
 //! built from: test builds only) is the definition those are tested against.
 

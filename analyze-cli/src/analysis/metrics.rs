@@ -10,7 +10,7 @@
 //! timestamps, not values, and are kept out of every figure.
 
 use crate::analysis::quantile::Summary;
-use crate::ingest::scrapes::{Sample, Scrape, Scrapes};
+use crate::ingest::scrapes::{MetricSample, Scrape, Scrapes};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
 use tokstat_parsers::prometheus;
@@ -68,9 +68,9 @@ const HISTOGRAMS: [(&str, &[&str]); 4] = [
 ];
 
 /// Values of the first wire name present, per label set, in one scrape.
-fn pick<'a>(s: &'a Scrape, names: &[&str]) -> Option<(&'a str, Vec<&'a Sample>)> {
+fn pick<'a>(s: &'a Scrape, names: &[&str]) -> Option<(&'a str, Vec<&'a MetricSample>)> {
     names.iter().find_map(|n| {
-        let v: Vec<&Sample> = s.samples.iter().filter(|x| x.name == *n).collect();
+        let v: Vec<&MetricSample> = s.samples.iter().filter(|x| x.name == *n).collect();
         (!v.is_empty()).then(|| (v[0].name.as_str(), v))
     })
 }

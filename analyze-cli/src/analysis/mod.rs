@@ -7,12 +7,12 @@ pub mod hints;
 pub mod incidents;
 pub mod intervals;
 pub mod lifecycle;
-pub mod lines;
 pub mod metrics;
 pub mod quantile;
 pub mod segments;
 pub mod server;
-pub mod stats;
+pub mod settle;
+pub mod statistics;
 pub mod steady;
 pub mod timeline;
 

@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 /// A silence must be this many typical intervals long to cut…
 pub const GAP_FACTOR: i64 = 30;
 /// …and at least this long (the digest lists every silence this long as it reads).
-pub use crate::ingest::digest::run::GAP_MIN_MS;
+pub use crate::ingest::digest::stretch::GAP_MIN_MS;
 /// Cuts of different instances this close are one.
 pub const CLUSTER_MS: i64 = 600_000;
 /// Start-up lines this close belong to one start.
@@ -107,7 +107,7 @@ pub fn cuts(c: &CutInputs<'_>) -> Vec<(i64, Reason)> {
     out
 }
 
-/// Run-wide cuts from every instance's cuts: the earliest of each cluster, a restart if any
+/// Stretch-wide cuts from every instance's cuts: the earliest of each cluster, a restart if any
 /// instance restarted there.
 pub fn cluster(mut all: Vec<(i64, Reason)>) -> Vec<(i64, Reason)> {
     all.sort_unstable_by_key(|c| c.0);
@@ -127,7 +127,7 @@ pub fn cluster(mut all: Vec<(i64, Reason)>) -> Vec<(i64, Reason)> {
 
 /// A setting that differs from the previous segment.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
-pub struct Change {
+pub struct SettingChange {
     pub key: String,
     pub before: String,
     pub after: String,
@@ -147,7 +147,7 @@ pub fn settings_in(settings: &[Setting], from: i64, to: i64) -> BTreeMap<&str, &
 /// Settings that changed between two segments of the same instances.
 pub fn changes<'a>(
     pairs: impl Iterator<Item = (BTreeMap<&'a str, &'a str>, BTreeMap<&'a str, &'a str>)>,
-) -> Vec<Change> {
+) -> Vec<SettingChange> {
     let mut seen: BTreeMap<(&str, &str, &str), u32> = BTreeMap::new();
     for (before, after) in pairs {
         for (k, v) in &after {
@@ -159,7 +159,7 @@ pub fn changes<'a>(
         }
     }
     seen.into_iter()
-        .map(|((k, b, a), n)| Change {
+        .map(|((k, b, a), n)| SettingChange {
             key: k.to_string(),
             before: b.to_string(),
             after: a.to_string(),
@@ -209,7 +209,7 @@ mod tests {
         s.points.extend((1600..1700).map(|i| stats(i * 1000)));
         let d = Digest::of(&s);
         assert_eq!(
-            crate::analysis::lines::settle(&d).cuts,
+            crate::analysis::settle::settle(&d).cuts,
             vec![(200_000, Reason::Restart), (1_600_000, Reason::Gap)]
         );
         let ch = changes(std::iter::once((
@@ -218,7 +218,7 @@ mod tests {
         )));
         assert_eq!(
             ch,
-            vec![Change {
+            vec![SettingChange {
                 key: "max_running_requests".into(),
                 before: "16".into(),
                 after: "40".into(),

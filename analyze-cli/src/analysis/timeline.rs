@@ -8,7 +8,7 @@
 //! are theirs; the instances' rows then form a polars table that is grouped by bucket into the
 
 use crate::analysis::finite;
-use crate::analysis::lines::Lines;
+use crate::analysis::settle::Settled;
 use crate::ingest::digest::grid::{tokens_of, Gauge, FRACTION_SCALE};
 use crate::ingest::responses::{add_counts, Counts, Responses};
 use crate::ingest::series::EventPoint;
@@ -98,7 +98,7 @@ impl Timeline {
 /// What the timeline is built from: each instance's finished lines.
 pub struct InstanceCells<'a> {
     pub name: &'a str,
-    pub lines: &'a Lines,
+    pub lines: &'a Settled,
     /// Its events, in time order.
     pub events: &'a [EventPoint],
     /// Its HTTP responses over time.
@@ -576,7 +576,7 @@ mod tests {
             ..Series::default()
         };
         let d = Digest::of(&series);
-        let lines = crate::analysis::lines::settle(&d);
+        let lines = crate::analysis::settle::settle(&d);
         let input = [InstanceCells {
             name: "a",
             lines: &lines,
@@ -597,7 +597,7 @@ mod tests {
             ..Series::default()
         };
         let d = Digest::of(&series);
-        let lines = crate::analysis::lines::settle(&d);
+        let lines = crate::analysis::settle::settle(&d);
         let t = build(
             &[InstanceCells {
                 name: "a",

@@ -3,7 +3,7 @@
 
 use crate::cli::CompareArgs;
 use crate::compare::{self, Options, RunSpec};
-use crate::render::{Format, Style};
+use crate::render::Style;
 use anyhow::Result;
 use std::io::Write;
 
@@ -25,6 +25,6 @@ pub fn run(a: &CompareArgs, style: Style, out: &mut dyn Write) -> Result<i32> {
             ..opts.clone()
         })
     })?;
-    Format::from(a.format.format).render_comparison(&c, style, out)?;
+    a.format.format.render_comparison(&c, style, out)?;
     Ok(0)
 }

@@ -73,7 +73,7 @@ fn runs() -> Result<PathBuf> {
 pub fn run(args: &DemoArgs, style: Style, out: &mut dyn Write, err: &mut dyn Write) -> Result<i32> {
     let dir = runs()?;
     let path = |p: &str| dir.join(p).display().to_string();
-    let format: Format = args.format.format.into();
+    let format: Format = args.format.format;
     let opts = Options {
         inputs: vec![path("demo"), path("completions")],
         year: Some(2026),

@@ -84,7 +84,7 @@ fn run(cli: Cli, style: Style, out: &mut dyn Write, err: &mut dyn Write) -> Resu
                 run: a.run.clone(),
                 ..report::options(&a.input.inputs, &a.input.dates, &a.completions, &a.server)
             },
-            a.format.format.into(),
+            a.format.format,
             a.input.quiet,
             a.input.strict,
             style,

@@ -3,7 +3,7 @@
 
 use super::build::Unit;
 use super::{BetterWhen, FigureRow, Method, Verdict};
-use crate::analysis::stats::{self, Buckets, Interval};
+use crate::analysis::statistics::{self, Buckets, ConfidenceInterval};
 use crate::report::TimelineRow;
 
 /// What a figure is computed from.
@@ -32,7 +32,7 @@ enum Source {
     Point(ValueOf),
 }
 
-struct Figure {
+struct Compared {
     name: &'static str,
     unit: &'static str,
     better_when: BetterWhen,
@@ -108,7 +108,7 @@ fn bench_point(
     (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
 }
 
-fn figures() -> Vec<Figure> {
+fn figures() -> Vec<Compared> {
     use BetterWhen::*;
     let buckets =
         |columns: Vec<fn(&TimelineRow) -> Option<f64>>, stat: fn(&[f64]) -> f64| Source::Buckets {
@@ -124,49 +124,49 @@ fn figures() -> Vec<Figure> {
         stated: Some(|u: &Unit<'_>| u.steady_gen_tps),
     };
     let mut v = vec![
-        Figure {
+        Compared {
             name: "steady gen tok/s",
             unit: "tok/s",
             better_when: Higher,
             source: steady(false),
         },
-        Figure {
+        Compared {
             name: "steady gen tok/s per instance",
             unit: "tok/s",
             better_when: Higher,
             source: steady(true),
         },
-        Figure {
+        Compared {
             name: "tok/s per running request",
             unit: "tok/s",
             better_when: Higher,
             source: buckets(vec![gen, running], per),
         },
-        Figure {
+        Compared {
             name: "mean running",
             unit: "requests",
             better_when: Neither,
             source: buckets(vec![running], first),
         },
-        Figure {
+        Compared {
             name: "mean waiting",
             unit: "requests",
             better_when: Neither,
             source: buckets(vec![waiting], first),
         },
-        Figure {
+        Compared {
             name: "KV cache usage",
             unit: "share",
             better_when: Neither,
             source: buckets(vec![kv], first),
         },
-        Figure {
+        Compared {
             name: "accept length",
             unit: "tokens",
             better_when: Higher,
             source: buckets(vec![accept], first),
         },
-        Figure {
+        Compared {
             name: "knee",
             unit: "running",
             better_when: Higher,
@@ -178,7 +178,7 @@ fn figures() -> Vec<Figure> {
         ("output tokens p90", 0.9),
         ("output tokens p99", 0.99),
     ] {
-        v.push(Figure {
+        v.push(Compared {
             name,
             unit: "tokens",
             better_when: Neither,
@@ -189,7 +189,7 @@ fn figures() -> Vec<Figure> {
             },
         });
     }
-    v.push(Figure {
+    v.push(Compared {
         name: "cap-hit rate",
         unit: "share",
         better_when: Lower,
@@ -199,7 +199,7 @@ fn figures() -> Vec<Figure> {
             Some((c.cap.hits, c.count))
         }),
     });
-    v.push(Figure {
+    v.push(Compared {
         name: "failure rate",
         unit: "share",
         better_when: Lower,
@@ -242,7 +242,7 @@ fn figures() -> Vec<Figure> {
     ];
     for (p50, p99, values, point50, point99) in latencies {
         for (name, q, point) in [(p50, 0.5, point50), (p99, 0.99, point99)] {
-            v.push(Figure {
+            v.push(Compared {
                 name,
                 unit: "ms",
                 better_when: Lower,
@@ -250,25 +250,25 @@ fn figures() -> Vec<Figure> {
             });
         }
     }
-    v.push(Figure {
+    v.push(Compared {
         name: "request throughput",
         unit: "req/s",
         better_when: Higher,
         source: Source::Point(|u| bench_point(u, |b| b.request_throughput)),
     });
-    v.push(Figure {
+    v.push(Compared {
         name: "output token throughput",
         unit: "tok/s",
         better_when: Higher,
         source: Source::Point(|u| bench_point(u, |b| b.output_throughput)),
     });
-    v.push(Figure {
+    v.push(Compared {
         name: "goodput",
         unit: "req/s",
         better_when: Higher,
         source: Source::Point(|u| bench_point(u, |b| b.goodput)),
     });
-    v.push(Figure {
+    v.push(Compared {
         name: "scraped gen tok/s",
         unit: "tok/s",
         better_when: Higher,
@@ -301,14 +301,14 @@ fn sorted(mut v: Vec<f64>) -> Vec<f64> {
 }
 
 /// One figure's values and, where its samples allow, the interval of the change.
-struct Change {
+struct Estimate {
     values: [Option<f64>; 2],
-    ci: Option<Interval>,
+    ci: Option<ConfidenceInterval>,
     p_value: Option<f64>,
     method: Method,
 }
 
-fn change(f: &Figure, a: &Unit<'_>, b: &Unit<'_>) -> Change {
+fn change(f: &Compared, a: &Unit<'_>, b: &Unit<'_>) -> Estimate {
     match &f.source {
         Source::Buckets {
             columns: cols,
@@ -332,7 +332,7 @@ fn change(f: &Figure, a: &Unit<'_>, b: &Unit<'_>) -> Change {
                 Some(of) => [of(a).map(|v| v / scale(a)), of(b).map(|v| v / scale(b))],
                 None => [value(&ca, a), value(&cb, b)],
             };
-            let ci = stats::ratio_interval(
+            let ci = statistics::ratio_interval(
                 &Buckets {
                     columns: ca.iter().map(Vec::as_slice).collect(),
                 },
@@ -345,12 +345,12 @@ fn change(f: &Figure, a: &Unit<'_>, b: &Unit<'_>) -> Change {
                 // the ratio's interval as one of the difference, from the first run's value
                 let va = values[0]?;
                 let k = scale(a) / scale(b);
-                Some(Interval {
+                Some(ConfidenceInterval {
                     low: va * (r.low * k - 1.0),
                     high: va * (r.high * k - 1.0),
                 })
             });
-            Change {
+            Estimate {
                 values,
                 ci,
                 p_value: None,
@@ -364,17 +364,17 @@ fn change(f: &Figure, a: &Unit<'_>, b: &Unit<'_>) -> Change {
                     crate::analysis::quantile::quantile(&va, *q),
                     crate::analysis::quantile::quantile(&vb, *q),
                 );
-                let ci = stats::quantile_interval(&va, *q)
-                    .zip(stats::quantile_interval(&vb, *q))
-                    .map(|(ia, ib)| stats::difference_interval(qa, ia, qb, ib));
-                Change {
+                let ci = statistics::quantile_interval(&va, *q)
+                    .zip(statistics::quantile_interval(&vb, *q))
+                    .map(|(ia, ib)| statistics::difference_interval(qa, ia, qb, ib));
+                Estimate {
                     values: [Some(qa), Some(qb)],
                     ci,
-                    p_value: stats::mann_whitney(&va, &vb),
+                    p_value: statistics::mann_whitney(&va, &vb),
                     method: Method::OrderStatistics,
                 }
             } else {
-                Change {
+                Estimate {
                     values: [point(a), point(b)],
                     ci: None,
                     p_value: None,
@@ -383,13 +383,13 @@ fn change(f: &Figure, a: &Unit<'_>, b: &Unit<'_>) -> Change {
             }
         }
         Source::Proportion(of) => match (of(a), of(b)) {
-            (Some((xa, na)), Some((xb, nb))) if na > 0 && nb > 0 => Change {
+            (Some((xa, na)), Some((xb, nb))) if na > 0 && nb > 0 => Estimate {
                 values: [Some(xa as f64 / na as f64), Some(xb as f64 / nb as f64)],
-                ci: stats::proportion_difference(xa, na, xb, nb).map(|(_, i)| i),
+                ci: statistics::proportion_difference(xa, na, xb, nb).map(|(_, i)| i),
                 p_value: None,
                 method: Method::Newcombe,
             },
-            (pa, pb) => Change {
+            (pa, pb) => Estimate {
                 values: [
                     pa.filter(|p| p.1 > 0).map(|(x, n)| x as f64 / n as f64),
                     pb.filter(|p| p.1 > 0).map(|(x, n)| x as f64 / n as f64),
@@ -399,7 +399,7 @@ fn change(f: &Figure, a: &Unit<'_>, b: &Unit<'_>) -> Change {
                 method: Method::Newcombe,
             },
         },
-        Source::Point(of) => Change {
+        Source::Point(of) => Estimate {
             values: [of(a), of(b)],
             ci: None,
             p_value: None,
@@ -414,7 +414,7 @@ fn change(f: &Figure, a: &Unit<'_>, b: &Unit<'_>) -> Change {
 fn verdict(
     better_when: BetterWhen,
     values: [Option<f64>; 2],
-    ci: Option<Interval>,
+    ci: Option<ConfidenceInterval>,
     method: Method,
     threshold: f64,
 ) -> (Option<bool>, Verdict) {

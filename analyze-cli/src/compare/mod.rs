@@ -4,7 +4,7 @@
 //!
 //! [`build`] analyses each run exactly as `report` does ([`crate::report::build`]), side by
 //! side, then compares every later run with the first; the statistics are in
-//! [`crate::analysis::stats`]. Renderers show a [`Comparison`] as they show a report.
+//! [`crate::analysis::statistics`]. Renderers show a [`Comparison`] as they show a report.
 
 mod build;
 mod figures;

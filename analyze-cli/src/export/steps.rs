@@ -44,7 +44,7 @@ pub fn write(
 }
 
 /// One file of `steps`: its rows gathered up to a row group, then written.
-struct Part {
+struct StepsFile {
     path: PathBuf,
     sink: Option<Sink>,
     pending: StepColumns,
@@ -56,7 +56,7 @@ struct Steps<'a> {
     opts: &'a Options,
     run: &'a str,
     writer: &'a str,
-    parts: BTreeMap<String, Part>,
+    parts: BTreeMap<String, StepsFile>,
 }
 
 impl Steps<'_> {
@@ -89,7 +89,7 @@ impl Steps<'_> {
             return Ok(());
         }
         let (key, path) = self.path(instance);
-        let part = self.parts.entry(key).or_insert_with(|| Part {
+        let part = self.parts.entry(key).or_insert_with(|| StepsFile {
             path,
             sink: None,
             pending: StepColumns::default(),
@@ -123,7 +123,7 @@ impl Steps<'_> {
 }
 
 /// Writes a part's pending rows (opening its file at the first).
-fn flush(part: &mut Part, opts: &Options, run: &str) -> Result<()> {
+fn flush(part: &mut StepsFile, opts: &Options, run: &str) -> Result<()> {
     if part.pending.is_empty() {
         return Ok(());
     }

@@ -15,7 +15,7 @@ const SAMPLE_CHARS: usize = 300;
 
 /// One sample line.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct Sample {
+pub struct SampleLine {
     /// The input it is in, and its 1-based line number there.
     pub source: String,
     pub line: u64,
@@ -32,7 +32,7 @@ pub struct Occurrences {
     /// the stamp of the instance's line before them in the chunk).
     pub first: Option<i64>,
     pub last: Option<i64>,
-    pub samples: Vec<Sample>,
+    pub samples: Vec<SampleLine>,
 }
 
 impl Occurrences {
@@ -80,7 +80,7 @@ impl Census {
                 .char_indices()
                 .nth(SAMPLE_CHARS)
                 .map_or(text.len(), |(i, _)| i);
-            o.samples.push(Sample {
+            o.samples.push(SampleLine {
                 source: source.to_string(),
                 line,
                 ts,

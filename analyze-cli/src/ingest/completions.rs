@@ -66,7 +66,7 @@ impl CompletionRow {
 
 /// Rows and tally of a chunk (or a file).
 #[derive(Debug, Default)]
-pub struct Part {
+pub struct JsonPart {
     pub rows: Vec<CompletionRow>,
     pub tally: Tally,
     /// Choices beyond the per-record limit, counted rather than dropped silently.
@@ -78,9 +78,9 @@ pub struct Part {
     pub unknown: u64,
 }
 
-impl Part {
+impl JsonPart {
     /// Adds a later part of the same input.
-    pub fn append(&mut self, p: Part) {
+    pub fn append(&mut self, p: JsonPart) {
         self.tally.merge(&p.tally);
         self.rows.extend(p.rows);
         self.dropped_choices += p.dropped_choices;
@@ -99,7 +99,7 @@ fn malformed(t: &mut Tally, line: u64, why: &'static str) {
 
 /// Reads one record line into `part`.
 fn record<'a>(
-    part: &mut Part,
+    part: &mut JsonPart,
     rec: &mut Record<'a>,
     raw: &'a [u8],
     line_no: u64,
@@ -138,7 +138,7 @@ fn record<'a>(
 }
 
 /// Tallies a record read whole, and keeps its rows.
-fn add_rows(part: &mut Part, rec: &Record<'_>) {
+fn add_rows(part: &mut JsonPart, rec: &Record<'_>) {
     part.tally.total += 1;
     part.dropped_choices += rec.dropped_choices as u64;
     let rows = rec.rows();
@@ -179,7 +179,7 @@ fn add_rows(part: &mut Part, rec: &Record<'_>) {
 /// searched for the newline first; a line that is not a record is read again on its own, so
 /// that its tally and message are exactly those of [`record`].
 fn record_at<'a>(
-    part: &mut Part,
+    part: &mut JsonPart,
     rec: &mut Record<'a>,
     rest: &'a [u8],
     line_no: u64,
@@ -219,8 +219,8 @@ fn record_at<'a>(
     }
 }
 
-fn chunk_rows(chunk: Chunk<'_>, paths: &Paths) -> Part {
-    let mut part = Part::default();
+fn chunk_rows(chunk: Chunk<'_>, paths: &Paths) -> JsonPart {
+    let mut part = JsonPart::default();
     // only the file's last line can lack its newline: that is where a running writer stops
     let unterminated = !chunk.bytes.ends_with(b"\n");
     let mut rec = Record {
@@ -261,7 +261,7 @@ fn is_document(head: &[u8]) -> bool {
 
 /// Reads a JSON input into rows. JSONL is scanned in parallel chunks; a single document is
 /// read whole (an array of records, or one record).
-pub fn read_json(input: &Input, mut src: Source, paths: &Paths) -> (Part, Option<Skipped>) {
+pub fn read_json(input: &Input, mut src: Source, paths: &Paths) -> (JsonPart, Option<Skipped>) {
     let name = input.display();
     let head = src.head().unwrap_or_default();
     let first = without_bom(&head)
@@ -276,13 +276,13 @@ pub fn read_json(input: &Input, mut src: Source, paths: &Paths) -> (Part, Option
     if document {
         return read_document(&name, src, paths);
     }
-    let mut part = Part::default();
+    let mut part = JsonPart::default();
     let result = scan::scan(
         src.data,
         Calendar::new(1970, 0),
         scan::Mode::RECORDS,
         |c| (chunk_rows(c, paths), c.calendar),
-        |mut p: Part| {
+        |mut p: JsonPart| {
             // chunk line numbers are relative: add the lines before this chunk
             for s in &mut p.tally.samples {
                 s.0 += part.tally.total;
@@ -306,12 +306,12 @@ fn all_bytes(name: &str, src: Source) -> Result<Vec<u8>, Skipped> {
 }
 
 /// A benchmark result file: one run per line, or one run in the whole file.
-fn read_bench(name: &str, src: Source) -> (Part, Option<Skipped>) {
+fn read_bench(name: &str, src: Source) -> (JsonPart, Option<Skipped>) {
     let bytes = match all_bytes(name, src) {
         Ok(b) => b,
-        Err(sk) => return (Part::default(), Some(sk)),
+        Err(sk) => return (JsonPart::default(), Some(sk)),
     };
-    let mut part = Part::default();
+    let mut part = JsonPart::default();
     let total_lines = scan::count_lines(&bytes);
     let whole = without_bom(bytes.trim_ascii()).trim_ascii();
     let docs: Vec<(u64, &[u8])> = if is_document(whole) {
@@ -350,7 +350,7 @@ fn read_bench(name: &str, src: Source) -> (Part, Option<Skipped>) {
 /// A single JSON document: an array of records (a pretty-printed `json.dump` of a whole
 /// job can be hundreds of megabytes: read where it is mapped, its records on all cores), or
 /// one record.
-fn read_document(name: &str, src: Source, paths: &Paths) -> (Part, Option<Skipped>) {
+fn read_document(name: &str, src: Source, paths: &Paths) -> (JsonPart, Option<Skipped>) {
     let (mapped, mut owned);
     let bytes: &[u8] = match src.data {
         Data::Mapped(m) => {
@@ -365,7 +365,7 @@ fn read_document(name: &str, src: Source, paths: &Paths) -> (Part, Option<Skippe
             owned = Vec::new();
             if let Err(e) = std::io::Read::read_to_end(&mut r, &mut owned) {
                 return (
-                    Part::default(),
+                    JsonPart::default(),
                     Some(Skipped {
                         source: name.to_string(),
                         why: format!("cannot read: {e}"),
@@ -378,11 +378,11 @@ fn read_document(name: &str, src: Source, paths: &Paths) -> (Part, Option<Skippe
         }
     };
     let guard = Guard::new(bytes);
-    let mut part = Part::default();
+    let mut part = JsonPart::default();
     let lines_in_file = scan::count_lines(bytes);
     let text = without_bom(bytes.trim_ascii()).trim_ascii();
     let read = |spans: &[(usize, usize)]| {
-        let mut part = Part::default();
+        let mut part = JsonPart::default();
         let mut rec = Record {
             rows: Vec::new(),
             dropped_choices: 0,
@@ -404,7 +404,7 @@ fn read_document(name: &str, src: Source, paths: &Paths) -> (Part, Option<Skippe
         if ok.and_then(|_| sc.end()).is_err() {
             malformed(&mut part.tally, 1, "invalid JSON document");
         }
-        let parts: Vec<Part> = spans.par_chunks(256).map(read).collect();
+        let parts: Vec<JsonPart> = spans.par_chunks(256).map(read).collect();
         for p in parts {
             part.append(p);
         }
@@ -414,7 +414,7 @@ fn read_document(name: &str, src: Source, paths: &Paths) -> (Part, Option<Skippe
     if let Some(at) = guard.fault() {
         let why = Shrank::error(at, bytes.len()).to_string();
         return (
-            Part::default(),
+            JsonPart::default(),
             Some(Skipped {
                 source: name.to_string(),
                 why: format!("not read: {why}"),
@@ -441,8 +441,8 @@ mod tests {
     use super::*;
 
     /// The reference: split at every newline first, then read each line on its own.
-    fn line_by_line(bytes: &[u8], paths: &Paths) -> Part {
-        let mut part = Part::default();
+    fn line_by_line(bytes: &[u8], paths: &Paths) -> JsonPart {
+        let mut part = JsonPart::default();
         let mut rec = Record {
             rows: Vec::new(),
             dropped_choices: 0,

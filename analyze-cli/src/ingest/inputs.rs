@@ -94,7 +94,7 @@ impl Skipped {
             return None;
         };
         let (why, failed) = match o.change(path)? {
-            source::Change::Grew { len } => (
+            source::FileChange::Grew { len } => (
                 format!(
                     "grew while read: the {} bytes it held when opened are in the report, the {} \
                      appended since are not (run again, or `tokstat watch`, to follow it)",
@@ -103,7 +103,7 @@ impl Skipped {
                 ),
                 false,
             ),
-            source::Change::Shrank { len } => (
+            source::FileChange::Shrank { len } => (
                 format!(
                     "shrank while read, from {} to {len} bytes (truncated by log rotation?): \
                      lines past byte {len} may be cut",
@@ -111,13 +111,13 @@ impl Skipped {
                 ),
                 true,
             ),
-            source::Change::Replaced => (
+            source::FileChange::Replaced => (
                 "replaced while read (renamed over by log rotation?): the report reads the file \
                  that was opened, not the new one at this path"
                     .to_string(),
                 false,
             ),
-            source::Change::Deleted => (
+            source::FileChange::Deleted => (
                 "deleted while read: the report reads the file as it was when opened".to_string(),
                 false,
             ),

@@ -9,7 +9,7 @@ use tokstat_parsers::stamp::Ts;
 
 /// One sample of the `metrics` table.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct Sample {
+pub struct MetricSample {
     pub name: String,
     /// `k=v,k=v`, sorted.
     pub labels: String,
@@ -22,7 +22,7 @@ pub struct Scrape {
     pub source: String,
     /// Its time as read: a `# scrape` line, the file's name, or the samples' own stamps.
     pub ts: Option<Ts>,
-    pub samples: Vec<Sample>,
+    pub samples: Vec<MetricSample>,
     /// Its time as the analyses place it (see [`Scrapes::place`]): derived from `ts`, never
     /// saved, so that a read placed and saved is merged as one that was not.
     #[serde(skip)]
@@ -117,7 +117,7 @@ impl Scrapes {
                     parsed += 1;
                     // `_created` samples stay in the table; no figure reads them
                     newest_stamp = newest_stamp.max(s.timestamp_ms);
-                    current.samples.push(Sample {
+                    current.samples.push(MetricSample {
                         name: s.name.to_string(),
                         labels: sorted_labels(s.labels),
                         value: s.value,

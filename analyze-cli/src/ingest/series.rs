@@ -53,17 +53,17 @@ pub struct Prefill {
 /// One row of a series in file (or time) order: a point (and its place among the points)
 /// or a stamp's prefill batches.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Step<'a> {
+pub enum Stamped<'a> {
     Point(&'a Point, usize),
     Prefill(&'a Prefill),
 }
 
-impl Step<'_> {
+impl Stamped<'_> {
     /// Its stamp, ms.
     pub fn ts(&self) -> i64 {
         match self {
-            Step::Point(p, _) => p.ts,
-            Step::Prefill(p) => p.ts,
+            Stamped::Point(p, _) => p.ts,
+            Stamped::Prefill(p) => p.ts,
         }
     }
 }
@@ -311,14 +311,14 @@ impl Series {
     }
 
     /// The points and prefill stamps in series order.
-    pub fn steps(&self) -> impl Iterator<Item = Step<'_>> + Clone + '_ {
+    pub fn steps(&self) -> impl Iterator<Item = Stamped<'_>> + Clone + '_ {
         let mut pre = self.prefill.iter().peekable();
         let mut points = self.points.iter().enumerate().peekable();
         std::iter::from_fn(move || {
             let next_point = points.peek().map(|(i, _)| *i as u32);
             match pre.peek() {
-                Some(p) if next_point.is_none_or(|i| p.at <= i) => pre.next().map(Step::Prefill),
-                _ => points.next().map(|(i, p)| Step::Point(p, i)),
+                Some(p) if next_point.is_none_or(|i| p.at <= i) => pre.next().map(Stamped::Prefill),
+                _ => points.next().map(|(i, p)| Stamped::Point(p, i)),
             }
         })
     }
@@ -390,11 +390,11 @@ impl Series {
             .steps()
             .scan((0u32, 0u32), |(np, nf), s| {
                 Some(match s {
-                    Step::Point(p, _) => {
+                    Stamped::Point(p, _) => {
                         *np += 1;
                         (p.ts, false, *np - 1)
                     }
-                    Step::Prefill(p) => {
+                    Stamped::Prefill(p) => {
                         *nf += 1;
                         (p.ts, true, *nf - 1)
                     }
@@ -451,8 +451,8 @@ mod tests {
     fn rows(s: &Series) -> Vec<(i64, f64)> {
         s.steps()
             .map(|r| match r {
-                Step::Point(p, _) => (p.ts, p.gen_tps),
-                Step::Prefill(p) => (p.ts, -f64::from(p.new_tokens)),
+                Stamped::Point(p, _) => (p.ts, p.gen_tps),
+                Stamped::Prefill(p) => (p.ts, -f64::from(p.new_tokens)),
             })
             .collect()
     }

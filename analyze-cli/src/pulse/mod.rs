@@ -43,7 +43,7 @@ pub struct Pulse {
     /// Bytes appended to the inputs in the window.
     pub bytes: u64,
     pub client: Option<Client>,
-    pub server: Option<Server>,
+    pub server: Option<ServerRates>,
     /// Client against server output, when both are known.
     pub gap: Option<Gap>,
     pub job: Job,
@@ -71,7 +71,7 @@ pub struct Client {
 
 /// Stats lines the servers logged in the window.
 #[derive(Debug, Clone, Serialize)]
-pub struct Server {
+pub struct ServerRates {
     pub instances: usize,
     pub stat_lines: u64,
     /// Generation tokens/s as logged, summed over instances.
@@ -272,7 +272,7 @@ fn client(r: &Report, rows: &[CompletionRow], window_s: f64, rates: Vec<f64>) ->
     }
 }
 
-fn server(r: &Report) -> Option<Server> {
+fn server(r: &Report) -> Option<ServerRates> {
     let live: Vec<_> = r.instances.iter().filter(|i| i.stat_lines > 0).collect();
     if live.is_empty() {
         return None;
@@ -280,7 +280,7 @@ fn server(r: &Report) -> Option<Server> {
     let sum = |f: fn(&crate::report::InstanceReport) -> Option<f64>| -> f64 {
         live.iter().filter_map(|i| f(i)).sum()
     };
-    Some(Server {
+    Some(ServerRates {
         instances: live.len(),
         stat_lines: live.iter().map(|i| i.stat_lines).sum(),
         gen_tps: sum(|i| i.gen_tps_mean),
@@ -289,7 +289,7 @@ fn server(r: &Report) -> Option<Server> {
     })
 }
 
-fn gap(c: &Client, s: &Server) -> Gap {
+fn gap(c: &Client, s: &ServerRates) -> Gap {
     let ratio = c.output_tokens_per_s / s.gen_tps;
     let explanation = if (ratio - 1.0).abs() <= 0.10 {
         "the client writes what the servers generate (within 10%)".to_string()

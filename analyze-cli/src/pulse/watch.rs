@@ -9,7 +9,7 @@ use tokstat_parsers::completion::Finish;
 
 /// What a look added, when.
 #[derive(Debug, Clone, Copy)]
-struct Step {
+struct Added {
     /// Seconds since the watch began.
     at: f64,
     requests: u64,
@@ -19,14 +19,14 @@ struct Step {
 /// The job as watched so far.
 #[derive(Debug, Default)]
 pub struct Watch {
-    steps: Vec<Step>,
+    steps: Vec<Added>,
     /// `(position, output tokens)` of every record read.
     lengths: Vec<(f64, f64)>,
     requests: u64,
     tokens: u64,
     failures: u64,
     cap_hits: u64,
-    server: Option<super::Server>,
+    server: Option<super::ServerRates>,
     notes: Vec<String>,
     /// Notes the last look added.
     fresh: usize,
@@ -41,7 +41,7 @@ pub struct View {
     /// `(window minutes, requests/s, output tokens/s)` over the last 1, 5 and 15 minutes (as
     /// much of each as the watch has seen).
     pub rates: Vec<(u32, f64, f64)>,
-    pub server: Option<super::Server>,
+    pub server: Option<super::ServerRates>,
     pub failure_rate: Option<f64>,
     pub cap_hit_rate: Option<f64>,
     pub eta: Option<Eta>,
@@ -80,7 +80,7 @@ impl Watch {
         }
         self.requests += requests;
         self.tokens += tokens;
-        self.steps.push(Step {
+        self.steps.push(Added {
             at,
             requests,
             tokens,
@@ -94,7 +94,7 @@ impl Watch {
             .iter()
             .map(|&m| {
                 let since = at - f64::from(m) * 60.0;
-                let steps: Vec<&Step> =
+                let steps: Vec<&Added> =
                     self.steps.iter().skip(1).filter(|s| s.at > since).collect();
                 let start = self.steps.first().map_or(at, |s| s.at).max(since);
                 let span = (at - start).max(1e-9);

@@ -11,14 +11,14 @@ use std::io::{self, Read};
 /// thread walks the file first to cut it (that walk faulted in a page of the mapped file per
 /// chunk, one after the other, 8–19 ms before a 1.1 GB scan could start).
 #[derive(Debug, Clone, Copy)]
-pub struct Grid<'a> {
+pub struct ChunkGrid<'a> {
     data: &'a [u8],
     size: usize,
 }
 
-impl<'a> Grid<'a> {
-    pub fn new(data: &'a [u8], size: usize) -> Grid<'a> {
-        Grid {
+impl<'a> ChunkGrid<'a> {
+    pub fn new(data: &'a [u8], size: usize) -> ChunkGrid<'a> {
+        ChunkGrid {
             data,
             size: size.max(1),
         }

@@ -5,7 +5,7 @@
 //! fails (a pipe, a special file, a filesystem without mmap) the file is read into memory.
 //! gzip and zstd are recognised by their magic bytes — never by the file name — and streamed
 //! through a decoder on a reader thread, cut into chunks that end on a newline. Mapped and
-//! read files are cut by a [`Grid`], each chunk by the worker that takes it.
+//! read files are cut by a [`ChunkGrid`], each chunk by the worker that takes it.
 
 mod chunks;
 mod error;
@@ -14,11 +14,11 @@ mod input;
 mod open;
 mod pipe;
 
-pub use chunks::{keep_spare, release, Filled, Grid, StreamChunks};
+pub use chunks::{keep_spare, release, ChunkGrid, Filled, StreamChunks};
 pub use error::{Shrank, SourceError};
 pub use expand::{expand, Expanded, Unread};
 pub use input::{instance_names, Input};
-pub use open::{AtOpen, Change, Compression, Data, Source};
+pub use open::{AtOpen, Compression, Data, FileChange, Source};
 pub use pipe::set_pipe_timeout;
 
 #[cfg(test)]
@@ -52,7 +52,7 @@ mod tests {
             .unwrap()
             .write_all(b"c\n")
             .unwrap();
-        assert_eq!(o.change(&p), Some(Change::Grew { len: 6 }));
+        assert_eq!(o.change(&p), Some(FileChange::Grew { len: 6 }));
         let o = opened();
         std::fs::OpenOptions::new()
             .write(true)
@@ -60,14 +60,14 @@ mod tests {
             .unwrap()
             .set_len(1)
             .unwrap();
-        assert_eq!(o.change(&p), Some(Change::Shrank { len: 1 }));
+        assert_eq!(o.change(&p), Some(FileChange::Shrank { len: 1 }));
         let o = opened();
         let new = dir.join("new.log");
         std::fs::write(&new, "x\n").unwrap();
         std::fs::rename(&new, &p).unwrap();
-        assert_eq!(o.change(&p), Some(Change::Replaced));
+        assert_eq!(o.change(&p), Some(FileChange::Replaced));
         std::fs::remove_file(&p).unwrap();
-        assert_eq!(o.change(&p), Some(Change::Deleted));
+        assert_eq!(o.change(&p), Some(FileChange::Deleted));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
@@ -117,11 +117,11 @@ mod tests {
     #[test]
     fn chunks_end_on_newlines() {
         let data = b"aa\nbbbb\ncc\nd";
-        let g = Grid::new(data, 3);
+        let g = ChunkGrid::new(data, 3);
         let c: Vec<_> = (0..g.len()).map(|k| g.cell(k)).collect();
         assert_eq!(c, [&b"aa\n"[..], b"bbbb\n", b"cc\n", b"d"]);
         // a cell that no line starts in is empty
-        let g = Grid::new(b"aaaaaaa\nb", 2);
+        let g = ChunkGrid::new(b"aaaaaaa\nb", 2);
         let c: Vec<_> = (0..g.len()).map(|k| g.cell(k)).collect();
         assert_eq!(c, [&b"aaaaaaa\n"[..], b"", b"", b"", b"b"]);
         let s: Vec<_> = StreamChunks::new(Box::new(&data[..]), 4)
@@ -149,7 +149,7 @@ mod tests {
                     data.push(b'\n');
                 }
             }
-            let g = Grid::new(&data, size);
+            let g = ChunkGrid::new(&data, size);
             let mut at = 0;
             for k in 0..g.len() {
                 let c = g.cell(k);

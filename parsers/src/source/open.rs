@@ -54,7 +54,7 @@ pub struct AtOpen {
 /// How a file changed between its opening and the end of its reading. A report reads the
 /// bytes the file held when opened; these say what it may have missed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Change {
+pub enum FileChange {
     /// Bytes were appended (a server still writing): `len` now.
     Grew { len: u64 },
     /// The file is shorter now, with no read past its new end (that is [`Shrank`]).
@@ -76,18 +76,18 @@ impl AtOpen {
     }
 
     /// What happened to the file at `path` since it was opened, if anything.
-    pub fn change(&self, path: &Path) -> Option<Change> {
+    pub fn change(&self, path: &Path) -> Option<FileChange> {
         let now = match std::fs::metadata(path) {
             Ok(m) => AtOpen::of(&m),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Some(Change::Deleted),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Some(FileChange::Deleted),
             Err(_) => return None,
         };
         if (now.dev, now.ino) != (self.dev, self.ino) {
-            Some(Change::Replaced)
+            Some(FileChange::Replaced)
         } else if now.len > self.len {
-            Some(Change::Grew { len: now.len })
+            Some(FileChange::Grew { len: now.len })
         } else if now.len < self.len {
-            Some(Change::Shrank { len: now.len })
+            Some(FileChange::Shrank { len: now.len })
         } else {
             None
         }

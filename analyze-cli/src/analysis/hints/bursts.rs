@@ -25,7 +25,7 @@ pub const BURST_MIN: u64 = 10;
 pub const CAUSE_BEFORE_MS: i64 = 15 * 60_000;
 
 /// One kind of failure counted per bucket.
-struct Series {
+struct FailureKind {
     name: &'static str,
     what: &'static str,
     counts: Vec<u64>,
@@ -236,17 +236,17 @@ fn within(tl: &Timeline, events: &[(&str, &[EventPoint])], incidents: &[Incident
     }
     let http = |c: usize| tl.total.iter().map(|x| x.http[c]).collect::<Vec<u64>>();
     let series = [
-        Series {
+        FailureKind {
             name: "http_5xx",
             what: "HTTP 5xx responses",
             counts: http(2),
         },
-        Series {
+        FailureKind {
             name: "http_4xx",
             what: "HTTP 4xx responses",
             counts: http(1),
         },
-        Series {
+        FailureKind {
             name: "errors",
             what: "error lines",
             counts: errors,

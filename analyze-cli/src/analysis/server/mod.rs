@@ -1,13 +1,13 @@
 //! The server-side analysis of a run's logs: timeline, steady state, segments, the
-//! concurrency curve and per-instance throughput, from every instance's lines settled ([`crate::analysis::lines`]).
+//! concurrency curve and per-instance throughput, from every instance's lines settled ([`crate::analysis::settle`]).
 //! The report's sections it fills are in [`sections`].
 
 pub mod sections;
 
 use crate::analysis::curve::{self, Bin, Knee};
 use crate::analysis::lifecycle::{self, Life};
-use crate::analysis::lines::{self, Lines};
-use crate::analysis::segments::{self, Change, Reason};
+use crate::analysis::segments::{self, Reason, SettingChange};
+use crate::analysis::settle::{self, Settled};
 use crate::analysis::steady::{self, Steady};
 use crate::analysis::timeline::{self, Timeline};
 use crate::ingest::digest::grid::tokens_of;
@@ -44,7 +44,7 @@ pub struct Segment {
     /// The buckets of that window.
     pub peak_window: usize,
     pub instances: usize,
-    pub changes: Vec<Change>,
+    pub changes: Vec<SettingChange>,
     /// Settings of the segment, per key the distinct values (`max_running_requests` …).
     pub settings: BTreeMap<String, Vec<String>>,
 }
@@ -111,9 +111,9 @@ impl Server {
 
 /// Runs the analysis over the instances of a log summary.
 pub fn analyze(instances: &BTreeMap<String, Instance>, bucket_ms: Option<i64>) -> Result<Server> {
-    let settled: Vec<Lines> = instances
+    let settled: Vec<Settled> = instances
         .par_iter()
-        .map(|(_, i)| lines::settle(&i.digest))
+        .map(|(_, i)| settle::settle(&i.digest))
         .collect();
     let lifecycle: Vec<(String, Life)> = instances
         .iter()
@@ -132,7 +132,7 @@ pub fn analyze(instances: &BTreeMap<String, Instance>, bucket_ms: Option<i64>) -
             Some((n.clone(), life))
         })
         .collect();
-    let named: Vec<(&str, &Lines, &Instance)> = instances
+    let named: Vec<(&str, &Settled, &Instance)> = instances
         .iter()
         .zip(&settled)
         .map(|((n, i), l)| (n.as_str(), l, i))

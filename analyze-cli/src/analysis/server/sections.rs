@@ -5,7 +5,7 @@
 use crate::analysis::finite;
 use crate::analysis::iso;
 use crate::analysis::iso_opt;
-use crate::analysis::segments::Change;
+use crate::analysis::segments::SettingChange;
 use crate::analysis::server::{Segment, Server};
 use crate::analysis::steady::PEAK_WINDOW_MS;
 use crate::analysis::timeline::Bucket;
@@ -147,7 +147,7 @@ pub struct SegmentReport {
     pub drain_s: Option<f64>,
     /// Steady rate against the previous segment's, as a ratio minus one.
     pub vs_previous: Option<f64>,
-    pub changes: Vec<Change>,
+    pub changes: Vec<SettingChange>,
     pub settings: BTreeMap<String, Vec<String>>,
 }
 

@@ -5,24 +5,24 @@
 //! into its instance's digest, in file order, and dropped: the digest keeps time cells
 //! ([`grid`]), the concurrency curve's counts ([`load`]), the counts of interval lengths
 //! ([`gaps`]), the few intervals whose start is settled only at the end, and the stamps
-//! around the times the log may be cut at ([`run`]). What only the whole log tells (the
+//! around the times the log may be cut at ([`stretch`]). What only the whole log tells (the
 //! typical interval, the cuts, which intervals are gaps) is settled by the analysis
-//! (`analysis::lines`). A 1.1 GB log of 1.8 million decode lines leaves
+//! (`analysis::settle`). A 1.1 GB log of 1.8 million decode lines leaves
 //! a few megabytes of them, where keeping a point per line took 90 MB.
 //!
-//! Lines read in time order form one run; lines that go back in time (a rotated log given
-//! after the current one) start another, and runs are joined in time order at the end
+//! Lines read in time order form one stretch; lines that go back in time (a rotated log given
+//! after the current one) start another, and stretches are joined in time order at the end
 //! ([`Digest::joined`]), so that files of one instance may be given in any order.
 
 pub mod gaps;
 pub mod grid;
 pub mod load;
-pub mod run;
+pub mod stretch;
 
 use crate::ingest::series::{restart_candidates, EventPoint, Series, Setting};
-use run::{Closing, Run};
+use stretch::{Closing, Stretch};
 
-/// Runs this close in time are joined as they come (see `Digest::collapse`): the parts
+/// Stretches this close in time are joined as they come (see `Digest::collapse`): the parts
 /// of a rotated log follow each other within a logging interval or two.
 pub const CONTIGUOUS_MS: i64 = 60_000;
 
@@ -31,10 +31,10 @@ pub const CONTIGUOUS_MS: i64 = 60_000;
 pub struct Digest {
     /// Cell length asked for (`--bucket`), ms.
     pub bucket: Option<i64>,
-    runs: Vec<Run>,
+    stretches: Vec<Stretch>,
     events: Vec<EventPoint>,
     settings: Vec<Setting>,
-    /// Whether the next lines start a new file (and so a new run: a file is one stretch of
+    /// Whether the next lines start a new file (and so a new stretch: a file is one stretch of
     /// time, but the next file given may follow any other).
     new_file: bool,
 }
@@ -55,9 +55,9 @@ impl Digest {
     /// Sums a chunk's lines (in file order, each chunk after the one before it).
     pub fn push(&mut self, s: &mut Series) {
         if std::mem::take(&mut self.new_file)
-            && self.runs.last().is_some_and(|r| r.start() != i64::MAX)
+            && self.stretches.last().is_some_and(|r| r.start() != i64::MAX)
         {
-            self.start_run();
+            self.start_stretch();
         }
         s.sort();
         // start-up lines and ready lines are times the log may be cut at: probed as the
@@ -79,13 +79,13 @@ impl Digest {
                 break;
             };
             let stats = spec.next_if_eq(&(i as u32)).is_none();
-            let run = self.run_at(p.ts, &mut probes);
-            run.gauges(p.ts, stats, p.running, p.waiting, p.kv_usage, p.accept_len);
+            let stretch = self.run_at(p.ts, &mut probes);
+            stretch.gauges(p.ts, stats, p.running, p.waiting, p.kv_usage, p.accept_len);
             if stats {
-                run.stats_stamp(p.ts);
+                stretch.stats_stamp(p.ts);
                 if p.gen_tps.is_finite() {
                     let prompt = s.prompt_tps.get(i).copied().unwrap_or(f64::NAN);
-                    run.closing(Closing {
+                    stretch.closing(Closing {
                         ts: p.ts,
                         gen: p.gen_tps.max(0.0),
                         prompt: if prompt.is_finite() {
@@ -98,25 +98,25 @@ impl Digest {
                 }
             }
         }
-        // the rest come after the chunk's lines: in the run they follow, or in one of their
-        // own if that run has gone past them
+        // the rest come after the chunk's lines: in the stretch they follow, or in one of their
+        // own if that stretch has gone past them
         for at in probes {
             if self.behind(at) {
-                self.start_run();
+                self.start_stretch();
             }
-            if let Some(run) = self.runs.last_mut() {
-                run.probe(at);
+            if let Some(stretch) = self.stretches.last_mut() {
+                stretch.probe(at);
             }
         }
         self.events.append(&mut s.events);
         self.settings.append(&mut s.settings);
     }
 
-    /// Adds the runs of another digest of the instance, read apart (a saved read), as the
-    /// runs of a later file are added.
+    /// Adds the stretches of another digest of the instance, read apart (a saved read), as the
+    /// stretches of a later file are added.
     pub fn extend(&mut self, mut other: Digest) {
-        for run in other.runs {
-            self.push_run(run);
+        for stretch in other.stretches {
+            self.push_stretch(stretch);
         }
         self.events.append(&mut other.events);
         self.settings.append(&mut other.settings);
@@ -133,94 +133,95 @@ impl Digest {
         &self.settings
     }
 
-    /// Whether a line stamped `t` needs a new run: there is none, or the last one has read
+    /// Whether a line stamped `t` needs a new stretch: there is none, or the last one has read
     /// past `t`.
     fn behind(&self, t: i64) -> bool {
-        self.runs
+        self.stretches
             .last()
             .is_none_or(|r| r.last().is_some_and(|l| t < l))
     }
 
-    /// The run a line stamped `ts` goes to (a new one if the last has read past it), with
+    /// The stretch a line stamped `ts` goes to (a new one if the last has read past it), with
     /// the probes up to `ts` taken first.
     #[inline]
     fn run_at(
         &mut self,
         ts: i64,
         probes: &mut std::iter::Peekable<std::vec::IntoIter<i64>>,
-    ) -> &mut Run {
+    ) -> &mut Stretch {
         if self.behind(ts) {
-            self.start_run();
+            self.start_stretch();
         }
-        // (there is one: `behind` is true of no run)
-        let last = self.runs.len().saturating_sub(1);
-        let run = &mut self.runs[last];
+        // (there is one: `behind` is true of no stretch)
+        let last = self.stretches.len().saturating_sub(1);
+        let stretch = &mut self.stretches[last];
         while let Some(at) = probes.next_if(|&at| at <= ts) {
-            run.probe(at);
+            stretch.probe(at);
         }
-        run
+        stretch
     }
 
-    /// Starts a new run, the last one being complete: joined first to a run it follows or
+    /// Starts a new stretch, the last one being complete: joined first to a stretch it follows or
     /// precedes closely in time (see [`CONTIGUOUS_MS`]).
-    fn start_run(&mut self) {
-        self.push_run(Run::new(self.bucket, true));
+    fn start_stretch(&mut self) {
+        self.push_stretch(Stretch::new(self.bucket, true));
     }
 
-    /// Adds a run after the last one, that one being complete (see [`Digest::start_run`]).
-    fn push_run(&mut self, run: Run) {
+    /// Adds a stretch after the last one, that one being complete (see [`Digest::start_stretch`]).
+    fn push_stretch(&mut self, stretch: Stretch) {
         self.collapse();
-        self.runs.push(run);
+        self.stretches.push(stretch);
     }
 
-    /// Joins the last run to a run that ends at most [`CONTIGUOUS_MS`] before it starts, or
-    /// that starts at most that long after it ends, with no run between: the parts of a
-    /// rotated log, in whatever order they are given, become one run as they come, so an
-    /// instance read as hundreds of files keeps few runs. (A part read later that falls in
-    /// between after all makes the joined runs overlap, which is counted as inexact.)
+    /// Joins the last stretch to a stretch that ends at most [`CONTIGUOUS_MS`] before it starts, or
+    /// that starts at most that long after it ends, with no stretch between: the parts of a
+    /// rotated log, in whatever order they are given, become one stretch as they come, so an
+    /// instance read as hundreds of files keeps few stretches. (A part read later that falls in
+    /// between after all makes the joined stretches overlap, which is counted as inexact.)
     fn collapse(&mut self) {
-        let Some(p) = self.runs.pop() else {
+        let Some(p) = self.stretches.pop() else {
             return;
         };
         let Some((ps, pl)) = p.span else {
-            self.runs.push(p);
+            self.stretches.push(p);
             return;
         };
-        // another run with lines in the gap, its ends included
-        let between = |runs: &[Run], skip: usize, a: i64, b: i64| {
-            runs.iter()
+        // another stretch with lines in the gap, its ends included
+        let between = |stretches: &[Stretch], skip: usize, a: i64, b: i64| {
+            stretches
+                .iter()
                 .enumerate()
                 .any(|(k, r)| k != skip && r.span.is_some_and(|(s, l)| l >= a && s <= b))
         };
-        // (a run takes another only once it has summed an interval: the lines of the one
+        // (a stretch takes another only once it has summed an interval: the lines of the one
         // joined then continue its own, and the first of them are summed here)
-        let before = self.runs.iter().position(|x| {
+        let before = self.stretches.iter().position(|x| {
             x.summing()
                 && x.span
                     .is_some_and(|(_, xl)| xl <= ps && ps - xl <= CONTIGUOUS_MS)
         });
         if let Some(i) = before {
-            let xl = self.runs[i].last().unwrap_or(ps);
-            if !between(&self.runs, i, xl, ps) {
-                self.runs[i].join(p);
+            let xl = self.stretches[i].last().unwrap_or(ps);
+            if !between(&self.stretches, i, xl, ps) {
+                self.stretches[i].join(p);
                 return;
             }
         }
-        let after = self.runs.iter().position(|y| {
+        let after = self.stretches.iter().position(|y| {
             y.span
                 .is_some_and(|(ys, _)| pl <= ys && ys - pl <= CONTIGUOUS_MS)
         });
         if let Some(i) = after.filter(|_| p.summing()) {
-            let ys = self.runs[i].start();
-            if !between(&self.runs, i, pl, ys) {
-                let y = self.runs.remove(i);
+            let ys = self.stretches[i].start();
+            if !between(&self.stretches, i, pl, ys) {
+                let y = self.stretches.remove(i);
                 let mut p = p;
                 p.join(y);
-                self.runs.push(p);
+                self.stretches.push(p);
                 return;
             }
         }
-        self.runs.push(p);
+        self.stretches.push(p);
     }
 
     /// Puts its events and start-up settings in time order: the last step of reading (see
@@ -231,14 +232,14 @@ impl Digest {
         self.settings.sort_by_key(|s| s.ts);
     }
 
-    /// Its runs joined in time order into one, as if read in one piece; the digest is left
+    /// Its stretches joined in time order into one, as if read in one piece; the digest is left
     /// as it is (the analyses take the read by shared reference).
-    pub fn joined(&self) -> Run {
-        let mut runs = self.runs.clone();
-        // (runs of one stamp tie: a start-up line before it puts one first)
-        runs.sort_by_key(|r| (r.start(), r.last(), r.probes.iter().map(|p| p.at).min()));
-        let mut all = Run::new(self.bucket, false);
-        for r in runs {
+    pub fn joined(&self) -> Stretch {
+        let mut stretches = self.stretches.clone();
+        // (stretches of one stamp tie: a start-up line before it puts one first)
+        stretches.sort_by_key(|r| (r.start(), r.last(), r.probes.iter().map(|p| p.at).min()));
+        let mut all = Stretch::new(self.bucket, false);
+        for r in stretches {
             all.join(r);
         }
         all.close(None);
@@ -278,7 +279,7 @@ mod tests {
         s
     }
 
-    /// Lines a year and a half apart in one run are summed in cells of a day, the length
+    /// Lines a year and a half apart in one stretch are summed in cells of a day, the length
     /// their span asks for: not in 50 million cells of a second (a 4-line log of 2025 and
     /// 2026 took 12 GB and 48 s), and no token is lost.
     #[test]
@@ -308,7 +309,7 @@ mod tests {
     }
 
     /// The parts of a rotated log, given newest first or in time order, are joined as they
-    /// come: an instance read as 300 files holds two runs, not 300.
+    /// come: an instance read as 300 files holds two stretches, not 300.
     #[test]
     fn contiguous_files_join_as_they_come() {
         for reverse in [false, true] {
@@ -321,7 +322,11 @@ mod tests {
                 d.new_file();
                 d.push(&mut file(from, 50));
             }
-            assert!(d.runs.len() <= 2, "{reverse}: {} runs", d.runs.len());
+            assert!(
+                d.stretches.len() <= 2,
+                "{reverse}: {} stretches",
+                d.stretches.len()
+            );
             let all = d.joined();
             assert_eq!(all.totals.count, 300 * 50 - 1, "{reverse}");
             assert_eq!(all.disorder, 0);

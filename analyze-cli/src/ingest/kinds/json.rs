@@ -4,7 +4,7 @@
 //! dropped choices, records of no known shape, and benchmark `runs`.
 
 use super::{InOrder, Reader};
-use crate::ingest::completions::{read_json, Part};
+use crate::ingest::completions::{read_json, JsonPart};
 use crate::ingest::inputs::Skipped;
 use crate::ingest::read::{FileRead, Ingested, ReadOptions};
 use crate::ingest::scan::FileCtx;
@@ -14,7 +14,7 @@ use tokstat_parsers::source::{Data, Input, Source};
 pub struct Json;
 
 /// Adds an input's part to the read.
-fn add(into: &mut Ingested, input: &Input, part: Part, err: Option<Skipped>) {
+fn add(into: &mut Ingested, input: &Input, part: JsonPart, err: Option<Skipped>) {
     into.skipped.extend(err);
     if !part.rows.is_empty() {
         into.completion_files

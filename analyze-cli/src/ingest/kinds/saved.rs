@@ -144,10 +144,13 @@ pub fn is_earlier_export(dir: &Path) -> bool {
         && !dir.join(DIR).exists()
 }
 
+/// An export folder given as input, and the saved reads found in it.
+pub type Export = (String, Vec<PathBuf>);
+
 /// The inputs split into export folders (with the saved reads found in each) and the rest,
 /// in the order given. A folder an earlier export wrote, with no saved read, is refused, as
 /// is `--run` (`run`) with no export folder among the inputs.
-pub fn split(inputs: &[String], run: bool) -> Result<(Vec<(String, Vec<PathBuf>)>, Vec<String>)> {
+pub fn split(inputs: &[String], run: bool) -> Result<(Vec<Export>, Vec<String>)> {
     let mut exports = Vec::new();
     let mut files = Vec::new();
     for input in inputs {

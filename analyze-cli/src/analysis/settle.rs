@@ -10,14 +10,14 @@
 use crate::analysis::intervals::GAP_FACTOR;
 use crate::analysis::segments::{self, Reason};
 use crate::ingest::digest::grid::{self, Totals};
-use crate::ingest::digest::run::{Closing, Probe, Run};
+use crate::ingest::digest::stretch::{Closing, Probe, Stretch};
 use crate::ingest::digest::Digest;
 use crate::ingest::series::restart_candidates;
 
 /// An instance's lines, settled.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Lines {
-    pub run: Run,
+pub struct Settled {
+    pub run: Stretch,
     /// Where its first interval starts.
     pub first_start: Option<i64>,
     /// Where its log is cut, and why.
@@ -27,7 +27,7 @@ pub struct Lines {
 }
 
 /// Settles an instance's lines (see the module docs), from its digest (left as it is).
-pub fn settle(d: &Digest) -> Lines {
+pub fn settle(d: &Digest) -> Settled {
     let mut all = d.joined();
     // the cuts, from the stats stamps as logged
     let starts = restart_candidates(d.settings(), d.events());
@@ -87,7 +87,7 @@ pub fn settle(d: &Digest) -> Lines {
         }
     }
     all.probes.sort_by_key(|p| p.at);
-    Lines {
+    Settled {
         run: all,
         first_start,
         cuts,
@@ -107,7 +107,7 @@ fn totals_of(start: i64, end: i64, l: Closing) -> Totals {
 /// An answer, and whether it is exact.
 pub type Placed<T> = (T, bool);
 
-impl Lines {
+impl Settled {
     /// The first and last stamp of its stats lines.
     pub fn span(&self) -> Option<(i64, i64)> {
         self.run.span
@@ -223,7 +223,7 @@ mod tests {
     use crate::ingest::digest::grid::{Cell, Grid};
     use crate::ingest::digest::load::Load;
     use crate::ingest::series::Series;
-    use crate::ingest::series::{EventPoint, PointKind, Setting, Step};
+    use crate::ingest::series::{EventPoint, PointKind, Setting, Stamped};
     use crate::testing::Lcg;
     use tokstat_parsers::record::EventKind;
     use tokstat_parsers::record::{Gauges, StepKind};
@@ -344,8 +344,8 @@ mod tests {
         let mut tail: Vec<i64> = Vec::new();
         for step in s.steps() {
             match step {
-                Step::Point(_, i) if s.kind(i) == PointKind::Stats => tail.clear(),
-                Step::Prefill(p) if tail.last() != Some(&p.ts) => tail.push(p.ts),
+                Stamped::Point(_, i) if s.kind(i) == PointKind::Stats => tail.clear(),
+                Stamped::Prefill(p) if tail.last() != Some(&p.ts) => tail.push(p.ts),
                 _ => {}
             }
         }
@@ -367,7 +367,7 @@ mod tests {
         }
         for step in s.steps() {
             match step {
-                Step::Point(p, i) => grid.line(
+                Stamped::Point(p, i) => grid.line(
                     p.ts,
                     s.kind(i) == PointKind::Stats,
                     p.running,
@@ -375,7 +375,7 @@ mod tests {
                     p.kv_usage,
                     p.accept_len,
                 ),
-                Step::Prefill(p) => grid.prefill(p.ts, p.new_tokens),
+                Stamped::Prefill(p) => grid.prefill(p.ts, p.new_tokens),
             }
         }
         for i in &iv {
@@ -482,7 +482,7 @@ mod tests {
                     rest = b;
                 }
             }
-            let got = settle(&mut d);
+            let got = settle(&d);
             // (files out of time order whose stamps overlap cannot be exact: not made here)
             assert_eq!(
                 got.inexact,

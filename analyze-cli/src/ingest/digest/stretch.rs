@@ -1,18 +1,18 @@
-//! A run: an instance's stats lines read in time order, turned into intervals and summed as
+//! A stretch: an instance's stats lines read in time order, turned into intervals and summed as
 //! they come (see `analysis::intervals` for what an interval is).
 //!
 //! Each line's interval ends at its spread stamp and starts where the line before ended, so
-//! a run keeps only the lines of its last stamp (their spread waits for the next stamp) and
+//! a stretch keeps only the lines of its last stamp (their spread waits for the next stamp) and
 //! sums every interval into its [`Grid`], its [`Load`] and its totals at once. What is known
 //! only at the end is applied then: an interval longer than a few typical intervals (a gap)
 //! or crossing a restart is cut to the typical length, and the first one is given it. Such
 //! intervals are [`Kept`] as they are summed, and changed at the end by taking their sums
 //! out again and putting the changed ones in: the sums are integers, so that is exact.
 //!
-//! A run that does not start the instance's log (a later file, or lines out of time order)
+//! A stretch that does not start the instance's log (a later file, or lines out of time order)
 //! starts *cold*: the lines of its first stamp, and the interval of the first line after
-//! them, depend on the lines before it, so they are kept aside until the run is joined to
-//! the one before it ([`Run::join`]).
+//! them, depend on the lines before it, so they are kept aside until the stretch is joined to
+//! the one before it ([`Stretch::join`]).
 
 use super::gaps::Gaps;
 use super::grid::{rate_steps, Grid, Totals};
@@ -78,9 +78,9 @@ struct Head {
     second: bool,
 }
 
-/// One run (see the module docs).
+/// One stretch (see the module docs).
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct Run {
+pub struct Stretch {
     pub grid: Grid,
     pub load: Load,
     pub totals: Totals,
@@ -122,10 +122,10 @@ pub struct Run {
     head: Option<Head>,
 }
 
-impl Run {
-    /// A run that starts the instance (`cold` false) or continues it.
-    pub fn new(bucket: Option<i64>, cold: bool) -> Run {
-        Run {
+impl Stretch {
+    /// A stretch that starts the instance (`cold` false) or continues it.
+    pub fn new(bucket: Option<i64>, cold: bool) -> Stretch {
+        Stretch {
             grid: Grid::new(bucket),
             load: Load::default(),
             totals: Totals::default(),
@@ -150,7 +150,7 @@ impl Run {
         }
     }
 
-    /// Whether it has summed an interval (a cold run: past its first lines).
+    /// Whether it has summed an interval (a cold stretch: past its first lines).
     pub fn summing(&self) -> bool {
         self.last_end.is_some()
     }
@@ -403,7 +403,7 @@ impl Run {
         });
     }
 
-    /// Adds the sums of an interval: [`Run::sum`] with `sign` 1, in one cell lookup where
+    /// Adds the sums of an interval: [`Stretch::sum`] with `sign` 1, in one cell lookup where
     /// the interval lies inside one cell (the per-line path; one call site, inlined).
     #[inline(always)]
     fn add(&mut self, start: i64, end: i64, l: Closing) {
@@ -447,17 +447,17 @@ impl Run {
         self.load.add(l.running, l.gen, ms, sign);
     }
 
-    /// Ends the run: its last lines are spread to `next`, the next run's first stamp.
+    /// Ends the stretch: its last lines are spread to `next`, the next stretch's first stamp.
     pub fn close(&mut self, next: Option<i64>) {
         self.resolve(next);
     }
 
-    /// Takes a probe of a run joined (unless it has one at the same time).
+    /// Takes a probe of a stretch joined (unless it has one at the same time).
     fn adopt(&mut self, mut p: Probe) {
         if p.last_below.is_none() {
             p.last_below = self.below(p.at);
         }
-        // this run's last stamps may be at it (a start-up line at the end of one file and
+        // this stretch's last stamps may be at it (a start-up line at the end of one file and
         // the lines after it in the next)
         if let Some(l) = self.last().filter(|&l| l >= p.at) {
             if self.prev_stamp.is_none_or(|q| q < p.at) {
@@ -481,12 +481,12 @@ impl Run {
         self.open = self.probes.iter().filter(|p| p.before.is_none()).count();
     }
 
-    /// Joins `b`, the run that follows this one in time, as if its lines had been read
+    /// Joins `b`, the stretch that follows this one in time, as if its lines had been read
     /// right after this one's.
-    pub fn join(&mut self, mut b: Run) {
+    pub fn join(&mut self, mut b: Stretch) {
         if let (Some(a), Some(s)) = (self.last(), b.span.map(|s| s.0)) {
             if s < a {
-                // overlapping runs: their intervals are summed as each run had them
+                // overlapping stretches: their intervals are summed as each stretch had them
                 self.disorder += 1;
             }
         }
@@ -507,7 +507,7 @@ impl Run {
                 });
             }
         }
-        // this run's probes still waiting for a stamp find B's first at or after them
+        // this stretch's probes still waiting for a stamp find B's first at or after them
         for i in std::mem::take(&mut self.waiting) {
             let p = &mut self.probes[i];
             let first = match (b.span, b.stats) {
@@ -525,7 +525,7 @@ impl Run {
             p.first_at = first;
         }
         // B's probes that its first lines reach (or that nothing reached) are settled by
-        // those lines, summed here: they wait among this run's probes first
+        // those lines, summed here: they wait among this stretch's probes first
         let reach = b.head.as_ref().and_then(|h| h.dangling.map(|d| d.1));
         let (early, late): (Vec<Probe>, Vec<Probe>) = std::mem::take(&mut b.probes)
             .into_iter()
@@ -533,7 +533,7 @@ impl Run {
         for p in early {
             self.adopt(Probe { before: None, ..p });
         }
-        // (head lines arrive as this run's next lines)
+        // (head lines arrive as this stretch's next lines)
         if let Some(h) = b.head.take() {
             for l in h.lines {
                 self.closing(l);
@@ -547,7 +547,7 @@ impl Run {
             }
         }
         // the others were reached by B's own intervals: those before them are B's and all
-        // of this run's
+        // of this stretch's
         let offset = self.totals;
         for mut p in late {
             if let Some(t) = &mut p.before {

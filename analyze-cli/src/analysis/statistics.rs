@@ -25,12 +25,12 @@ pub const RESAMPLES: usize = 2000;
 
 /// An interval `[low, high]`.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
-pub struct Interval {
+pub struct ConfidenceInterval {
     pub low: f64,
     pub high: f64,
 }
 
-impl Interval {
+impl ConfidenceInterval {
     /// Whether `v` lies outside.
     pub fn excludes(&self, v: f64) -> bool {
         v < self.low || v > self.high
@@ -121,7 +121,7 @@ pub fn ratio_interval(
     a: &Buckets<'_>,
     b: &Buckets<'_>,
     stat: impl Fn(&[f64]) -> f64,
-) -> Option<(f64, Interval)> {
+) -> Option<(f64, ConfidenceInterval)> {
     if a.len() < 3 || b.len() < 3 {
         return None;
     }
@@ -142,7 +142,7 @@ pub fn ratio_interval(
     let half = t95(df) * var.sqrt();
     Some((
         ratio,
-        Interval {
+        ConfidenceInterval {
             low: ratio * (-half).exp(),
             high: ratio * half.exp(),
         },
@@ -159,7 +159,7 @@ pub fn t95(df: f64) -> f64 {
 }
 
 /// The distribution-free 95% interval of quantile `q` of sorted `v`, from order statistics.
-pub fn quantile_interval(sorted: &[f64], q: f64) -> Option<Interval> {
+pub fn quantile_interval(sorted: &[f64], q: f64) -> Option<ConfidenceInterval> {
     let n = sorted.len();
     if n < 2 {
         return None;
@@ -168,7 +168,7 @@ pub fn quantile_interval(sorted: &[f64], q: f64) -> Option<Interval> {
     let half = Z95 * (nf * q * (1.0 - q)).sqrt();
     let lo = ((nf * q - half).floor().max(1.0) as usize).min(n) - 1;
     let hi = ((nf * q + half).ceil().max(1.0) as usize).min(n) - 1;
-    Some(Interval {
+    Some(ConfidenceInterval {
         low: sorted[lo],
         high: sorted[hi],
     })
@@ -176,11 +176,16 @@ pub fn quantile_interval(sorted: &[f64], q: f64) -> Option<Interval> {
 
 /// The interval of `qb - qa`, two quantiles with their own intervals: each side of the
 /// difference widened by the two half-widths on that side, in quadrature.
-pub fn difference_interval(qa: f64, ia: Interval, qb: f64, ib: Interval) -> Interval {
+pub fn difference_interval(
+    qa: f64,
+    ia: ConfidenceInterval,
+    qb: f64,
+    ib: ConfidenceInterval,
+) -> ConfidenceInterval {
     let d = qb - qa;
     let below = ((qb - ib.low).powi(2) + (ia.high - qa).powi(2)).sqrt();
     let above = ((ib.high - qb).powi(2) + (qa - ia.low).powi(2)).sqrt();
-    Interval {
+    ConfidenceInterval {
         low: d - below,
         high: d + above,
     }
@@ -242,7 +247,7 @@ pub fn normal_tail(z: f64) -> f64 {
 }
 
 /// The Wilson score interval of `x` successes in `n`.
-pub fn wilson(x: u64, n: u64) -> Option<Interval> {
+pub fn wilson(x: u64, n: u64) -> Option<ConfidenceInterval> {
     if n == 0 {
         return None;
     }
@@ -250,20 +255,25 @@ pub fn wilson(x: u64, n: u64) -> Option<Interval> {
     let z2 = Z95 * Z95;
     let centre = (p + z2 / (2.0 * nf)) / (1.0 + z2 / nf);
     let half = Z95 / (1.0 + z2 / nf) * (p * (1.0 - p) / nf + z2 / (4.0 * nf * nf)).sqrt();
-    Some(Interval {
+    Some(ConfidenceInterval {
         low: (centre - half).max(0.0),
         high: (centre + half).min(1.0),
     })
 }
 
 /// Newcombe's hybrid score interval for `pb - pa`, proportions `xa / na` and `xb / nb`.
-pub fn proportion_difference(xa: u64, na: u64, xb: u64, nb: u64) -> Option<(f64, Interval)> {
+pub fn proportion_difference(
+    xa: u64,
+    na: u64,
+    xb: u64,
+    nb: u64,
+) -> Option<(f64, ConfidenceInterval)> {
     let (ia, ib) = (wilson(xa, na)?, wilson(xb, nb)?);
     let (pa, pb) = (xa as f64 / na as f64, xb as f64 / nb as f64);
     let d = pb - pa;
     Some((
         d,
-        Interval {
+        ConfidenceInterval {
             low: d - ((pb - ib.low).powi(2) + (ia.high - pa).powi(2)).sqrt(),
             high: d + ((ib.high - pb).powi(2) + (pa - ia.low).powi(2)).sqrt(),
         },
@@ -396,7 +406,7 @@ mod tests {
             500.0,
             i,
             600.0,
-            Interval {
+            ConfidenceInterval {
                 low: 570.0,
                 high: 630.0,
             },
