@@ -1,4 +1,4 @@
-//! Benchmark result files (REFERENCE §4.4): vLLM `bench serve --save-result` (one JSON
+//! Benchmark result files (docs/formats.md §4.4): vLLM `bench serve --save-result` (one JSON
 //! object per file, or one per line with `--append-result`) and SGLang `bench_serving`
 //! (one JSON line per run, with a literal `Infinity` request rate).
 //!

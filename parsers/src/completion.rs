@@ -1,4 +1,4 @@
-//! Completion records (REFERENCE §4): one JSON line in, one row per choice out.
+//! Completion records (docs/formats.md §4): one JSON line in, one row per choice out.
 //!
 //! Shapes are recognised per record from the keys present — a folder may mix them:
 //! OpenAI chat / text completions (`choices`, `usage`), SGLang `/generate` (`meta_info`),

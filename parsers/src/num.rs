@@ -133,8 +133,14 @@ impl Plain {
         // a run of digits from `i` into `m`; returns where it ends (wrapping: a number of
         // more than 15 digits is refused below anyway)
         let digits = |mut i: usize, m: &mut u64| {
-            while let Some(&c) = b.get(i).filter(|c| c.is_ascii_digit()) {
-                *m = m.wrapping_mul(10).wrapping_add(u64::from(c - b'0'));
+            // each byte loaded once, then tested: a mapped file truncated while read may
+            // change under a second load (a digit, then a zero page), which must not panic
+            while let Some(c) = b.get(i).copied() {
+                let d = c.wrapping_sub(b'0');
+                if d > 9 {
+                    break;
+                }
+                *m = m.wrapping_mul(10).wrapping_add(u64::from(d));
                 i += 1;
             }
             i

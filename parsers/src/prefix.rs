@@ -422,7 +422,7 @@ fn sglang_gpu_tag(i: &str) -> Res<'_, u32> {
 }
 
 /// vLLM process tag `(APIServer pid=31337) ` / `(RayWorkerWrapper pid=12, ip=10.0.0.1) `.
-/// SGLang under Python's logging with its own format (REFERENCE §1, other logging
+/// SGLang under Python's logging with its own format (docs/formats.md §1, other logging
 /// configurations): `2025-11-04 17:40:09 INFO 20457 [DP1 TP1 EP1 scheduler_metrics_mixin.py:222] `
 /// — date and time (milliseconds after `,` or `.`), level, process id, and in brackets the
 /// rank tags and the source file.

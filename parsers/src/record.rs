@@ -1,6 +1,6 @@
 //! Records: what one log line means, borrowing the line's text.
 //!
-//! A record carries the schema's fields (see `DESIGN.md`, tables `steps`, `events`,
+//! A record carries the schema's fields (see `tokstat schema` and docs/export.md, tables `steps`, `events`,
 //! `config`) already converted — kv usage as a fraction, percents as fractions, throughput per
 //! second — and keeps every `key: value` it does not model in [`Extra`], so a newer engine
 //! version loses nothing.

@@ -1,4 +1,4 @@
-//! SGLang scheduler and server messages (REFERENCE §1), from 0.1.14 to 0.5.23.
+//! SGLang scheduler and server messages (docs/formats.md §1), from 0.1.14 to 0.5.23.
 //!
 //! Stats lines are read as `key: value` pairs by name, so the ordering changes, optional
 //! parts, trailing `", "`, the `.` / `,` / ` [N],` label separators and the pool variants

@@ -1,4 +1,4 @@
-//! vLLM engine and server messages (REFERENCE §2), V0 and V1, 0.2.0 to 0.34.0.
+//! vLLM engine and server messages (docs/formats.md §2), V0 and V1, 0.2.0 to 0.34.0.
 //!
 //! Stats lines are `key: value` parts read by name: `Pending` (V0) and `Waiting` (V1) are the
 //! same field, the `{GPU,XPU,…} KV cache usage` percent becomes a fraction, optional parts

@@ -2,8 +2,8 @@
 //!
 //! Each `X.log` has a `X.expected` beside it: one line per input line, listing every field the
 //! parser produced. The expectations were written from the engines' format strings
-//! (REFERENCE §1–2) and checked by hand; `BLESS=1 cargo test -p tokstat-parsers --test
-//! variants` rewrites them after a deliberate change, for review in the diff.
+//! (docs/formats.md §1–2) and checked by hand; `BLESS=1 cargo test -p tokstat-parsers --test
+//! main variants::` rewrites them after a deliberate change, for review in the diff.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};

@@ -2,7 +2,7 @@
 //! request rates from counter deltas, finished requests by reason (hence a cap-hit rate),
 //! gauges over time and histogram quantiles.
 //!
-//! Names differ between engines and versions (REFERENCE §3); each quantity has a list of wire
+//! Names differ between engines and versions (docs/formats.md §3); each quantity has a list of wire
 //! names, first match wins (`vllm:kv_cache_usage_perc` before the older
 //! `vllm:gpu_cache_usage_perc`). Label sets are aggregated: counters and request gauges add
 //! up over engines and data-parallel ranks, while tensor / pipeline / expert ranks of one

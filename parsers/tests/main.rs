@@ -1,0 +1,8 @@
+//! The parsers' integration tests, one module per subject, in one test binary.
+
+mod completions;
+mod fuzz_corpus;
+mod prometheus;
+mod props;
+mod shrink;
+mod variants;
