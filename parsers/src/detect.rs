@@ -56,17 +56,28 @@ pub fn sniff(head: &[u8]) -> Kind {
     if is_binary(head) {
         return Kind::Binary;
     }
+    let mut commented = false;
     for raw in head.split(|&c| c == b'\n').take(32) {
         let line = raw.trim_ascii();
         if line.is_empty() {
             continue;
         }
-        return FIRST_LINE
-            .iter()
-            .find(|(_, claims)| claims(line))
-            .map_or(Kind::Log, |&(kind, _)| kind);
+        match FIRST_LINE.iter().find(|(_, claims)| claims(line)) {
+            Some(&(kind, _)) => return kind,
+            // a plain comment (`# A normal comment.` before a scrape's `# TYPE` lines) says
+            // nothing yet: the next line decides
+            None if line.starts_with(b"#") => {
+                commented = true;
+                continue;
+            }
+            None => return Kind::Log,
+        }
     }
-    Kind::Empty
+    if commented {
+        Kind::Log
+    } else {
+        Kind::Empty
+    }
 }
 
 /// Whether the first bytes of an input are not text: more than one in ten is a NUL, a control
@@ -132,6 +143,22 @@ mod tests {
         log.extend(b"\x1b[32mINFO\x1b[0m ready\n");
         assert_eq!(sniff(&log), Kind::Log);
         assert!(!is_binary(b""));
+    }
+
+    /// Regression: a valid scrape whose first line is a plain comment was read as a log (0
+    /// parsed, exit 1); a log whose first line is one stays a log.
+    #[test]
+    fn a_plain_comment_before_a_scrape() {
+        let scrape = b"# A normal comment.\n# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running 3\n";
+        assert_eq!(sniff(scrape), Kind::Prometheus);
+        let mut bom = b"\xef\xbb\xbf".to_vec();
+        bom.extend_from_slice(scrape);
+        assert_eq!(sniff(&bom), Kind::Prometheus);
+        assert_eq!(
+            sniff(b"# run 3\n[2026-05-09 22:29:22 TP0] Decode batch, #running-req: 1\n"),
+            Kind::Log
+        );
+        assert_eq!(sniff(b"# only a comment\n\n"), Kind::Log);
     }
 
     /// Regression: a scrape excerpt that starts at a sample line was read as a log (every

@@ -236,3 +236,35 @@ fn scrape_excerpts_without_comments_read_like_the_scrape() {
         assert_eq!(b["lines"]["parsed"], samples as u64, "{name}");
     }
 }
+
+/// Regression (issue 40, item 3): a scrape whose first line is a plain comment was read as
+/// a log (0 parsed, exit 1), and a byte order mark before a scrape made line 1 malformed and
+/// lost the first `# scrape` time.
+#[test]
+fn a_comment_or_a_byte_order_mark_before_a_scrape() {
+    let dir = tempfile::tempdir().unwrap();
+    let body = "# TYPE vllm:generation_tokens_total counter\nvllm:generation_tokens_total{model_name=\"m\"} ";
+    let commented = dir.path().join("commented.prom");
+    std::fs::write(
+        &commented,
+        format!(
+            "# A normal comment.\n# scrape 1778371200\n{body}100\n# scrape 1778371210\n{body}600\n"
+        ),
+    )
+    .unwrap();
+    let bom = dir.path().join("bom.prom");
+    std::fs::write(
+        &bom,
+        format!("\u{feff}# scrape 1778371200\n{body}100\n# scrape 1778371210\n{body}600\n"),
+    )
+    .unwrap();
+    for f in [&commented, &bom] {
+        let v = report(&[f.to_str().unwrap()]);
+        assert_eq!(v["files"][0]["kind"], "prometheus", "{}", f.display());
+        assert_eq!(v["lines"]["malformed"], 0, "{}", f.display());
+        let m = &v["metrics"];
+        assert_eq!(m["scrapes"], 2, "{}", f.display());
+        assert_eq!(m["from"], "2026-05-10T00:00:00", "{}", f.display());
+        assert_eq!(m["gen_tps"], 50.0, "{}", f.display());
+    }
+}

@@ -85,7 +85,8 @@ impl Scrapes {
         src: tokstat_parsers::source::Source,
     ) -> std::io::Result<Tally> {
         let bytes = src.data.read_all()?;
-        let text = String::from_utf8_lossy(&bytes);
+        // (a byte order mark before the first line is no part of it)
+        let text = String::from_utf8_lossy(tokstat_parsers::text::without_bom(&bytes));
         let (parsed, other, bad, total) = self.read(&input.display(), &input.stem(), &text);
         Ok(Tally {
             total,
