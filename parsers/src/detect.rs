@@ -57,7 +57,8 @@ pub fn sniff(head: &[u8]) -> Kind {
         return Kind::Binary;
     }
     let mut commented = false;
-    for raw in head.split(|&c| c == b'\n').take(32) {
+    let mut lines = head.split(|&c| c == b'\n').take(32);
+    while let Some(raw) = lines.next() {
         let line = raw.trim_ascii();
         if line.is_empty() {
             continue;
@@ -70,6 +71,9 @@ pub fn sniff(head: &[u8]) -> Kind {
                 commented = true;
                 continue;
             }
+            // a JSONL file cut at the front (`tail -c`, a rotated copy) starts inside a
+            // record: the lines after it say what it is
+            None if cut_records(lines.by_ref()) => return Kind::Json,
             None => return Kind::Log,
         }
     }
@@ -78,6 +82,21 @@ pub fn sniff(head: &[u8]) -> Kind {
     } else {
         Kind::Empty
     }
+}
+
+/// Lines after a first line no kind claims that are JSON records, every one of the next
+/// few (at least two; the head's last line may be cut, and is not counted).
+fn cut_records<'a>(rest: impl Iterator<Item = &'a [u8]>) -> bool {
+    let next: Vec<&[u8]> = rest
+        .map(<[u8]>::trim_ascii)
+        .filter(|l| !l.is_empty())
+        .take(9)
+        .collect();
+    let whole = &next[..next.len().saturating_sub(1)];
+    whole.len() >= 2
+        && whole
+            .iter()
+            .all(|l| l.starts_with(b"{") && l.ends_with(b"}"))
 }
 
 /// Whether the first bytes of an input are not text: more than one in ten is a NUL, a control
@@ -159,6 +178,17 @@ mod tests {
             Kind::Log
         );
         assert_eq!(sniff(b"# only a comment\n\n"), Kind::Log);
+    }
+
+    /// Regression (issue 40, item 1): JSONL cut at the front (`tail -c`) starts inside a
+    /// record, and was read as a log; a log with a line of JSON here and there stays a log.
+    #[test]
+    fn jsonl_cut_at_the_front() {
+        let cut = b"ent\":\"ok\"},\"finish_reason\":\"stop\"}]}\n{\"id\":1}\n{\"id\":2}\n{\"id\":3}\n{\"id\":4";
+        assert_eq!(sniff(cut), Kind::Json);
+        let log = b"INFO 03-02 09:14:05 metrics.py:341] Avg prompt throughput: 1.0 tokens/s\n{\"id\":1}\nINFO 03-02 09:14:15 ready\n";
+        assert_eq!(sniff(log), Kind::Log);
+        assert_eq!(sniff(b"step 5\n{\"a\":1}\n"), Kind::Log);
     }
 
     /// Regression: a scrape excerpt that starts at a sample line was read as a log (every

@@ -268,3 +268,32 @@ fn a_comment_or_a_byte_order_mark_before_a_scrape() {
         assert_eq!(m["gen_tps"], 50.0, "{}", f.display());
     }
 }
+
+/// Regression (issue 40, item 2): a finish reason met in several series (data-parallel
+/// engines) was summed once per series: `stop 40 · cap-hit rate 11.1% of 45` where the
+/// truth is stop 20, length 5, cap-hit 20%.
+#[test]
+fn data_parallel_series_count_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("dp.prom");
+    std::fs::write(
+        &f,
+        "# TYPE vllm:request_success_total counter\n\
+         vllm:request_success_total{engine=\"0\",finished_reason=\"stop\",model_name=\"m\"} 10\n\
+         vllm:request_success_total{engine=\"1\",finished_reason=\"stop\",model_name=\"m\"} 10\n\
+         vllm:request_success_total{engine=\"0\",finished_reason=\"length\",model_name=\"m\"} 5\n",
+    )
+    .unwrap();
+    let v = report(&[f.to_str().unwrap()]);
+    let m = &v["metrics"];
+    assert_eq!(m["finished"]["stop"], 20.0);
+    assert_eq!(m["finished"]["length"], 5.0);
+    assert_eq!(m["cap_hit_rate"], 0.2);
+    let hints: Vec<&str> = v["hints"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|h| h["id"].as_str())
+        .collect();
+    assert!(hints.contains(&"cap_hit_high"), "{hints:?}");
+}

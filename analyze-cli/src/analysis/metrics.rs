@@ -286,7 +286,9 @@ pub fn analyze(s: &Scrapes) -> Option<Metrics> {
     };
     let finished: BTreeMap<String, f64> = {
         let mut m = BTreeMap::new();
-        let reasons = |sc: &Scrape| -> Vec<String> {
+        // each reason once: a reason met in several series (engines, DP ranks) sums them all
+        // below, once
+        let reasons = |sc: &Scrape| -> std::collections::BTreeSet<String> {
             sc.samples
                 .iter()
                 .filter(|x| x.name == REQUESTS[0])

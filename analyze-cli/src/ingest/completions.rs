@@ -243,20 +243,38 @@ fn chunk_rows(chunk: Chunk<'_>, paths: &Paths) -> JsonPart {
     part
 }
 
+/// The bytes of a stream sniffed before it is read (`Source::head`).
+const HEAD: usize = 64 * 1024;
+
+/// Whether a JSON value stands alone on the line.
+fn whole_value(line: &[u8]) -> bool {
+    let mut sc = Scanner::new(line);
+    sc.skip().and_then(|_| sc.end()).is_ok()
+}
+
 /// Whether the input is one JSON document spread over lines (a pretty-printed response, a
-/// bench result) rather than one record per line.
-fn is_document(head: &[u8]) -> bool {
-    let first = without_bom(head)
+/// bench result) rather than one record per line, from its first lines (`text`; `cut`: the
+/// text is the head of a longer stream, and its last line may be cut). A first line that
+/// is no whole value starts a document, unless the next two lines are whole records: a JSONL
+/// file cut at the front (`tail -c`). A first line longer than the head of a stream is a
+/// record (a document's first line is short), or an array of them written on one line.
+fn is_document(text: &[u8], cut: bool) -> bool {
+    let text = without_bom(text);
+    let mut lines = text
         .split(|&c| c == b'\n')
         .map(<[u8]>::trim_ascii)
-        .find(|l| !l.is_empty());
-    match first {
-        Some(l) => {
-            let mut sc = Scanner::new(l);
-            sc.skip().and_then(|_| sc.end()).is_err()
-        }
-        None => false,
+        .filter(|l| !l.is_empty());
+    let Some(first) = lines.next() else {
+        return false;
+    };
+    if cut && !text.contains(&b'\n') {
+        return first.starts_with(b"[");
     }
+    if whole_value(first) {
+        return false;
+    }
+    let next: Vec<&[u8]> = lines.take(2).collect();
+    !(next.len() == 2 && next.iter().all(|l| l.starts_with(b"{") && whole_value(l)))
 }
 
 /// Reads a JSON input into rows. JSONL is scanned in parallel chunks; a single document is
@@ -264,13 +282,21 @@ fn is_document(head: &[u8]) -> bool {
 pub fn read_json(input: &Input, mut src: Source, paths: &Paths) -> (JsonPart, Option<Skipped>) {
     let name = input.display();
     let head = src.head().unwrap_or_default();
-    let first = without_bom(&head)
+    // the first lines whole where the file is at hand: a first record may be longer than the
+    // head (long reasoning outputs); a stream has only its head
+    let (text, cut): (&[u8], bool) = match &src.data {
+        Data::Mapped(m) => (m, false),
+        Data::Owned(v) => (v, false),
+        Data::Stream(_) => (&head, head.len() >= HEAD),
+    };
+    let document = is_document(text, cut);
+    let first = without_bom(text)
         .split(|&c| c == b'\n')
         .map(<[u8]>::trim_ascii)
         .find(|l| !l.is_empty())
         .unwrap_or(b"");
-    let document = is_document(&head);
-    if is_bench(if document { &head } else { first }) {
+    let bench = is_bench(if document { &head } else { first });
+    if bench {
         return read_bench(&name, src);
     }
     if document {
@@ -314,7 +340,7 @@ fn read_bench(name: &str, src: Source) -> (JsonPart, Option<Skipped>) {
     let mut part = JsonPart::default();
     let total_lines = scan::count_lines(&bytes);
     let whole = without_bom(bytes.trim_ascii()).trim_ascii();
-    let docs: Vec<(u64, &[u8])> = if is_document(whole) {
+    let docs: Vec<(u64, &[u8])> = if is_document(whole, false) {
         vec![(1, whole)]
     } else {
         lines(without_bom(&bytes))
