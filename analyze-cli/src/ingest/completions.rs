@@ -295,8 +295,7 @@ pub fn read_json(input: &Input, mut src: Source, paths: &Paths) -> (JsonPart, Op
         .map(<[u8]>::trim_ascii)
         .find(|l| !l.is_empty())
         .unwrap_or(b"");
-    let bench = is_bench(if document { &head } else { first });
-    if bench {
+    if is_bench(if document { &head } else { first }) {
         return read_bench(&name, src);
     }
     if document {

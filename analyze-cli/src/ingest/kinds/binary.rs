@@ -7,9 +7,9 @@ use crate::ingest::read::Ingested;
 use tokstat_parsers::detect::Kind;
 use tokstat_parsers::source::{Input, Source};
 
-pub struct Binary;
+pub struct BinaryReader;
 
-impl Reader for Binary {
+impl Reader for BinaryReader {
     fn reads(&self, kind: Kind) -> bool {
         kind == Kind::Binary
     }

@@ -11,7 +11,7 @@ use crate::ingest::scan::FileCtx;
 use tokstat_parsers::detect::Kind;
 use tokstat_parsers::source::{Data, Input, Source};
 
-pub struct Json;
+pub struct JsonReader;
 
 /// Adds an input's part to the read.
 fn add(into: &mut Ingested, input: &Input, part: JsonPart, err: Option<Skipped>) {
@@ -34,7 +34,7 @@ fn add(into: &mut Ingested, input: &Input, part: JsonPart, err: Option<Skipped>)
     });
 }
 
-impl Reader for Json {
+impl Reader for JsonReader {
     fn reads(&self, kind: Kind) -> bool {
         kind == Kind::Json
     }

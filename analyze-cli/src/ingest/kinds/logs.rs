@@ -12,7 +12,7 @@ use tokstat_parsers::scan::Chunk;
 use tokstat_parsers::source::{Data, Input, Source};
 use tokstat_parsers::stamp::Calendar;
 
-pub struct Logs;
+pub struct LogReader;
 
 /// A chunk of a log into its instances' aggregates and series.
 fn log_work(file: &FileCtx, chunk: Chunk<'_>) -> (ChunkOut<ChunkSummary>, Calendar) {
@@ -25,7 +25,7 @@ fn log_work(file: &FileCtx, chunk: Chunk<'_>) -> (ChunkOut<ChunkSummary>, Calend
     (out, calendar)
 }
 
-impl Reader for Logs {
+impl Reader for LogReader {
     fn reads(&self, kind: Kind) -> bool {
         matches!(kind, Kind::Log | Kind::Empty)
     }

@@ -60,10 +60,10 @@ pub trait Reader: Sync {
 
 /// Every kind of input read from files, in the order their parts are merged and finished.
 pub static READERS: [&dyn Reader; 4] = [
-    &logs::Logs,
-    &json::Json,
-    &prometheus::Prometheus,
-    &binary::Binary,
+    &logs::LogReader,
+    &json::JsonReader,
+    &prometheus::PrometheusReader,
+    &binary::BinaryReader,
 ];
 
 /// The reader of inputs detected as `kind` (server logs for a kind none claims).
@@ -72,5 +72,5 @@ pub fn reader(kind: Kind) -> &'static dyn Reader {
         .iter()
         .copied()
         .find(|r| r.reads(kind))
-        .unwrap_or(&logs::Logs)
+        .unwrap_or(&logs::LogReader)
 }

@@ -1,4 +1,4 @@
-//! Prometheus text exposition: one scrape a file, files of scrapes separated by `# scrape`
+//! PrometheusReader text exposition: one scrape a file, files of scrapes separated by `# scrape`
 //! lines, or folders of scrapes timed by their names, read by [`crate::ingest::scrapes`].
 //! Its part of the read: `scrapes`, placed in time when finished.
 
@@ -9,9 +9,9 @@ use crate::ingest::scan::FileCtx;
 use tokstat_parsers::detect::Kind;
 use tokstat_parsers::source::{Input, Source};
 
-pub struct Prometheus;
+pub struct PrometheusReader;
 
-impl Reader for Prometheus {
+impl Reader for PrometheusReader {
     fn reads(&self, kind: Kind) -> bool {
         kind == Kind::Prometheus
     }
