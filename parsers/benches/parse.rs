@@ -82,7 +82,67 @@ fn scan_log(c: &mut Criterion) {
 }
 
 criterion_group!(benches, lines, scan_log);
+/// The hand-written fast paths against the nom reference grammars (`grammar::*`) on the same
+/// inputs: the stats bodies of the three stats lines above, and records of both JSONL shapes
+/// (UTF-8 text, and the same text `\u`-escaped as Python's `json.dumps` writes it).
+fn grammars(c: &mut Criterion) {
+    use tokstat_parsers::grammar;
+    use tokstat_parsers::json::Scanner;
+    let bodies = [
+        ("sglang_decode", "#running-req: 45, #token: 44672, token usage: 0.12, cuda graph: True, gen throughput (token/s): 1863.65, #queue-req: 81"),
+        ("sglang_prefill", "#new-seq: 1, #new-token: 896, #cached-token: 0, token usage: 0.12, #running-req: 45, #queue-req: 81, #pending-token: 70187, cuda graph: False, input throughput (token/s): 3521.40"),
+        ("vllm_stats", "Avg prompt throughput: 4120.0 tokens/s, Avg generation throughput: 512.3 tokens/s, Running: 64 reqs, Waiting: 40 reqs, Preemptions: 3, GPU KV cache usage: 98.1%, Prefix cache hit rate: 41.2%"),
+    ];
+    let mut g = c.benchmark_group("grammar");
+    for (name, body) in bodies {
+        assert_eq!(
+            grammar::stats::count(body),
+            tokstat_parsers::kv::pairs(body).count()
+        );
+        g.throughput(Throughput::Bytes(body.len() as u64));
+        g.bench_function(format!("{name}/hand"), |b| {
+            b.iter(|| tokstat_parsers::kv::pairs(black_box(body)).count())
+        });
+        g.bench_function(format!("{name}/nom"), |b| {
+            b.iter(|| grammar::stats::count(black_box(body)))
+        });
+    }
+    let utf8 = record();
+    let value: serde_json::Value = serde_json::from_str(&utf8).unwrap();
+    let mut escaped = String::new();
+    for c in serde_json::to_string(&value).unwrap().chars() {
+        if c.is_ascii() {
+            escaped.push(c);
+        } else {
+            let mut buf = [0u16; 2];
+            for u in c.encode_utf16(&mut buf) {
+                escaped.push_str(&format!("\\u{:04x}", u));
+            }
+        }
+    }
+    for (name, rec) in [
+        ("record_utf8", utf8.as_str()),
+        ("record_escaped", escaped.as_str()),
+    ] {
+        assert!(grammar::json::is_value(rec.as_bytes()));
+        g.throughput(Throughput::Bytes(rec.len() as u64));
+        g.bench_function(format!("{name}/hand"), |b| {
+            b.iter(|| {
+                let mut sc = Scanner::new(black_box(rec.as_bytes()));
+                sc.skip().and_then(|_| sc.end()).is_ok()
+            })
+        });
+        g.bench_function(format!("{name}/nom"), |b| {
+            b.iter(|| grammar::json::is_value(black_box(rec.as_bytes())))
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(grammar_benches, grammars);
+
 criterion_main!(
+    grammar_benches,
     calendar_benches,
     json_benches,
     benches,

@@ -29,6 +29,7 @@ pub mod bench_console;
 pub mod completion;
 pub mod detect;
 pub mod glued;
+pub mod grammar;
 pub mod guard;
 pub mod incident;
 pub mod json;
