@@ -1,6 +1,7 @@
-//! Records → polars DataFrames named and typed as the documented schema (`tokstat schema`):
-//! `steps`, `events`, `config`, `metrics`, `timeline`, `completions` and `requests`, for
-//! notebooks and `export`. `steps`, millions of rows for a long log, is gathered a row group
+//! Records → polars DataFrames named and typed as the documented schema (`tokstat schema`),
+//! for notebooks and `export`: here `steps` and `timeline`; each input kind builds its own
+//! tables (`events`, `config`, `metrics`, `completions`, `requests`: see
+//! `crate::ingest::kinds::Reader::tables`). `steps`, millions of rows for a long log, is gathered a row group
 //! at a time by [`steps::StepColumns`], which also gives its rows to the Parquet writer
 //! without a frame.
 //!
@@ -10,120 +11,11 @@
 //! stamp are one row (their tokens summed; their gauges are left to the decode rows). Times are naive datetimes in milliseconds, as
 //! the engines log local time without a zone.
 
-use crate::ingest::completions::CompletionRow;
-use crate::ingest::instance::Instance;
-use crate::ingest::scrapes::Scrapes;
-use crate::ingest::Ingested;
+use crate::ingest::kinds::datetime;
 use crate::report::TimelineRow;
 use polars::prelude::*;
-use std::collections::BTreeMap;
-use tokstat_parsers::bench::Request;
-use tokstat_parsers::completion::Finish;
-use tokstat_parsers::record::EventKind;
 
 pub mod steps;
-
-fn datetime(name: &str, ms: Vec<i64>) -> PolarsResult<Column> {
-    Column::new(name.into(), ms).cast(&DataType::Datetime(TimeUnit::Milliseconds, None))
-}
-
-/// Every census kind with a stamp: retractions, preemptions, errors, crashes, server starts
-/// (a row per line), and HTTP 4xx / 5xx responses (a row per time slot of an instance's
-/// responses, `count` the lines in it: see [`crate::ingest::responses`]).
-pub fn events(instances: &BTreeMap<String, Instance>) -> PolarsResult<DataFrame> {
-    let mut rows: Vec<(&str, i64, &'static str, u64)> = Vec::new();
-    for (n, i) in instances {
-        rows.extend(
-            i.digest
-                .events()
-                .iter()
-                .map(|e| (n.as_str(), e.ts, e.kind.as_str(), e.count)),
-        );
-        for &(t, counts) in i.census.responses.slots() {
-            for (kind, c) in [
-                (EventKind::Http4xx, counts[1]),
-                (EventKind::Http5xx, counts[2]),
-            ] {
-                if c > 0 {
-                    rows.push((n.as_str(), t, kind.as_str(), c));
-                }
-            }
-        }
-    }
-    DataFrame::new_infer_height(vec![
-        Column::new(
-            "instance".into(),
-            rows.iter().map(|r| r.0).collect::<Vec<_>>(),
-        ),
-        datetime("ts", rows.iter().map(|r| r.1).collect())?,
-        Column::new("kind".into(), rows.iter().map(|r| r.2).collect::<Vec<_>>()),
-        Column::new("count".into(), rows.iter().map(|r| r.3).collect::<Vec<_>>()),
-    ])
-}
-
-/// Settings read from start-up lines.
-pub fn config(instances: &BTreeMap<String, Instance>) -> PolarsResult<DataFrame> {
-    let rows = instances
-        .iter()
-        .flat_map(|(n, i)| i.digest.settings().iter().map(move |s| (n, s)));
-    DataFrame::new_infer_height(vec![
-        Column::new(
-            "instance".into(),
-            rows.clone().map(|r| r.0.as_str()).collect::<Vec<_>>(),
-        ),
-        datetime("ts", rows.clone().map(|r| r.1.ts).collect())?,
-        Column::new(
-            "key".into(),
-            rows.clone().map(|r| r.1.key.as_str()).collect::<Vec<_>>(),
-        ),
-        Column::new(
-            "value".into(),
-            rows.map(|r| r.1.value.as_str()).collect::<Vec<_>>(),
-        ),
-    ])
-}
-
-/// Prometheus samples, long format.
-pub fn metrics(s: &Scrapes) -> PolarsResult<DataFrame> {
-    let rows = s
-        .scrapes
-        .iter()
-        .enumerate()
-        .flat_map(|(k, sc)| sc.samples.iter().map(move |x| (k, sc, x)));
-    let ts: Vec<Option<i64>> = rows.clone().map(|r| r.1.placed.map(|t| t.0)).collect();
-    DataFrame::new_infer_height(vec![
-        Column::new(
-            "source".into(),
-            rows.clone()
-                .map(|r| r.1.source.as_str())
-                .collect::<Vec<_>>(),
-        ),
-        Column::new(
-            "scrape".into(),
-            rows.clone().map(|r| r.0 as u64).collect::<Vec<_>>(),
-        ),
-        Column::new("ts".into(), ts).cast(&DataType::Datetime(TimeUnit::Milliseconds, None))?,
-        Column::new(
-            "name".into(),
-            rows.clone().map(|r| r.2.name.as_str()).collect::<Vec<_>>(),
-        ),
-        Column::new(
-            "labels".into(),
-            rows.clone()
-                .map(|r| r.2.labels.as_str())
-                .collect::<Vec<_>>(),
-        ),
-        Column::new(
-            "value".into(),
-            rows.clone().map(|r| r.2.value).collect::<Vec<_>>(),
-        ),
-        Column::new(
-            "type".into(),
-            rows.map(|r| s.kind(&r.2.name).map_or("untyped", |k| k.as_str()))
-                .collect::<Vec<_>>(),
-        ),
-    ])
-}
 
 /// The timeline: the run's total (`instance` null) and, with several instances, each one,
 /// as the report has it.
@@ -154,98 +46,6 @@ pub fn timeline(rows: &[TimelineRow]) -> PolarsResult<DataFrame> {
         Column::new(
             "steady".into(),
             rows.iter().map(|r| r.steady).collect::<Vec<_>>(),
-        ),
-    ])
-}
-
-/// One row per completion (per choice): the file it came from and its place among the
-/// file's records, token counts, the finish reason (stop, length, error, abort, other),
-/// latency and creation time where the record has them.
-pub fn completions(read: &Ingested) -> PolarsResult<DataFrame> {
-    let mut source = Vec::with_capacity(read.completions.len());
-    let mut record = Vec::with_capacity(read.completions.len());
-    for &(file, n) in &read.completion_files {
-        let name = read.files[file].file.source.as_str();
-        source.extend(std::iter::repeat_n(name, n));
-        record.extend(1..=n as u64);
-    }
-    let rows = &read.completions;
-    let count = |f: fn(&CompletionRow) -> Option<u64>| rows.iter().map(f).collect::<Vec<_>>();
-    DataFrame::new_infer_height(vec![
-        Column::new("source".into(), source),
-        Column::new("record".into(), record),
-        Column::new("output_tokens".into(), count(|r| r.completion_tokens.get())),
-        Column::new("input_tokens".into(), count(|r| r.prompt_tokens.get())),
-        Column::new(
-            "reasoning_tokens".into(),
-            count(|r| r.reasoning_tokens.get()),
-        ),
-        Column::new("output_chars".into(), count(|r| r.output_chars.get())),
-        Column::new(
-            "finish_reason".into(),
-            rows.iter().map(|r| finish(r.finish)).collect::<Vec<_>>(),
-        ),
-        Column::new(
-            "latency_s".into(),
-            rows.iter().map(CompletionRow::latency).collect::<Vec<_>>(),
-        ),
-        datetime_opt(
-            "created",
-            rows.iter()
-                .map(|r| r.created().map(|s| s as i64 * 1000))
-                .collect(),
-        )?,
-    ])
-}
-
-/// A finish reason normalised to stop, length, error, abort or other.
-fn finish(f: Finish) -> &'static str {
-    match f {
-        Finish::Stop => "stop",
-        Finish::Length => "length",
-        Finish::Error => "error",
-        Finish::Abort => "abort",
-        _ => "other",
-    }
-}
-
-fn datetime_opt(name: &str, ms: Vec<Option<i64>>) -> PolarsResult<Column> {
-    Column::new(name.into(), ms).cast(&DataType::Datetime(TimeUnit::Milliseconds, None))
-}
-
-/// One row per request of a benchmark result file, times in milliseconds.
-pub fn requests(read: &Ingested) -> PolarsResult<DataFrame> {
-    let rows: Vec<(&str, &Request)> = read
-        .runs
-        .iter()
-        .flat_map(|run| run.requests.iter().map(move |r| (run.name.as_str(), r)))
-        .collect();
-    let ms = |f: fn(&Request) -> Option<f64>| {
-        rows.iter()
-            .map(|(_, r)| f(r).map(|s| s * 1000.0))
-            .collect::<Vec<_>>()
-    };
-    DataFrame::new_infer_height(vec![
-        Column::new("run".into(), rows.iter().map(|r| r.0).collect::<Vec<_>>()),
-        Column::new(
-            "request".into(),
-            rows.iter().map(|r| r.1.index).collect::<Vec<_>>(),
-        ),
-        Column::new(
-            "input_tokens".into(),
-            rows.iter().map(|r| r.1.input_len).collect::<Vec<_>>(),
-        ),
-        Column::new(
-            "output_tokens".into(),
-            rows.iter().map(|r| r.1.output_len).collect::<Vec<_>>(),
-        ),
-        Column::new("ttft_ms".into(), ms(|r| r.ttft_s)),
-        Column::new("tpot_ms".into(), ms(|r| r.tpot_s)),
-        Column::new("itl_ms".into(), ms(|r| r.itl_mean_s)),
-        Column::new("e2e_ms".into(), ms(|r| r.e2e_s)),
-        Column::new(
-            "error".into(),
-            rows.iter().map(|r| r.1.error).collect::<Vec<_>>(),
         ),
     ])
 }
@@ -298,9 +98,12 @@ pub fn json_rows(df: &DataFrame) -> PolarsResult<Vec<serde_json::Value>> {
 mod tests {
     use super::*;
     use crate::ingest::digest::Digest;
+    use crate::ingest::instance::Instance;
     use crate::ingest::series::{EventPoint, Order, Point, PointKind, Prefill, Series, Setting};
+    use crate::ingest::Ingested;
     use crate::schema::TABLES;
     use crate::testing::dtype_of;
+    use std::collections::BTreeMap;
     use tokstat_parsers::record::EventKind;
 
     /// The steps rows of one chunk of an instance's lines, as `export` writes them.
@@ -374,17 +177,20 @@ mod tests {
         assert_eq!(rows[1]["gen_tps"], 120.5);
         assert_eq!(rows[1]["waiting"], serde_json::Value::Null);
         assert_eq!(rows[1]["ts"], "1970-01-01T00:00:02");
-        documented("events", &events(&m).unwrap());
-        let c = config(&m).unwrap();
-        documented("config", &c);
-        assert_eq!(json_rows(&c).unwrap()[0]["value"], "16");
-        let mut scrapes = Scrapes::default();
-        scrapes.read(
+        let mut read = Ingested::default();
+        read.logs.instances = m;
+        read.scrapes.read(
             "m.prom",
             "m",
             "# TYPE x_total counter\nx_total{a=\"1\"} 5\n",
         );
-        let mf = metrics(&scrapes).unwrap();
+        let tables = crate::ingest::kinds::tables(&read).unwrap();
+        let table = |name: &str| tables.iter().find(|t| t.0 == name).unwrap().1.clone();
+        documented("events", &table("events"));
+        let c = table("config");
+        documented("config", &c);
+        assert_eq!(json_rows(&c).unwrap()[0]["value"], "16");
+        let mf = table("metrics");
         documented("metrics", &mf);
         assert_eq!(json_rows(&mf).unwrap()[0]["type"], "counter");
         let row = |ts: i64, instance: Option<&str>| TimelineRow {

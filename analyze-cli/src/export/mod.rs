@@ -12,6 +12,7 @@ mod pages;
 mod steps;
 
 use crate::frames;
+use crate::ingest::kinds;
 use crate::ingest::saved;
 use crate::ingest::series::Series;
 use crate::report::{self, Built};
@@ -202,18 +203,13 @@ fn saved_path(opts: &Options, run: &str, writer: &str) -> PathBuf {
     }
 }
 
-/// The tables of a build other than `steps`, by name (empty ones left out).
+/// The tables of a build other than `steps`, by name, in the schema's order (empty ones
+/// left out): each input kind's, and the report's timeline.
 fn tables(built: &Built) -> Result<Vec<(&'static str, DataFrame)>> {
-    let read = &built.read;
-    let instances = &read.logs.instances;
-    let all = [
-        ("events", frames::events(instances)?),
-        ("config", frames::config(instances)?),
-        ("metrics", frames::metrics(&read.scrapes)?),
-        ("timeline", frames::timeline(&built.report.timeline)?),
-        ("completions", frames::completions(read)?),
-        ("requests", frames::requests(read)?),
-    ];
+    let mut all = kinds::tables(&built.read)?;
+    all.push(("timeline", frames::timeline(&built.report.timeline)?));
+    let rank = |name: &str| TABLES.iter().position(|t| t.0 == name);
+    all.sort_by_key(|(name, _)| rank(name));
     Ok(all.into_iter().filter(|(_, df)| df.height() > 0).collect())
 }
 

@@ -3,11 +3,16 @@
 //! [`crate::ingest::completions`]. Its part of the read: `completions`, the rows' files,
 //! dropped choices, records of no known shape, and benchmark `runs`.
 
+use super::datetime_opt;
 use super::{InOrder, Reader};
+use crate::ingest::completions::CompletionRow;
 use crate::ingest::completions::{read_json, JsonPart};
 use crate::ingest::inputs::Skipped;
 use crate::ingest::read::{FileRead, Ingested, ReadOptions};
 use crate::ingest::scan::FileCtx;
+use polars::prelude::*;
+use tokstat_parsers::bench::Request;
+use tokstat_parsers::completion::Finish;
 use tokstat_parsers::detect::Kind;
 use tokstat_parsers::source::{Data, Input, Source};
 
@@ -74,4 +79,99 @@ impl Reader for JsonReader {
         into.unknown_records += std::mem::take(&mut other.unknown_records);
         into.runs.append(&mut other.runs);
     }
+
+    fn tables(&self, read: &Ingested) -> PolarsResult<Vec<(&'static str, DataFrame)>> {
+        Ok(vec![
+            ("completions", completions(read)?),
+            ("requests", requests(read)?),
+        ])
+    }
+}
+
+/// One row per completion (per choice): the file it came from and its place among the
+/// file's records, token counts, the finish reason (stop, length, error, abort, other),
+/// latency and creation time where the record has them.
+pub fn completions(read: &Ingested) -> PolarsResult<DataFrame> {
+    let mut source = Vec::with_capacity(read.completions.len());
+    let mut record = Vec::with_capacity(read.completions.len());
+    for &(file, n) in &read.completion_files {
+        let name = read.files[file].file.source.as_str();
+        source.extend(std::iter::repeat_n(name, n));
+        record.extend(1..=n as u64);
+    }
+    let rows = &read.completions;
+    let count = |f: fn(&CompletionRow) -> Option<u64>| rows.iter().map(f).collect::<Vec<_>>();
+    DataFrame::new_infer_height(vec![
+        Column::new("source".into(), source),
+        Column::new("record".into(), record),
+        Column::new("output_tokens".into(), count(|r| r.completion_tokens.get())),
+        Column::new("input_tokens".into(), count(|r| r.prompt_tokens.get())),
+        Column::new(
+            "reasoning_tokens".into(),
+            count(|r| r.reasoning_tokens.get()),
+        ),
+        Column::new("output_chars".into(), count(|r| r.output_chars.get())),
+        Column::new(
+            "finish_reason".into(),
+            rows.iter().map(|r| finish(r.finish)).collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "latency_s".into(),
+            rows.iter().map(CompletionRow::latency).collect::<Vec<_>>(),
+        ),
+        datetime_opt(
+            "created",
+            rows.iter()
+                .map(|r| r.created().map(|s| s as i64 * 1000))
+                .collect(),
+        )?,
+    ])
+}
+
+/// A finish reason normalised to stop, length, error, abort or other.
+fn finish(f: Finish) -> &'static str {
+    match f {
+        Finish::Stop => "stop",
+        Finish::Length => "length",
+        Finish::Error => "error",
+        Finish::Abort => "abort",
+        _ => "other",
+    }
+}
+
+/// One row per request of a benchmark result file, times in milliseconds.
+pub fn requests(read: &Ingested) -> PolarsResult<DataFrame> {
+    let rows: Vec<(&str, &Request)> = read
+        .runs
+        .iter()
+        .flat_map(|run| run.requests.iter().map(move |r| (run.name.as_str(), r)))
+        .collect();
+    let ms = |f: fn(&Request) -> Option<f64>| {
+        rows.iter()
+            .map(|(_, r)| f(r).map(|s| s * 1000.0))
+            .collect::<Vec<_>>()
+    };
+    DataFrame::new_infer_height(vec![
+        Column::new("run".into(), rows.iter().map(|r| r.0).collect::<Vec<_>>()),
+        Column::new(
+            "request".into(),
+            rows.iter().map(|r| r.1.index).collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "input_tokens".into(),
+            rows.iter().map(|r| r.1.input_len).collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "output_tokens".into(),
+            rows.iter().map(|r| r.1.output_len).collect::<Vec<_>>(),
+        ),
+        Column::new("ttft_ms".into(), ms(|r| r.ttft_s)),
+        Column::new("tpot_ms".into(), ms(|r| r.tpot_s)),
+        Column::new("itl_ms".into(), ms(|r| r.itl_mean_s)),
+        Column::new("e2e_ms".into(), ms(|r| r.e2e_s)),
+        Column::new(
+            "error".into(),
+            rows.iter().map(|r| r.1.error).collect::<Vec<_>>(),
+        ),
+    ])
 }

@@ -3,11 +3,16 @@
 //! serving benchmark summaries a log holds become benchmark runs. Its part of the read:
 //! `logs`, and the runs of its consoles.
 
+use super::datetime;
 use super::{InOrder, Reader};
 use crate::ingest::instance::ChunkSummary;
+use crate::ingest::instance::Instance;
 use crate::ingest::read::{FileRead, Ingested};
 use crate::ingest::scan::{scan_log, visit_chunk, ChunkOut, FileCtx, LineNumbers};
+use polars::prelude::*;
+use std::collections::BTreeMap;
 use tokstat_parsers::detect::Kind;
+use tokstat_parsers::record::EventKind;
 use tokstat_parsers::scan::Chunk;
 use tokstat_parsers::source::{Data, Input, Source};
 use tokstat_parsers::stamp::Calendar;
@@ -81,4 +86,68 @@ impl Reader for LogReader {
             i.digest.finish();
         }
     }
+
+    fn tables(&self, read: &Ingested) -> PolarsResult<Vec<(&'static str, DataFrame)>> {
+        let instances = &read.logs.instances;
+        Ok(vec![
+            ("events", events(instances)?),
+            ("config", config(instances)?),
+        ])
+    }
+}
+
+/// Every census kind with a stamp: retractions, preemptions, errors, crashes, server starts
+/// (a row per line), and HTTP 4xx / 5xx responses (a row per time slot of an instance's
+/// responses, `count` the lines in it: see [`crate::ingest::responses`]).
+pub fn events(instances: &BTreeMap<String, Instance>) -> PolarsResult<DataFrame> {
+    let mut rows: Vec<(&str, i64, &'static str, u64)> = Vec::new();
+    for (n, i) in instances {
+        rows.extend(
+            i.digest
+                .events()
+                .iter()
+                .map(|e| (n.as_str(), e.ts, e.kind.as_str(), e.count)),
+        );
+        for &(t, counts) in i.census.responses.slots() {
+            for (kind, c) in [
+                (EventKind::Http4xx, counts[1]),
+                (EventKind::Http5xx, counts[2]),
+            ] {
+                if c > 0 {
+                    rows.push((n.as_str(), t, kind.as_str(), c));
+                }
+            }
+        }
+    }
+    DataFrame::new_infer_height(vec![
+        Column::new(
+            "instance".into(),
+            rows.iter().map(|r| r.0).collect::<Vec<_>>(),
+        ),
+        datetime("ts", rows.iter().map(|r| r.1).collect())?,
+        Column::new("kind".into(), rows.iter().map(|r| r.2).collect::<Vec<_>>()),
+        Column::new("count".into(), rows.iter().map(|r| r.3).collect::<Vec<_>>()),
+    ])
+}
+
+/// Settings read from start-up lines.
+pub fn config(instances: &BTreeMap<String, Instance>) -> PolarsResult<DataFrame> {
+    let rows = instances
+        .iter()
+        .flat_map(|(n, i)| i.digest.settings().iter().map(move |s| (n, s)));
+    DataFrame::new_infer_height(vec![
+        Column::new(
+            "instance".into(),
+            rows.clone().map(|r| r.0.as_str()).collect::<Vec<_>>(),
+        ),
+        datetime("ts", rows.clone().map(|r| r.1.ts).collect())?,
+        Column::new(
+            "key".into(),
+            rows.clone().map(|r| r.1.key.as_str()).collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "value".into(),
+            rows.map(|r| r.1.value.as_str()).collect::<Vec<_>>(),
+        ),
+    ])
 }

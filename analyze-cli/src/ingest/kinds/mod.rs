@@ -6,7 +6,7 @@
 //!
 //! A reader owns its reading (in input order, or apart for batches of small files), its part
 //! of the read ([`Ingested`]'s fields it fills, saved with it), how that part is merged
-//! with another read's and how it is finished. Content detection is the parsers'
+//! with another read's and how it is finished, and its rows of the exported tables. Content detection is the parsers'
 //! (`tokstat_parsers::detect`). A new kind of input is a new file here, its line in
 //! [`READERS`], its field in [`Ingested`] and its rule in `detect`.
 
@@ -18,6 +18,7 @@ pub mod saved;
 
 use crate::ingest::instance::StepsSink;
 use crate::ingest::read::{Ingested, ReadOptions};
+use polars::prelude::{Column, DataFrame, DataType, PolarsResult, TimeUnit};
 use std::sync::atomic::AtomicU64;
 use tokstat_parsers::detect::Kind;
 use tokstat_parsers::source::{Input, Source};
@@ -56,6 +57,12 @@ pub trait Reader: Sync {
 
     /// Finishes its part: the last step of reading (see [`Ingested::finish`]).
     fn finish(&self, _read: &mut Ingested, _interval_s: Option<f64>) {}
+
+    /// Its tables, by the names of the documented schema (`tokstat schema`), built from its
+    /// part of a finished read; `export` writes them (the streamed `steps` table aside).
+    fn tables(&self, _read: &Ingested) -> PolarsResult<Vec<(&'static str, DataFrame)>> {
+        Ok(Vec::new())
+    }
 }
 
 /// Every kind of input read from files, in the order their parts are merged and finished.
@@ -65,6 +72,25 @@ pub static READERS: [&dyn Reader; 4] = [
     &prometheus::PrometheusReader,
     &binary::BinaryReader,
 ];
+
+/// The tables every reader builds from a finished read, in the readers' order.
+pub fn tables(read: &Ingested) -> PolarsResult<Vec<(&'static str, DataFrame)>> {
+    let mut all = Vec::new();
+    for r in READERS {
+        all.extend(r.tables(read)?);
+    }
+    Ok(all)
+}
+
+/// A column of naive datetimes in milliseconds (the engines log local time without a zone).
+pub fn datetime(name: &str, ms: Vec<i64>) -> PolarsResult<Column> {
+    Column::new(name.into(), ms).cast(&DataType::Datetime(TimeUnit::Milliseconds, None))
+}
+
+/// [`datetime`] with gaps.
+pub fn datetime_opt(name: &str, ms: Vec<Option<i64>>) -> PolarsResult<Column> {
+    Column::new(name.into(), ms).cast(&DataType::Datetime(TimeUnit::Milliseconds, None))
+}
 
 /// The reader of inputs detected as `kind` (server logs for a kind none claims).
 pub fn reader(kind: Kind) -> &'static dyn Reader {
