@@ -121,39 +121,107 @@ fn label_block(s: &str) -> Result<(&str, &str), &'static str> {
     Err("unterminated label set")
 }
 
-/// A sample value: Python `repr` / Go float text, including `NaN`, `+Inf`, `-Inf`.
+/// A sample value: Python `repr` / Go float text. The infinities and NaN in every spelling
+/// Go's `ParseFloat` takes and the reference parsers accept (`NaN`, `nan`, `+Inf`, `-Inf`,
+/// `inf`, `Infinity`, any case, signed).
 pub fn value(s: &str) -> Option<f64> {
-    match s {
-        "NaN" => Some(f64::NAN),
-        "+Inf" | "Inf" => Some(f64::INFINITY),
-        "-Inf" => Some(f64::NEG_INFINITY),
-        _ if s
-            .bytes()
-            .all(|c| c.is_ascii_digit() || b"+-.eE".contains(&c))
-            && !s.is_empty() =>
-        {
-            s.parse().ok()
-        }
-        _ => None,
+    let digits = s
+        .bytes()
+        .all(|c| c.is_ascii_digit() || b"+-.eE".contains(&c));
+    let word = s.trim_start_matches(['+', '-']);
+    let special = ["nan", "inf", "infinity"]
+        .iter()
+        .any(|w| word.eq_ignore_ascii_case(w));
+    if s.is_empty() || !(digits || special) {
+        return None;
+    }
+    s.parse().ok()
+}
+
+/// A sample's timestamp in milliseconds since the epoch. The Prometheus text format writes
+/// integer milliseconds; OpenMetrics writes seconds with a fraction (`1520879607.789`). An
+/// integer is read as the text format defines it, milliseconds: OpenMetrics' integer seconds
+/// cannot be told from them on one line.
+pub fn timestamp_ms(t: &str) -> Option<i64> {
+    if let Ok(n) = t.parse::<i64>() {
+        return Some(n);
+    }
+    let secs: f64 = t.parse().ok().filter(|v: &f64| v.is_finite())?;
+    Some((secs * 1000.0).round() as i64)
+}
+
+/// A quoted name (Prometheus 3.x: UTF-8 metric and label names): the text between the
+/// quotes, escapes kept, and what follows the closing quote.
+fn quoted(s: &str) -> Option<(&str, &str)> {
+    let r = s.strip_prefix('"')?;
+    let end = closing_quote(r)?;
+    Some((&r[..end], &r[end + 1..]))
+}
+
+/// A metric or label name, plain or quoted, and what follows it.
+fn any_name(s: &str) -> Option<(&str, &str)> {
+    match metric_name(s) {
+        Ok((rest, name)) => Some((name, rest)),
+        Err(_) => quoted(s),
     }
 }
 
 fn sample(line: &str) -> Result<Sample<'_>, &'static str> {
-    let (rest, name) = metric_name(line).map_err(|_| "not a metric name")?;
-    let (labels, rest) = if rest.starts_with('{') {
-        label_block(rest)?
+    // `name{…}`, `name {…}` (a blank before the brace is allowed), or `{"name", …}`
+    let (name, rest) = if line.starts_with('{') {
+        (None, line)
+    } else {
+        let (rest, name) = metric_name(line).map_err(|_| "not a metric name")?;
+        (Some(name), rest)
+    };
+    let braced = rest.trim_start_matches([' ', '\t']);
+    let (labels, rest) = if braced.starts_with('{') {
+        label_block(braced)?
     } else {
         ("", rest)
     };
+    let (name, labels) = match name {
+        Some(n) => (n, labels),
+        None => {
+            // the first item of the braces is the quoted name, with no `=`
+            let (n, after) = quoted(labels.trim_start()).ok_or("not a metric name")?;
+            let after = after.trim_start();
+            if after.starts_with('=') {
+                return Err("not a metric name");
+            }
+            (n, after.strip_prefix(',').unwrap_or(after))
+        }
+    };
     if !labels_valid(labels) {
         return Err("bad label set");
+    }
+    // OpenMetrics: an exemplar after ` # ` (`# {trace_id="…"} 0.5 [time]`)
+    let (rest, exemplar) = match rest.split_once('#') {
+        Some((r, e)) => (r, Some(e)),
+        None => (rest, None),
+    };
+    if let Some(e) = exemplar {
+        let e = e.trim_start();
+        let (l, after) = e
+            .starts_with('{')
+            .then(|| label_block(e).ok())
+            .flatten()
+            .ok_or("bad exemplar")?;
+        let mut parts = after.split_ascii_whitespace();
+        let ok = labels_valid(l)
+            && parts.next().and_then(value).is_some()
+            && parts.next().is_none_or(|t| timestamp_ms(t).is_some())
+            && parts.next().is_none();
+        if !ok {
+            return Err("bad exemplar");
+        }
     }
     let mut parts = rest.split_ascii_whitespace();
     let v = parts.next().ok_or("no value")?;
     let value = value(v).ok_or("bad value")?;
     let timestamp_ms = match parts.next() {
         None => None,
-        Some(t) => Some(t.parse::<i64>().map_err(|_| "bad timestamp")?),
+        Some(t) => Some(timestamp_ms(t).ok_or("bad timestamp")?),
     };
     if parts.next().is_some() {
         return Err("text after the timestamp");
@@ -166,22 +234,24 @@ fn sample(line: &str) -> Result<Sample<'_>, &'static str> {
     })
 }
 
+/// One `name="value"` item at the start of `s` (blanks allowed around `=`; the name plain
+/// or quoted): the name, the raw value and what follows.
+fn label_item(s: &str) -> Option<(&str, &str, &str)> {
+    let (key, r) = any_name(s)?;
+    let r = r.trim_start().strip_prefix('=')?.trim_start();
+    let (val, r) = quoted(r)?;
+    Some((key, val, r))
+}
+
 /// Whether a label block is `name="value"` pairs separated by commas (a trailing comma is
 /// allowed, as the format permits).
 fn labels_valid(s: &str) -> bool {
     let mut rest = s.trim_start();
     while !rest.is_empty() {
-        let Ok((r, _)) = metric_name(rest) else {
+        let Some((_, _, r)) = label_item(rest) else {
             return false;
         };
-        let r = r.trim_start();
-        let Some(r) = r.strip_prefix("=\"") else {
-            return false;
-        };
-        let Some(end) = closing_quote(r) else {
-            return false;
-        };
-        rest = r[end + 1..].trim_start();
+        rest = r.trim_start();
         if let Some(r) = rest.strip_prefix(',') {
             rest = r.trim_start();
         } else if !rest.is_empty() {
@@ -205,20 +275,14 @@ fn closing_quote(s: &str) -> Option<usize> {
     None
 }
 
-/// The `(name, raw value)` pairs of a label block (values still escaped).
+/// The `(name, raw value)` pairs of a label block (values still escaped; a quoted name
+/// without its quotes).
 pub fn labels(s: &str) -> impl Iterator<Item = (&str, &str)> {
     let mut rest = s;
     std::iter::from_fn(move || {
-        rest = rest.trim_start_matches([',', ' ']);
-        if rest.is_empty() {
-            return None;
-        }
-        let eq = rest.find("=\"")?;
-        let key = rest[..eq].trim();
-        let after = &rest[eq + 2..];
-        let end = closing_quote(after)?;
-        let val = &after[..end];
-        rest = &after[end + 1..];
+        rest = rest.trim_start_matches([',', ' ', '\t']);
+        let (key, val, r) = label_item(rest)?;
+        rest = r;
         Some((key, val))
     })
 }
@@ -250,7 +314,7 @@ fn comment(line: &str) -> Line<'_> {
         preceded(tag(s), preceded(char(' '), take_while(|c: char| c == ' '))).parse(body)
     };
     if let Ok((rest, _)) = word("TYPE") {
-        if let Ok((rest, name)) = metric_name(rest) {
+        if let Some((name, rest)) = any_name(rest) {
             return Line::Type {
                 name,
                 kind: MetricType::parse(rest.trim()),
@@ -258,7 +322,7 @@ fn comment(line: &str) -> Line<'_> {
         }
     }
     if let Ok((rest, _)) = word("HELP") {
-        if let Ok((_, name)) = metric_name(rest) {
+        if let Some((name, _)) = any_name(rest) {
             return Line::Help { name };
         }
     }
@@ -330,6 +394,39 @@ pub fn iso(s: &str) -> Option<Ts> {
     Some(Ts::from_parts(days, ms))
 }
 
+/// A metric name as the engines write it (`vllm:…`, `sglang:…`), whoever rewrote it on the way.
+/// Exporters and bridges that allow no `:` in names write `sglang_num_running_reqs`,
+/// `vllm_num_requests_running` (OpenTelemetry collectors, StatsD bridges; users of
+/// inference-perf lost every SGLang metric to this, its issue 600); Ray puts `ray_` in front
+/// of every metric it exports, so vLLM under Ray Serve LLM shows as `ray_vllm:…` or, with the
+/// colon rewritten, `ray_vllm_…`, and SGLang as `ray_serve_sglang_…` / `ray_sglang_…`. Names
+/// of other programs come back as they are.
+pub fn engine_name(name: &str) -> std::borrow::Cow<'_, str> {
+    use std::borrow::Cow;
+    let bare = ["ray_serve_", "ray_"]
+        .iter()
+        .find_map(|p| {
+            let rest = name.strip_prefix(p)?;
+            (rest.starts_with("vllm") || rest.starts_with("sglang")).then_some(rest)
+        })
+        .unwrap_or(name);
+    for engine in ["vllm", "sglang"] {
+        if let Some(rest) = bare.strip_prefix(engine) {
+            if rest.starts_with(':') {
+                return if bare.len() == name.len() {
+                    Cow::Borrowed(name)
+                } else {
+                    Cow::Borrowed(bare)
+                };
+            }
+            if let Some(metric) = rest.strip_prefix('_').filter(|m| !m.is_empty()) {
+                return Cow::Owned(format!("{engine}:{metric}"));
+            }
+        }
+    }
+    Cow::Borrowed(name)
+}
+
 /// The family a sample belongs to: histogram and summary series, and the `_created` /
 /// `_total` of counters, share their family's name.
 pub fn family<'a>(
@@ -382,6 +479,99 @@ mod tests {
         assert_eq!(s.label("x").as_deref(), Some("}{"));
         for bad in ["m{a=\"1\" 2", "m 1 2 3", "m{a=1} 2", "m abc", "9m 1", "m"] {
             assert!(parse_line(bad).is_err(), "{bad}");
+        }
+    }
+
+    /// Forms the reference parsers (prometheus/common's text parser, OpenMetrics) accept.
+    #[test]
+    fn the_reference_parsers_forms() {
+        fn one(l: &str) -> Sample<'_> {
+            match parse_line(l) {
+                Ok(Line::Sample(s)) => s,
+                other => panic!("{l}: {other:?}"),
+            }
+        }
+        // a blank between the name and the brace; blanks around `=`
+        let s = one(r#"vllm:num_requests_running {engine = "0", model_name= "m"} 3"#);
+        assert_eq!((s.name, s.value), ("vllm:num_requests_running", 3.0));
+        assert_eq!(s.label("engine").as_deref(), Some("0"));
+        assert_eq!(s.label("model_name").as_deref(), Some("m"));
+        // quoted UTF-8 names (Prometheus 3.x), in the braces and in TYPE
+        let s = one(r#"{"sglang.gen throughput", "gpu.id"="0"} 12.5"#);
+        assert_eq!(s.name, "sglang.gen throughput");
+        assert_eq!(s.label("gpu.id").as_deref(), Some("0"));
+        assert_eq!(one(r#"{"température"} 1"#).name, "température");
+        assert_eq!(
+            parse_line(r#"# TYPE "my.metric" gauge"#).unwrap(),
+            Line::Type {
+                name: "my.metric",
+                kind: MetricType::Gauge
+            }
+        );
+        // the float spellings
+        for (t, v) in [
+            ("inf", f64::INFINITY),
+            ("+Infinity", f64::INFINITY),
+            ("-inf", f64::NEG_INFINITY),
+            ("INF", f64::INFINITY),
+            ("1e3", 1000.0),
+            (".5", 0.5),
+        ] {
+            assert_eq!(one(&format!("m {t}")).value, v, "{t}");
+        }
+        for t in ["nan", "NaN", "NAN"] {
+            assert!(one(&format!("m {t}")).value.is_nan(), "{t}");
+        }
+        // OpenMetrics: float-second timestamps, exemplars, `# EOF`
+        assert_eq!(
+            one("m 1 1520879607.789").timestamp_ms,
+            Some(1_520_879_607_789)
+        );
+        assert_eq!(
+            one("m 1 1520879607789").timestamp_ms,
+            Some(1_520_879_607_789)
+        );
+        let s = one(r#"x_bucket{le="0.5"} 3 # {trace_id="KOO5S4vxi0o"} 0.67 1520879607.789"#);
+        assert_eq!((s.value, s.label("le").as_deref()), (3.0, Some("0.5")));
+        assert_eq!(one(r#"x_total 4 # {} 1"#).value, 4.0);
+        assert_eq!(parse_line("# EOF").unwrap(), Line::Comment);
+        for bad in [
+            r#"x_bucket{le="0.5"} 3 # trace 0.67"#,
+            r#"x_bucket{le="0.5"} 3 # {a="1"}"#,
+            r#"{"a"="b"} 1"#,
+            "m infinit",
+            "m 1 nan",
+        ] {
+            assert!(parse_line(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn engine_names_whoever_rewrote_them() {
+        for (raw, name) in [
+            ("vllm:num_requests_running", "vllm:num_requests_running"),
+            ("sglang_num_running_reqs", "sglang:num_running_reqs"),
+            ("sglang_gen_throughput", "sglang:gen_throughput"),
+            (
+                "vllm_generation_tokens_total",
+                "vllm:generation_tokens_total",
+            ),
+            ("ray_vllm:num_requests_running", "vllm:num_requests_running"),
+            ("ray_vllm_num_requests_running", "vllm:num_requests_running"),
+            (
+                "ray_serve_sglang_num_running_reqs",
+                "sglang:num_running_reqs",
+            ),
+            ("ray_sglang:gen_throughput", "sglang:gen_throughput"),
+            (
+                "ray_serve_num_http_requests_total",
+                "ray_serve_num_http_requests_total",
+            ),
+            ("process_cpu_seconds_total", "process_cpu_seconds_total"),
+            ("vllmx_y", "vllmx_y"),
+            ("vllm_", "vllm_"),
+        ] {
+            assert_eq!(engine_name(raw), name, "{raw}");
         }
     }
 

@@ -297,3 +297,111 @@ fn data_parallel_series_count_once() {
         .collect();
     assert!(hints.contains(&"cap_hit_high"), "{hints:?}");
 }
+
+/// Regression (issue 40, item 4): a histogram series with a bucket whose `le` is not a
+/// number was silently dropped bucket by bucket (the others kept, the quantiles moved), and
+/// negative bucket counts were summed. Such a series is malformed: named, and left out of
+/// the quantiles and the mean whole.
+#[test]
+fn a_malformed_histogram_series_is_named_and_kept_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("h.prom");
+    std::fs::write(
+        &f,
+        "# TYPE vllm:e2e_request_latency_seconds histogram\n\
+         vllm:e2e_request_latency_seconds_bucket{engine=\"0\",le=\"1.0\"} 2\n\
+         vllm:e2e_request_latency_seconds_bucket{engine=\"0\",le=\"2.0\"} 4\n\
+         vllm:e2e_request_latency_seconds_bucket{engine=\"0\",le=\"+Inf\"} 4\n\
+         vllm:e2e_request_latency_seconds_sum{engine=\"0\"} 5.0\n\
+         vllm:e2e_request_latency_seconds_bucket{engine=\"1\",le=\"1.0\"} 3\n\
+         vllm:e2e_request_latency_seconds_bucket{engine=\"1\",le=\"two\"} 3\n\
+         vllm:e2e_request_latency_seconds_bucket{engine=\"1\",le=\"+Inf\"} 3\n\
+         vllm:e2e_request_latency_seconds_sum{engine=\"1\"} 1.0\n\
+         vllm:e2e_request_latency_seconds_bucket{engine=\"2\",le=\"1.0\"} -1\n\
+         vllm:e2e_request_latency_seconds_bucket{engine=\"2\",le=\"+Inf\"} 5\n\
+         vllm:e2e_request_latency_seconds_sum{engine=\"2\"} 9.0\n",
+    )
+    .unwrap();
+    let v = report(&[f.to_str().unwrap()]);
+    let m = &v["metrics"];
+    let e2e = &m["latency"]["e2e_s"];
+    assert_eq!(e2e["count"], 4.0);
+    assert_eq!(e2e["p50"], 1.0);
+    assert_eq!(e2e["mean"], 1.25);
+    assert_eq!(
+        m["malformed_series"],
+        serde_json::json!([
+            "vllm:e2e_request_latency_seconds_bucket{engine=1}: le=\"two\" is not a number",
+            "vllm:e2e_request_latency_seconds_bucket{engine=2}: a bucket count of -1"
+        ])
+    );
+}
+
+/// Issue 40, item 4: the forms prometheus/common's text parser and OpenMetrics accept — a
+/// blank before the brace, blanks around `=`, quoted UTF-8 names, `inf` / `nan` spellings,
+/// float-second timestamps, exemplars, `# EOF` — are read, none of them malformed.
+#[test]
+fn the_reference_parsers_forms_are_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("om.prom");
+    std::fs::write(
+        &f,
+        "# TYPE vllm:num_requests_running gauge\n\
+         vllm:num_requests_running {engine = \"0\", model_name=\"m\"} 7 1778371200.5\n\
+         # TYPE vllm:generation_tokens counter\n\
+         vllm:generation_tokens_total{engine=\"0\"} 1000 # {trace_id=\"KOO5S4vxi0o\"} 1.0 1778371200.1\n\
+         # TYPE \"my.metric\" gauge\n\
+         {\"my.metric\", \"gpu.id\"=\"0\"} +Infinity\n\
+         vllm:gpu_cache_usage_perc{engine=\"0\"} nan\n\
+         # EOF\n",
+    )
+    .unwrap();
+    let v = report(&[f.to_str().unwrap()]);
+    assert_eq!(v["lines"]["malformed"], 0);
+    let m = &v["metrics"];
+    assert_eq!(m["samples"], 4);
+    assert_eq!(m["running"]["max"], 7.0);
+    assert_eq!(m["generation_tokens"], 1000.0);
+}
+
+/// Issue 40, item 7: the engines' metrics renamed on the way — `:` rewritten to `_` by an
+/// exporter (`sglang_num_running_reqs`), Ray's `ray_` in front (`ray_vllm:…`,
+/// `ray_vllm_…`, `ray_serve_sglang_…`) — read as the engines wrote them: every figure of the
+/// renamed scrape equals the original's.
+#[test]
+fn renamed_engine_metrics_read_as_the_engines_wrote_them() {
+    let dir = tempfile::tempdir().unwrap();
+    for (fixture_name, engine, prefixes) in [
+        (
+            "sglang-metrics-v0.5.23.prom",
+            "sglang:",
+            &["sglang_", "ray_serve_sglang_", "ray_sglang:"][..],
+        ),
+        (
+            "vllm-metrics-v1-v0.33.0.prom",
+            "vllm:",
+            &["vllm_", "ray_vllm:", "ray_vllm_"][..],
+        ),
+    ] {
+        let original = fixture(&format!("formats/prometheus/{fixture_name}"));
+        let mut want = report(&[&original]);
+        let text = std::fs::read_to_string(&original).unwrap();
+        for prefix in prefixes {
+            let f = dir
+                .path()
+                .join(format!("{}-{fixture_name}", prefix.replace(':', "")));
+            std::fs::write(&f, text.replace(engine, prefix)).unwrap();
+            let mut got = report(&[f.to_str().unwrap()]);
+            for v in [&mut got, &mut want] {
+                v["files"] = Value::Null;
+                v["inputs"] = Value::Null;
+            }
+            assert_eq!(got["metrics"], want["metrics"], "{prefix}");
+            assert_eq!(got["lines"], want["lines"], "{prefix}");
+            assert!(
+                want["metrics"]["running"]["max"].is_number(),
+                "{fixture_name}"
+            );
+        }
+    }
+}

@@ -12,7 +12,7 @@
 use crate::analysis::quantile::Summary;
 use crate::ingest::scrapes::{MetricSample, Scrape, Scrapes};
 use serde::Serialize;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use tokstat_parsers::prometheus;
 use tokstat_parsers::stamp::Ts;
 
@@ -171,11 +171,40 @@ pub fn bucket_quantile(buckets: &[(f64, f64)], q: f64) -> Option<f64> {
     Some(prev.0)
 }
 
-/// Cumulative buckets `(le, count)` of a histogram family summed over label sets.
-fn buckets(s: &Scrape, family: &str) -> (Vec<(f64, f64)>, f64) {
+/// Cumulative buckets `(le, count)` of a histogram family summed over label sets, and its
+/// `_sum`. A series (the family's label set but `le`) with a bucket whose `le` does not
+/// parse, or whose count is negative or not a number, is malformed: left out of both, and
+/// named in `bad` with why.
+fn buckets(s: &Scrape, family: &str, bad: &mut BTreeSet<String>) -> (Vec<(f64, f64)>, f64) {
     let name = format!("{family}_bucket");
+    let series = |labels: &str| -> String {
+        labels
+            .split(',')
+            .filter(|kv| !kv.starts_with("le="))
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    let mut broken: BTreeMap<String, String> = BTreeMap::new();
+    for x in s.samples.iter().filter(|x| x.name == name) {
+        let why = match label_value(&x.labels, "le") {
+            None => Some("a bucket without `le`".to_string()),
+            Some(le) if prometheus::value(le).is_none_or(f64::is_nan) => {
+                Some(format!("le=\"{le}\" is not a number"))
+            }
+            Some(_) if x.value.is_nan() || x.value < 0.0 => {
+                Some(format!("a bucket count of {}", x.value))
+            }
+            Some(_) => None,
+        };
+        if let Some(why) = why {
+            broken.entry(series(&x.labels)).or_insert(why);
+        }
+    }
     let mut by: BTreeMap<u64, (f64, f64)> = BTreeMap::new();
     for x in s.samples.iter().filter(|x| x.name == name) {
+        if broken.contains_key(&series(&x.labels)) {
+            continue;
+        }
         if let Some(le) = label_value(&x.labels, "le").and_then(prometheus::value) {
             let e = by.entry(le.to_bits() ^ (1 << 63)).or_insert((le, 0.0));
             e.1 += x.value;
@@ -187,20 +216,30 @@ fn buckets(s: &Scrape, family: &str) -> (Vec<(f64, f64)>, f64) {
     let sum = s
         .samples
         .iter()
-        .filter(|x| x.name == sum_name)
+        .filter(|x| x.name == sum_name && !broken.contains_key(&x.labels))
         .map(|x| x.value)
         .sum();
+    bad.extend(
+        broken
+            .into_iter()
+            .map(|(labels, why)| format!("{name}{{{labels}}}: {why}")),
+    );
     (v, sum)
 }
 
-fn histogram(first: Option<&Scrape>, last: &Scrape, names: &[&str]) -> Option<Quantiles> {
+fn histogram(
+    first: Option<&Scrape>,
+    last: &Scrape,
+    names: &[&str],
+    bad: &mut BTreeSet<String>,
+) -> Option<Quantiles> {
     let family = names.iter().find(|n| {
         let b = format!("{n}_bucket");
         last.samples.iter().any(|x| x.name == b)
     })?;
-    let (mut b, mut sum) = buckets(last, family);
+    let (mut b, mut sum) = buckets(last, family, bad);
     if let Some(f) = first {
-        let (a, asum) = buckets(f, family);
+        let (a, asum) = buckets(f, family, bad);
         let old: HashMap<u64, f64> = a.iter().map(|(le, c)| (le.to_bits(), *c)).collect();
         if b.iter()
             .all(|(le, c)| old.get(&le.to_bits()).is_none_or(|o| c >= o))
@@ -261,6 +300,8 @@ pub struct Metrics {
     pub waiting: Option<Summary>,
     pub kv_usage: Option<Summary>,
     pub latency: BTreeMap<&'static str, Quantiles>,
+    /// Histogram series left out of `latency`, each with why (`name{labels}: why`).
+    pub malformed_series: Vec<String>,
     pub timeline: Vec<ScrapePoint>,
 }
 
@@ -348,9 +389,15 @@ pub fn analyze(s: &Scrapes) -> Option<Metrics> {
             _ => None,
         }
     };
+    let mut malformed = BTreeSet::new();
     let latency = HISTOGRAMS
         .iter()
-        .filter_map(|(k, names)| Some((*k, histogram(window.map(|w| w.0), last, names)?)))
+        .filter_map(|(k, names)| {
+            Some((
+                *k,
+                histogram(window.map(|w| w.0), last, names, &mut malformed)?,
+            ))
+        })
         .filter(|(_, q)| q.count > 0.0)
         .collect();
     Some(Metrics {
@@ -379,6 +426,7 @@ pub fn analyze(s: &Scrapes) -> Option<Metrics> {
         waiting: summary(timeline.iter().filter_map(|r| r.waiting).collect()),
         kv_usage: summary(timeline.iter().filter_map(|r| r.kv_usage).collect()),
         latency,
+        malformed_series: malformed.into_iter().collect(),
         timeline,
     })
 }

@@ -119,14 +119,15 @@ impl Scrapes {
                     // `_created` samples stay in the table; no figure reads them
                     newest_stamp = newest_stamp.max(s.timestamp_ms);
                     current.samples.push(MetricSample {
-                        name: s.name.to_string(),
+                        name: prometheus::engine_name(s.name).into_owned(),
                         labels: sorted_labels(s.labels),
                         value: s.value,
                     });
                 }
                 Ok(Line::Type { name, kind }) => {
                     other += 1;
-                    self.types.insert(name.to_string(), kind);
+                    self.types
+                        .insert(prometheus::engine_name(name).into_owned(), kind);
                 }
                 Ok(Line::Scrape(ts)) => {
                     other += 1;

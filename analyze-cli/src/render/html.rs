@@ -562,6 +562,9 @@ fn metrics_and_bench(b: &mut String, r: &Report) {
                 format!("{} · {}", opt(q.p50, 3), opt(q.p99, 3)),
             ]);
         }
+        for bad in &m.malformed_series {
+            rows.push(vec!["malformed series (kept out)".into(), esc(bad)]);
+        }
         b.push_str(&table(&["figure", "value"], &rows));
         b.push_str("</section>");
     }

@@ -139,6 +139,12 @@ pub fn write(out: &mut dyn Write, r: &Report) -> io::Result<()> {
                 format!("{} / {} / {}", opt(q.p50, 3), opt(q.p90, 3), opt(q.p99, 3)),
             ]);
         }
+        for bad in &m.malformed_series {
+            g.row(vec![
+                "malformed series (kept out)".into(),
+                bad.replace('|', "\\|"),
+            ]);
+        }
         g.write(out)?;
     }
     if let Some(c) = &r.completions {

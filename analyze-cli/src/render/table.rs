@@ -570,6 +570,9 @@ fn write_metrics(out: &mut dyn Write, m: &Metrics) -> io::Result<()> {
             q.count
         )?;
     }
+    for bad in &m.malformed_series {
+        writeln!(out, "  malformed, kept out of the quantiles: {bad}")?;
+    }
     writeln!(out)
 }
 
