@@ -2,6 +2,7 @@
 
 mod completions;
 mod fuzz_corpus;
+mod json_suite;
 mod prometheus;
 mod props;
 mod shrink;

@@ -15,3 +15,4 @@ mod metrics;
 mod pulse;
 mod server;
 mod snapshots;
+mod suites;
