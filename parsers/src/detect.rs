@@ -34,8 +34,23 @@ type Claims = fn(&[u8]) -> bool;
 /// The kinds of text a first line may claim, in order: the first that claims the first
 /// non-blank line wins; a line none claims is a log's. A new kind of text input is a line
 /// here (and its reader in the CLI's `ingest/kinds/`).
-const FIRST_LINE: [(Kind, Claims); 2] =
-    [(Kind::Json, json_line), (Kind::Prometheus, prometheus_line)];
+const FIRST_LINE: [(Kind, Claims); 3] = [
+    (Kind::Prometheus, quoted_name_sample),
+    (Kind::Json, json_line),
+    (Kind::Prometheus, prometheus_line),
+];
+
+/// A sample whose metric name is quoted in the braces (Prometheus 3.x: `{"my.metric"} 1`),
+/// which begins like a JSON object.
+fn quoted_name_sample(line: &[u8]) -> bool {
+    line.starts_with(b"{\"")
+        && std::str::from_utf8(line).is_ok_and(|t| {
+            matches!(
+                crate::prometheus::parse_line(t),
+                Ok(crate::prometheus::Line::Sample(_))
+            )
+        })
+}
 
 /// A JSON document, a JSONL record or an array of records begins.
 fn json_line(line: &[u8]) -> bool {
@@ -74,14 +89,47 @@ pub fn sniff(head: &[u8]) -> Kind {
             // a JSONL file cut at the front (`tail -c`, a rotated copy) starts inside a
             // record: the lines after it say what it is
             None if cut_records(lines.by_ref()) => return Kind::Json,
+            // OpenMetrics ends every exposition with `# EOF`: bare `name value` samples
+            // (no `# TYPE`, no labels, no engine name) are a scrape when it follows them
+            None if exposition(head) => return Kind::Prometheus,
             None => return Kind::Log,
         }
+    }
+    if commented && exposition(head) {
+        return Kind::Prometheus;
     }
     if commented {
         Kind::Log
     } else {
         Kind::Empty
     }
+}
+
+/// Whether the head is an exposition of bare samples: it holds OpenMetrics' closing `# EOF`
+/// line, or every one of its lines (the last, perhaps cut, aside) is a sample or a comment,
+/// with at least two samples.
+fn exposition(head: &[u8]) -> bool {
+    let lines: Vec<&[u8]> = head
+        .split(|&c| c == b'\n')
+        .map(<[u8]>::trim_ascii)
+        .filter(|l| !l.is_empty())
+        .take(64)
+        .collect();
+    if lines.iter().any(|l| *l == b"# EOF") {
+        return true;
+    }
+    let whole = &lines[..lines
+        .len()
+        .saturating_sub(usize::from(!head.ends_with(b"\n")))];
+    let mut samples = 0;
+    for l in whole {
+        match std::str::from_utf8(l).map(crate::prometheus::parse_line) {
+            Ok(Ok(crate::prometheus::Line::Sample(_))) => samples += 1,
+            Ok(Ok(_)) => {}
+            _ => return false,
+        }
+    }
+    samples >= 2
 }
 
 /// Lines after a first line no kind claims that are JSON records, every one of the next
@@ -113,7 +161,8 @@ pub fn is_binary(head: &[u8]) -> bool {
     (control + invalid) * 10 > head.len().max(64)
 }
 
-/// A Prometheus sample line of an engine's metrics (`vllm:…`, `sglang:…`, `sglang_…`), or
+/// A Prometheus sample line of an engine's metrics (`vllm:…`, `sglang:…`, or renamed on
+/// the way: `sglang_…`, `ray_vllm_…`; see [`crate::prometheus::engine_name`]), or
 /// of any family with a label set: an excerpt of a scrape pasted without its `# HELP` /
 /// `# TYPE` lines. A bare `name value` line is too like a log's words to count.
 fn is_engine_sample(line: &[u8]) -> bool {
@@ -122,10 +171,8 @@ fn is_engine_sample(line: &[u8]) -> bool {
     };
     match crate::prometheus::parse_line(text) {
         Ok(crate::prometheus::Line::Sample(s)) => {
-            ["vllm:", "sglang:", "sglang_"]
-                .iter()
-                .any(|p| s.name.starts_with(p))
-                || !s.labels.is_empty()
+            let name = crate::prometheus::engine_name(s.name);
+            ["vllm:", "sglang:"].iter().any(|p| name.starts_with(p)) || !s.labels.is_empty()
         }
         _ => false,
     }
@@ -178,6 +225,26 @@ mod tests {
             Kind::Log
         );
         assert_eq!(sniff(b"# only a comment\n\n"), Kind::Log);
+    }
+
+    /// Issue 40, item 8: OpenMetrics' test expositions of bare `name value` samples (no
+    /// `# TYPE`, no labels) end with `# EOF`, and were read as logs; a scrape renamed by Ray
+    /// or an exporter starts with an engine sample all the same.
+    #[test]
+    fn open_metrics_and_renamed_engine_samples() {
+        assert_eq!(sniff(b"a 1\n# EOF\n"), Kind::Prometheus);
+        assert_eq!(sniff(b"a NaN\n# EOF"), Kind::Prometheus);
+        assert_eq!(sniff(b"# a comment\na 1\n# EOF\n"), Kind::Prometheus);
+        assert_eq!(
+            sniff(b"ray_vllm_num_requests_running 3\n"),
+            Kind::Prometheus
+        );
+        assert_eq!(sniff(b"sglang_num_running_reqs 3\n"), Kind::Prometheus);
+        assert_eq!(sniff(b"step 5 done\nloss 0.3\n"), Kind::Log);
+        // bare samples, every line of them (prometheus/common's parser tests)
+        assert_eq!(sniff(b"\nminimal_metric 1.234\nanother_metric -3e3 103948\n# Even that:\nno_labels{} 3\n"), Kind::Prometheus);
+        assert_eq!(sniff(b"{\"name.1\"} 1\n{\"name.2\"} 1\n"), Kind::Prometheus);
+        assert_eq!(sniff(b"{\"name\": 1}\n"), Kind::Json);
     }
 
     /// Regression (issue 40, item 1): JSONL cut at the front (`tail -c`) starts inside a

@@ -180,21 +180,14 @@ fn sample(line: &str) -> Result<Sample<'_>, &'static str> {
     } else {
         ("", rest)
     };
-    let (name, labels) = match name {
-        Some(n) => (n, labels),
-        None => {
-            // the first item of the braces is the quoted name, with no `=`
-            let (n, after) = quoted(labels.trim_start()).ok_or("not a metric name")?;
-            let after = after.trim_start();
-            if after.starts_with('=') {
-                return Err("not a metric name");
-            }
-            (n, after.strip_prefix(',').unwrap_or(after))
-        }
+    // Prometheus 3.x: the quoted name may stand anywhere in the braces, once
+    let named = label_set(labels).ok_or("bad label set")?;
+    let name = match (name, named) {
+        (Some(n), None) => n,
+        (None, Some(n)) => n,
+        (Some(_), Some(_)) => return Err("two metric names"),
+        (None, None) => return Err("not a metric name"),
     };
-    if !labels_valid(labels) {
-        return Err("bad label set");
-    }
     // OpenMetrics: an exemplar after ` # ` (`# {trace_id="…"} 0.5 [time]`)
     let (rest, exemplar) = match rest.split_once('#') {
         Some((r, e)) => (r, Some(e)),
@@ -243,22 +236,52 @@ fn label_item(s: &str) -> Option<(&str, &str, &str)> {
     Some((key, val, r))
 }
 
-/// Whether a label block is `name="value"` pairs separated by commas (a trailing comma is
-/// allowed, as the format permits).
-fn labels_valid(s: &str) -> bool {
+/// One item of a label block: a label, or (Prometheus 3.x) the quoted metric name alone.
+enum Item<'a> {
+    Label(&'a str, &'a str),
+    Name(&'a str),
+}
+
+/// The item at the start of `s` and what follows it.
+fn item(s: &str) -> Option<(Item<'_>, &str)> {
+    if let Some((key, val, r)) = label_item(s) {
+        return Some((Item::Label(key, val), r));
+    }
+    let (name, r) = quoted(s)?;
+    Some((Item::Name(name), r))
+}
+
+/// Checks a label block: items separated by commas (a trailing comma is allowed, as the text
+/// format permits), no label named twice (its value would be ambiguous), at most one quoted
+/// metric name. `None` when the block is malformed; else the metric name it holds, if any.
+fn label_set(s: &str) -> Option<Option<&str>> {
+    let mut name = None;
     let mut rest = s.trim_start();
     while !rest.is_empty() {
-        let Some((_, _, r)) = label_item(rest) else {
-            return false;
-        };
+        let (it, r) = item(rest)?;
+        match it {
+            Item::Name(n) if name.is_none() => name = Some(n),
+            Item::Name(_) => return None,
+            Item::Label(key, _) => {
+                let before = &s[..s.len() - rest.len()];
+                if labels(before).any(|(k, _)| k == key) {
+                    return None;
+                }
+            }
+        }
         rest = r.trim_start();
         if let Some(r) = rest.strip_prefix(',') {
             rest = r.trim_start();
         } else if !rest.is_empty() {
-            return false;
+            return None;
         }
     }
-    true
+    Some(name)
+}
+
+/// Whether a label block is well formed and names no metric (see [`label_set`]).
+fn labels_valid(s: &str) -> bool {
+    label_set(s) == Some(None)
 }
 
 /// Index of the quote closing a label value that starts at `s[0]`.
@@ -267,6 +290,8 @@ fn closing_quote(s: &str) -> Option<usize> {
     let mut i = 0;
     while i < b.len() {
         match b[i] {
+            // any escaped character: the text format has `\\`, `\"` and `\n`, and
+            // OpenMetrics' parsers keep others (`\z`) as they are
             b'\\' => i += 2,
             b'"' => return Some(i),
             _ => i += 1,
@@ -276,14 +301,16 @@ fn closing_quote(s: &str) -> Option<usize> {
 }
 
 /// The `(name, raw value)` pairs of a label block (values still escaped; a quoted name
-/// without its quotes).
+/// without its quotes; a quoted metric name in the block left out).
 pub fn labels(s: &str) -> impl Iterator<Item = (&str, &str)> {
     let mut rest = s;
-    std::iter::from_fn(move || {
+    std::iter::from_fn(move || loop {
         rest = rest.trim_start_matches([',', ' ', '\t']);
-        let (key, val, r) = label_item(rest)?;
+        let (it, r) = item(rest)?;
         rest = r;
-        Some((key, val))
+        if let Item::Label(k, v) = it {
+            return Some((k, v));
+        }
     })
 }
 
@@ -501,6 +528,9 @@ mod tests {
         assert_eq!(s.name, "sglang.gen throughput");
         assert_eq!(s.label("gpu.id").as_deref(), Some("0"));
         assert_eq!(one(r#"{"température"} 1"#).name, "température");
+        let s = one(r#"{labelname="value", "my.noncompliant.metric"} 1"#);
+        assert_eq!(s.name, "my.noncompliant.metric");
+        assert_eq!(s.label("labelname").as_deref(), Some("value"));
         assert_eq!(
             parse_line(r#"# TYPE "my.metric" gauge"#).unwrap(),
             Line::Type {
@@ -539,6 +569,9 @@ mod tests {
             r#"x_bucket{le="0.5"} 3 # trace 0.67"#,
             r#"x_bucket{le="0.5"} 3 # {a="1"}"#,
             r#"{"a"="b"} 1"#,
+            r#"a{a="1",a="2"} 1"#,
+            r#"a{"b"} 1"#,
+            r#"{"a", "b"} 1"#,
             "m infinit",
             "m 1 nan",
         ] {
