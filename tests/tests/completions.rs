@@ -311,3 +311,38 @@ fn an_array_document_reads_like_jsonl() {
     assert_eq!(b["completions"]["count"], 500);
     assert_eq!(b["lines"]["malformed"], 0);
 }
+
+/// Regression (issue 40, item 1): a first record longer than the 64 KiB detection reads made
+/// the file one JSON document (`0 parsed · 2 malformed`, exit 1); a file cut at the front
+/// (`tail -c`) was read as a log, or every line malformed.
+#[test]
+fn a_long_first_record_or_a_file_cut_at_the_front() {
+    let record = |n: usize, text: &str| {
+        serde_json::json!({"object": "chat.completion", "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}], "usage": {"prompt_tokens": 5, "completion_tokens": n}}).to_string()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let long = dir.path().join("long.jsonl");
+    std::fs::write(
+        &long,
+        format!("{}\n{}\n", record(1, &"x".repeat(70_000)), record(2, "ok")),
+    )
+    .unwrap();
+    let v = report_json(&[long.to_str().unwrap()]);
+    assert_eq!(v["lines"]["parsed"], 2);
+    assert_eq!(v["lines"]["malformed"], 0);
+    assert_eq!(v["completions"]["output_tokens"]["max"], 2.0);
+    let whole: String = (1..=10).map(|n| record(n, "some text") + "\n").collect();
+    for cut in [5, 60] {
+        let f = dir.path().join(format!("cut{cut}.jsonl"));
+        std::fs::write(&f, &whole[cut..]).unwrap();
+        let v = report_json(&[f.to_str().unwrap()]);
+        assert_eq!(v["files"][0]["kind"], "json", "cut {cut}");
+        assert_eq!(v["lines"]["parsed"], 9, "cut {cut}");
+        assert_eq!(v["lines"]["malformed"], 1, "cut {cut}");
+        assert_eq!(
+            v["files"][0]["malformed_samples"][0]["line"], 1,
+            "cut {cut}"
+        );
+        assert_eq!(v["completions"]["count"], 9, "cut {cut}");
+    }
+}
