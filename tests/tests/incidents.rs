@@ -198,7 +198,10 @@ fn lifecycle_of_a_crash_and_restart() {
     // 180 and 72 decode lines of 10 s each (the first after each start given the typical
     // interval, as nothing reaches back across a restart)
     assert_eq!(i["serving_s"], 1800.0 + 720.0);
-    assert_eq!(i["idle_s"], 4205.0 + 11.0 * 217.0 - 1620.0 - 2520.0);
+    // down from the crash (2705 s) to the restart's first line (2760 s): idle before
+    // issue 40
+    assert_eq!(i["down_s"], 55.0);
+    assert_eq!(i["idle_s"], 4205.0 + 11.0 * 217.0 - 1620.0 - 2520.0 - 55.0);
     assert_eq!(i["crash_to_ready_s"], serde_json::json!([775.0]));
     let ids: Vec<&str> = v["hints"]
         .as_array()

@@ -1,7 +1,8 @@
 //! How each instance spent the time its log covers: starting (from a start-up to the
-//! server's ready line), serving (stats intervals with at least one request running), and
-//! idle (the rest: up with nothing running, or silent); and the time from a crash to the
-//! next ready line.
+//! server's ready line, or to a crash that ends it), serving (stats intervals with at least
+//! one request running), down (from a crash to the next start-up or ready line, or to the
+//! end of the log), and idle (the rest: up with nothing running, or silent); and the time
+//! from a crash to the next ready line.
 //!
 //! A start-up is cut into phases where the log marks them: the weights loaded (SGLang's
 //! `Load weight end.`, vLLM's `Model loading took …`), the KV cache allocated (SGLang's `KV
@@ -14,7 +15,8 @@
 //! at its first stats line). It begins at the instance's first line when its start-up lines
 //! (`server_args`, `non-default args`, …) come before any stats line, else at those lines:
 //! a log that starts mid-run has no start-up, and a start-up never followed by a ready line
-//! lasts to the end of the log (a crash loop).
+//! lasts to the crash that ends it, or to the end of the log. A crash loop is start-ups
+//! and the down time between them.
 
 use crate::analysis::iso_opt;
 use crate::ingest::series::{EventPoint, Setting};
@@ -34,6 +36,8 @@ pub struct Life {
     pub ready: Option<i64>,
     pub starting_ms: i64,
     pub serving_ms: i64,
+    /// From each crash to the next start-up or ready line (or the end of the log).
+    pub down_ms: i64,
     pub idle_ms: i64,
     /// From each crash to the next ready line (crashes with none after them: not listed).
     pub crash_to_ready_ms: Vec<i64>,
@@ -153,6 +157,7 @@ pub fn life(
     let mut starting: Option<i64> = None;
     let mut phase_marks: [Option<i64>; 3] = [None; 3];
     let mut crash: Option<i64> = None;
+    let mut down: Option<i64> = None;
     for (t, m) in marks {
         match m {
             Mark::Setting if starting.is_none() && l.ready.is_none_or(|r| r <= t) => {
@@ -164,6 +169,9 @@ pub fn life(
                 starting = Some(at);
                 phase_marks = [None; 3];
                 l.starts += 1;
+                if let Some(d) = down.take() {
+                    l.down_ms += (at - d).max(0);
+                }
             }
             Mark::Setting => {}
             Mark::Phase(k) => {
@@ -173,8 +181,16 @@ pub fn life(
             }
             Mark::Crash => {
                 crash.get_or_insert(t);
+                // a start-up cut short by the crash ends there
+                if let Some(s) = starting.take() {
+                    l.starting_ms += (t - s).max(0);
+                }
+                down.get_or_insert(t);
             }
             Mark::Ready => {
+                if let Some(d) = down.take() {
+                    l.down_ms += (t - d).max(0);
+                }
                 if let Some(s) = starting.take() {
                     l.starting_ms += (t - s).max(0);
                     l.phases.add(&Phases::of(s, t, phase_marks));
@@ -189,7 +205,10 @@ pub fn life(
     if let Some(s) = starting {
         l.starting_ms += (last - s).max(0);
     }
-    l.idle_ms = (l.held_ms() - l.starting_ms - l.serving_ms).max(0);
+    if let Some(d) = down {
+        l.down_ms += (last - d).max(0);
+    }
+    l.idle_ms = (l.held_ms() - l.starting_ms - l.serving_ms - l.down_ms).max(0);
     l
 }
 
@@ -201,6 +220,8 @@ pub struct Lifecycle {
     pub held_h: f64,
     pub starting_h: f64,
     pub serving_h: f64,
+    /// Down: from a crash to the next start-up (see the module documentation).
+    pub down_h: f64,
     pub idle_h: f64,
     /// The start-ups' phases over all instances, seconds (null where no log marked one).
     pub startup_phases_s: PhasesReport,
@@ -261,6 +282,7 @@ pub struct InstanceLife {
     pub held_s: f64,
     pub starting_s: f64,
     pub serving_s: f64,
+    pub down_s: f64,
     pub idle_s: f64,
     pub crash_to_ready_s: Vec<f64>,
     /// Its start-ups' phases, seconds.
@@ -281,10 +303,11 @@ pub(crate) fn spell(ms: i64) -> String {
 /// The report's lifecycle from the instances' lives.
 pub fn report(lives: &[(String, Life)]) -> Lifecycle {
     let sum = |f: fn(&Life) -> i64| lives.iter().map(|(_, l)| f(l)).sum::<i64>();
-    let (held, starting, serving, idle) = (
+    let (held, starting, serving, down, idle) = (
         sum(Life::held_ms),
         sum(|l| l.starting_ms),
         sum(|l| l.serving_ms),
+        sum(|l| l.down_ms),
         sum(|l| l.idle_ms),
     );
     let share = |x: i64| {
@@ -303,7 +326,7 @@ pub fn report(lives: &[(String, Life)]) -> Lifecycle {
         String::new()
     } else {
         format!(
-            "{} instance(s) held {} of instance time: {} starting{}, {} serving{}, {} idle{}",
+            "{} instance(s) held {} of instance time: {} starting{}, {} serving{}, {}{} idle{}",
             lives.len(),
             spell(held),
             spell(starting),
@@ -313,6 +336,11 @@ pub fn report(lives: &[(String, Life)]) -> Lifecycle {
             },
             spell(serving),
             share(serving),
+            if down > 0 {
+                format!("{} down{}, ", spell(down), share(down))
+            } else {
+                String::new()
+            },
             spell(idle),
             share(idle),
         )
@@ -327,6 +355,7 @@ pub fn report(lives: &[(String, Life)]) -> Lifecycle {
                 held_s: l.held_ms() as f64 / 1000.0,
                 starting_s: l.starting_ms as f64 / 1000.0,
                 serving_s: l.serving_ms as f64 / 1000.0,
+                down_s: l.down_ms as f64 / 1000.0,
                 idle_s: l.idle_ms as f64 / 1000.0,
                 crash_to_ready_s: l
                     .crash_to_ready_ms
@@ -340,6 +369,7 @@ pub fn report(lives: &[(String, Life)]) -> Lifecycle {
         held_h: hours(held),
         starting_h: hours(starting),
         serving_h: hours(serving),
+        down_h: hours(down),
         idle_h: hours(idle),
         summary,
     }
@@ -381,7 +411,9 @@ mod tests {
         assert_eq!(l.ready, Some(600 * s));
         assert_eq!(l.starting_ms, 900 * s);
         assert_eq!(l.crash_to_ready_ms, vec![400 * s]);
-        assert_eq!(l.idle_ms, 700 * s);
+        // down from the crash (1900 s) to the restart (2000 s); before issue 40 this was idle
+        assert_eq!(l.down_ms, 100 * s);
+        assert_eq!(l.idle_ms, 600 * s);
     }
 
     fn keyed(ts: i64, key: &str) -> Setting {
@@ -454,7 +486,23 @@ mod tests {
             &[ev(30_000, EventKind::Crash)],
             0,
         );
-        assert_eq!((l.starts, l.starting_ms, l.idle_ms), (1, 100_000, 0));
+        // a start-up to the crash (30 s), down to the next (10 s), that one to the end (60 s)
+        assert_eq!(
+            (l.starts, l.starting_ms, l.down_ms, l.idle_ms),
+            (2, 90_000, 10_000, 0)
+        );
         assert!(l.crash_to_ready_ms.is_empty());
+        // a crash with nothing after it: down to the end of the log
+        let l = life(
+            (0, 100_000),
+            Some(10_000),
+            &[setting(0)],
+            &[
+                ev(5_000, EventKind::ServerReady),
+                ev(70_000, EventKind::Crash),
+            ],
+            50_000,
+        );
+        assert_eq!((l.down_ms, l.idle_ms), (30_000, 15_000));
     }
 }

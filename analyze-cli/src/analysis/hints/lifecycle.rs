@@ -1,4 +1,5 @@
-//! Hints from how instances spent their time: `slow_startup` and `idle_capacity`.
+//! Hints from how instances spent their time: `slow_startup`, `down_time` and
+//! `idle_capacity` (idle is up with nothing running: the time down after a crash is not).
 
 use super::vocabulary::{evidence, fig, Evidence, Hint, Inputs, Severity};
 use crate::analysis::lifecycle::spell;
@@ -9,8 +10,12 @@ pub const SLOW_STARTUP_MS: i64 = 10 * 60_000;
 /// [`IDLE_MIN_MS`], raises `idle_capacity`.
 pub const IDLE_SHARE: f64 = 0.25;
 pub const IDLE_MIN_MS: i64 = 10 * 60_000;
+/// Time down after crashes above this share of the time held, and longer than
+/// [`DOWN_MIN_MS`], raises `down_time`.
+pub const DOWN_SHARE: f64 = 0.05;
+pub const DOWN_MIN_MS: i64 = 60_000;
 
-/// The hints of the lifecycle: `slow_startup` and `idle_capacity`.
+/// The hints of the lifecycle: `slow_startup`, `down_time` and `idle_capacity`.
 pub fn hints(i: &Inputs<'_>) -> Vec<Hint> {
     let lives = &i.server.lifecycle;
     let mut out = Vec::new();
@@ -44,6 +49,26 @@ pub fn hints(i: &Inputs<'_>) -> Vec<Hint> {
         });
     }
     let held: i64 = lives.iter().map(|(_, l)| l.held_ms()).sum();
+    let down: i64 = lives.iter().map(|(_, l)| l.down_ms).sum();
+    if held > 0 && down > DOWN_MIN_MS && down as f64 > DOWN_SHARE * held as f64 {
+        let crashed = lives.iter().filter(|(_, l)| l.down_ms > 0).count();
+        out.push(Hint {
+            id: "down_time",
+            severity: Severity::Warning,
+            evidence: evidence(
+                format!(
+                    "{crashed} of {} instance(s) were down {} after crashes, until the next start-up ({:.0}% of the {} they were held)",
+                    lives.len(),
+                    spell(down),
+                    100.0 * down as f64 / held as f64,
+                    spell(held)
+                ),
+                None,
+                &[("down_s", fig(down as f64 / 1000.0)), ("held_s", fig(held as f64 / 1000.0)), ("down_share", fig(down as f64 / held as f64))],
+            ),
+            action: "The GPUs were held while no server ran: restart crashed servers automatically (a supervisor or the orchestrator's restart policy), and see the crash hint for the cause.".into(),
+        });
+    }
     let idle: i64 = lives.iter().map(|(_, l)| l.idle_ms).sum();
     if held > 0 && idle > IDLE_MIN_MS && idle as f64 > IDLE_SHARE * held as f64 {
         out.push(Hint {
