@@ -433,3 +433,17 @@ fn sample_lines_are_numbered_in_the_file() {
     let v = report(&[path.to_str().unwrap(), "--threads", "2"]);
     assert_eq!(kind(&v, "crash")["samples"][0]["line"], 25_001);
 }
+
+/// Issue 40, item 5: the fleet's servers die of CUDA out of memory and restart 90 s later
+/// (the simulator's `gap_after`): each is down 90 s, which was counted as idle.
+#[test]
+fn the_fleet_is_down_between_crash_and_restart() {
+    let v = report(&[&tokstat_tests::fixture("runs/fleet")]);
+    let l = &v["lifecycle"];
+    let instances = l["instances"].as_array().unwrap();
+    assert_eq!(instances.len(), 7);
+    for i in instances {
+        assert_eq!(i["down_s"], 90.0, "{}", i["instance"]);
+    }
+    assert_eq!(l["down_h"], 7.0 * 90.0 / 3600.0);
+}
