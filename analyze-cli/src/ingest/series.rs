@@ -215,21 +215,34 @@ impl Series {
         }
         self.order = self.order.then(ts.0, self.is_empty());
         if kind == StepKind::Prefill {
-            let tokens = g.new_tokens.unwrap_or(0).min(u64::from(u32::MAX)) as u32;
+            let mut tokens = g.new_tokens.unwrap_or(0);
             let at = self.points.len() as u32;
             // prefill batches logged in the same stamp add up (only their tokens are read):
             // a third fewer rows on busy SGLang logs
             if let Some(last) = self.prefill.last_mut() {
                 if last.ts == ts.0 && last.at == at {
-                    last.new_tokens = last.new_tokens.saturating_add(tokens);
-                    return;
+                    let add = tokens.min(u64::from(u32::MAX - last.new_tokens));
+                    last.new_tokens += add as u32;
+                    tokens -= add;
+                    if tokens == 0 {
+                        return;
+                    }
                 }
             }
-            self.prefill.push(Prefill {
-                ts: ts.0,
-                new_tokens: tokens,
-                at,
-            });
+            // what one row cannot hold (over 4.29 billion tokens at one stamp) takes more
+            // rows of the same stamp: never a sum cut short
+            loop {
+                let part = tokens.min(u64::from(u32::MAX));
+                self.prefill.push(Prefill {
+                    ts: ts.0,
+                    new_tokens: part as u32,
+                    at,
+                });
+                tokens -= part;
+                if tokens == 0 {
+                    break;
+                }
+            }
         } else if let Some((p, kind, prompt)) = Point::of(ts, kind, g) {
             self.push(p, kind, prompt);
         }
@@ -455,6 +468,32 @@ mod tests {
                 Stamped::Prefill(p) => (p.ts, -f64::from(p.new_tokens)),
             })
             .collect()
+    }
+
+    /// Regression (issue 40, item 6): prefill tokens at one stamp were summed in a `u32`
+    /// that saturated, so a stamp's tokens beyond 4,294,967,295 were lost without a word;
+    /// now what one row cannot hold takes another row of the same stamp.
+    #[test]
+    fn prefill_sums_at_one_stamp_never_saturate() {
+        let mut s = Series::default();
+        prefill(&mut s, 1000, 3_000_000_000);
+        prefill(&mut s, 1000, 3_000_000_000);
+        prefill(&mut s, 1000, 12);
+        prefill(&mut s, 2000, 10_000_000_000);
+        let total = |ts: i64| -> u64 {
+            s.prefill
+                .iter()
+                .filter(|p| p.ts == ts)
+                .map(|p| u64::from(p.new_tokens))
+                .sum()
+        };
+        assert_eq!(total(1000), 6_000_000_012);
+        assert_eq!(total(2000), 10_000_000_000);
+        // the common case keeps one row a stamp
+        let mut t = Series::default();
+        prefill(&mut t, 1000, 300);
+        prefill(&mut t, 1000, 200);
+        assert_eq!(rows(&t), vec![(1000, -500.0)]);
     }
 
     /// What lives beside the points (their kind, vLLM's prompt rate) follows them through
