@@ -206,3 +206,51 @@ fn pulse_and_watch_renderings() {
     insta::assert_snapshot!("watch.view", String::from_utf8(out).unwrap());
     insta::assert_snapshot!("watch.line", tokstat::render::pulse::watch_line(&v));
 }
+
+/// The three renderings give the report's sections in one order (`render::sections`): the
+/// census first when something broke (the fleet's crash), else after the lifecycle (the
+/// demo); the hints after the server's figures.
+#[test]
+fn every_rendering_follows_one_section_order() {
+    let markers: [(&str, [&str; 4]); 3] = [
+        (
+            "table",
+            ["Incidents", "Server logs:", "Hints", "Lifecycle:"],
+        ),
+        (
+            "markdown",
+            ["### Incidents", "### Server", "### Hints", "**Lifecycle:**"],
+        ),
+        (
+            "html",
+            [
+                "<section id=\"incidents\"",
+                "<section id=\"throughput\"",
+                "<section id=\"hints\"",
+                "<section id=\"lifecycle\"",
+            ],
+        ),
+    ];
+    // the rank of (incidents, server, hints, lifecycle) in the order expected
+    for (run, order) in [("fleet", [0, 1, 2, 3]), ("demo", [3, 0, 1, 2])] {
+        let path = fixtures().join("runs").join(run);
+        for (format, marks) in &markers {
+            let (_, out) = tokstat(&["report", "-q", "--format", format, path.to_str().unwrap()]);
+            let mut at: Vec<(usize, usize)> = marks
+                .iter()
+                .enumerate()
+                .map(|(k, m)| {
+                    let pos = out
+                        .find(m)
+                        .unwrap_or_else(|| panic!("{run} {format}: no {m}"));
+                    (pos, k)
+                })
+                .collect();
+            at.sort();
+            let got: Vec<usize> = at.iter().map(|(_, k)| *k).collect();
+            let mut want: Vec<usize> = (0..4).collect();
+            want.sort_by_key(|k| order[*k]);
+            assert_eq!(got, want, "{run} as {format}");
+        }
+    }
+}

@@ -6,6 +6,7 @@ use crate::compare::{Comparison, Provenance, Verdict};
 use crate::render::compare_table::{change, interval, value};
 use crate::render::num::{duration, group, opt};
 use crate::render::svg::{esc, Chart, PALETTE};
+use crate::render::Section;
 use crate::report::{Report, TimelineRow};
 use std::fmt::Write as _;
 use std::io::{self, Write};
@@ -78,10 +79,17 @@ pub fn write(out: &mut dyn Write, r: &Report) -> io::Result<()> {
         if r.skipped.is_empty() { String::new() } else { format!(" · {} not read in full", r.skipped.len()) }
     );
     key_figures(&mut b, r);
-    hints(&mut b, r);
-    server(&mut b, r);
-    completions(&mut b, r);
-    metrics_and_bench(&mut b, r);
+    for section in super::sections(r) {
+        match section {
+            Section::Incidents => incidents(&mut b, r),
+            Section::Server => server(&mut b, r),
+            Section::Hints => hints(&mut b, r),
+            Section::Lifecycle => lifecycle(&mut b, r),
+            Section::Metrics => metrics(&mut b, r),
+            Section::Completions => completions(&mut b, r),
+            Section::BenchRuns => bench_runs(&mut b, r),
+        }
+    }
     inputs(&mut b, r);
     glossary(&mut b);
     page(out, "tokstat report", &b)
@@ -540,7 +548,7 @@ fn completions(b: &mut String, r: &Report) {
     b.push_str("</section>");
 }
 
-fn metrics_and_bench(b: &mut String, r: &Report) {
+fn metrics(b: &mut String, r: &Report) {
     if let Some(m) = &r.metrics {
         b.push_str("<section id=\"metrics\"><h2>Prometheus</h2>");
         let mut rows = vec![
@@ -568,6 +576,9 @@ fn metrics_and_bench(b: &mut String, r: &Report) {
         b.push_str(&table(&["figure", "value"], &rows));
         b.push_str("</section>");
     }
+}
+
+fn bench_runs(b: &mut String, r: &Report) {
     if !r.bench_runs.is_empty() {
         b.push_str("<section id=\"bench\"><h2>Benchmark runs</h2>");
         let rows: Vec<Vec<String>> = r
@@ -601,6 +612,86 @@ fn metrics_and_bench(b: &mut String, r: &Report) {
         ));
         b.push_str("</section>");
     }
+}
+
+fn lifecycle(b: &mut String, r: &Report) {
+    let l = &r.lifecycle;
+    if l.summary.is_empty() {
+        return;
+    }
+    b.push_str("<section id=\"lifecycle\"><h2>Lifecycle</h2>");
+    let _ = write!(b, "<p>{}.</p>", esc(&l.summary));
+    let rows: Vec<Vec<String>> = l
+        .instances
+        .iter()
+        .map(|i| {
+            vec![
+                esc(&i.instance),
+                i.starts.to_string(),
+                duration(i.held_s),
+                duration(i.starting_s),
+                duration(i.serving_s),
+                duration(i.down_s),
+                duration(i.idle_s),
+            ]
+        })
+        .collect();
+    b.push_str(&table(
+        &[
+            "instance", "starts", "held", "starting", "serving", "down", "idle",
+        ],
+        &rows,
+    ));
+    b.push_str("</section>");
+}
+
+fn incidents(b: &mut String, r: &Report) {
+    if r.incidents.is_empty() {
+        return;
+    }
+    b.push_str("<section id=\"incidents\"><h2>Incidents</h2>");
+    let none: Vec<&str> = r
+        .incidents
+        .iter()
+        .filter(|i| i.count == 0)
+        .map(|i| i.kind.as_str())
+        .collect();
+    let rows: Vec<Vec<String>> = r
+        .incidents
+        .iter()
+        .filter(|i| i.count > 0)
+        .map(|i| {
+            let kind = if i.broke {
+                format!("<strong>{}</strong>", i.kind.as_str())
+            } else {
+                i.kind.as_str().to_string()
+            };
+            vec![
+                kind,
+                group(i.count),
+                i.first_ts.map_or("–".into(), |t| t.to_string()),
+                i.last_ts.map_or("–".into(), |t| t.to_string()),
+                i.samples.first().map_or(String::new(), |s| {
+                    format!(
+                        "<code>{}:{}</code> {}",
+                        esc(&s.source),
+                        s.line,
+                        esc(&s.text)
+                    )
+                }),
+            ]
+        })
+        .collect();
+    if !rows.is_empty() {
+        b.push_str(&table(
+            &["kind", "lines", "first", "last", "first line"],
+            &rows,
+        ));
+    }
+    if !none.is_empty() {
+        let _ = write!(b, "<p>None: {}.</p>", none.join(", "));
+    }
+    b.push_str("</section>");
 }
 
 fn inputs(b: &mut String, r: &Report) {

@@ -4,6 +4,7 @@
 
 use crate::analysis::quantile::Summary;
 use crate::render::num::{duration, group, opt};
+use crate::render::Section;
 use crate::report::Report;
 use std::io::{self, Write};
 
@@ -97,88 +98,23 @@ pub fn write(out: &mut dyn Write, r: &Report) -> io::Result<()> {
     for note in super::opening_notes(r) {
         writeln!(out, "> {note}\n")?;
     }
-    let broke = super::census_first(r);
-    if broke {
-        write_incidents(out, r)?;
-    }
-    if !r.hints.is_empty() {
-        write_hints(out, r)?;
-    }
-    if !r.instances.is_empty() {
-        write_server(out, r)?;
-    }
-    if !r.lifecycle.summary.is_empty() {
-        writeln!(out, "**Lifecycle:** {}.\n", r.lifecycle.summary)?;
-    }
-    if !broke {
-        write_incidents(out, r)?;
-    }
-    if let Some(m) = &r.metrics {
-        writeln!(out, "### Prometheus\n")?;
-        let mut g = Gfm::new(&["figure", "value"]);
-        g.row(vec!["scrapes".into(), m.scrapes.to_string()]);
-        g.row(vec!["generated tok/s".into(), opt(m.gen_tps, 1)]);
-        g.row(vec!["prompt tok/s".into(), opt(m.prompt_tps, 1)]);
-        g.row(vec!["requests/s".into(), opt(m.requests_per_s, 2)]);
-        g.row(vec!["cap-hit rate".into(), pct(m.cap_hit_rate)]);
-        for (name, s) in [
-            ("running", &m.running),
-            ("waiting", &m.waiting),
-            ("kv usage", &m.kv_usage),
-        ] {
-            if let Some(s) = s {
-                g.row(vec![
-                    format!("{name} (mean / max)"),
-                    format!("{:.2} / {:.2}", s.mean, s.max),
-                ]);
+    for section in super::sections(r) {
+        match section {
+            Section::Incidents => write_incidents(out, r)?,
+            Section::Hints if !r.hints.is_empty() => write_hints(out, r)?,
+            Section::Server if !r.instances.is_empty() => write_server(out, r)?,
+            Section::Lifecycle if !r.lifecycle.summary.is_empty() => {
+                writeln!(out, "**Lifecycle:** {}.\n", r.lifecycle.summary)?;
             }
+            Section::Metrics => write_metrics(out, r)?,
+            Section::Completions => {
+                if let Some(c) = &r.completions {
+                    write_completions(out, c)?;
+                }
+            }
+            Section::BenchRuns => write_bench_runs(out, r)?,
+            Section::Hints | Section::Server | Section::Lifecycle => {}
         }
-        for (name, q) in &m.latency {
-            g.row(vec![
-                format!("{name} (p50 / p90 / p99)"),
-                format!("{} / {} / {}", opt(q.p50, 3), opt(q.p90, 3), opt(q.p99, 3)),
-            ]);
-        }
-        for bad in &m.malformed_series {
-            g.row(vec![
-                "malformed series (kept out)".into(),
-                bad.replace('|', "\\|"),
-            ]);
-        }
-        g.write(out)?;
-    }
-    if let Some(c) = &r.completions {
-        write_completions(out, c)?;
-    }
-    if !r.bench_runs.is_empty() {
-        writeln!(out, "### Benchmark runs\n")?;
-        let mut g = Gfm::new(&[
-            "run",
-            "requests",
-            "failed",
-            "req/s",
-            "output tok/s",
-            "TTFT p50 ms",
-            "TPOT p50 ms",
-            "E2E p50 ms",
-            "goodput req/s",
-        ]);
-        for run in &r.bench_runs {
-            let p50 = |s: &Option<Summary>, m: Option<f64>| opt(s.as_ref().map(|s| s.p50).or(m), 1);
-            g.row(vec![
-                run.name.clone(),
-                run.completed
-                    .map_or(run.requests.to_string(), |c| group(c as u64)),
-                run.errors.to_string(),
-                opt(run.request_throughput, 2),
-                opt(run.output_throughput, 1),
-                p50(&run.ttft_ms, run.median_ttft_ms),
-                p50(&run.tpot_ms, run.median_tpot_ms),
-                p50(&run.e2e_ms, run.median_e2e_ms),
-                opt(run.goodput, 3),
-            ]);
-        }
-        g.write(out)?;
     }
     let problems: Vec<String> = r
         .files
@@ -464,4 +400,78 @@ fn write_completions(out: &mut dyn Write, r: &crate::report::CompletionsReport) 
         pct(Some(c.failure_rate)),
         pct(Some(c.abort_rate))
     )
+}
+
+/// The Prometheus section.
+fn write_metrics(out: &mut dyn Write, r: &Report) -> io::Result<()> {
+    if let Some(m) = &r.metrics {
+        writeln!(out, "### Prometheus\n")?;
+        let mut g = Gfm::new(&["figure", "value"]);
+        g.row(vec!["scrapes".into(), m.scrapes.to_string()]);
+        g.row(vec!["generated tok/s".into(), opt(m.gen_tps, 1)]);
+        g.row(vec!["prompt tok/s".into(), opt(m.prompt_tps, 1)]);
+        g.row(vec!["requests/s".into(), opt(m.requests_per_s, 2)]);
+        g.row(vec!["cap-hit rate".into(), pct(m.cap_hit_rate)]);
+        for (name, s) in [
+            ("running", &m.running),
+            ("waiting", &m.waiting),
+            ("kv usage", &m.kv_usage),
+        ] {
+            if let Some(s) = s {
+                g.row(vec![
+                    format!("{name} (mean / max)"),
+                    format!("{:.2} / {:.2}", s.mean, s.max),
+                ]);
+            }
+        }
+        for (name, q) in &m.latency {
+            g.row(vec![
+                format!("{name} (p50 / p90 / p99)"),
+                format!("{} / {} / {}", opt(q.p50, 3), opt(q.p90, 3), opt(q.p99, 3)),
+            ]);
+        }
+        for bad in &m.malformed_series {
+            g.row(vec![
+                "malformed series (kept out)".into(),
+                bad.replace('|', "\\|"),
+            ]);
+        }
+        g.write(out)?;
+    }
+    Ok(())
+}
+
+/// The benchmark runs section.
+fn write_bench_runs(out: &mut dyn Write, r: &Report) -> io::Result<()> {
+    if !r.bench_runs.is_empty() {
+        writeln!(out, "### Benchmark runs\n")?;
+        let mut g = Gfm::new(&[
+            "run",
+            "requests",
+            "failed",
+            "req/s",
+            "output tok/s",
+            "TTFT p50 ms",
+            "TPOT p50 ms",
+            "E2E p50 ms",
+            "goodput req/s",
+        ]);
+        for run in &r.bench_runs {
+            let p50 = |s: &Option<Summary>, m: Option<f64>| opt(s.as_ref().map(|s| s.p50).or(m), 1);
+            g.row(vec![
+                run.name.clone(),
+                run.completed
+                    .map_or(run.requests.to_string(), |c| group(c as u64)),
+                run.errors.to_string(),
+                opt(run.request_throughput, 2),
+                opt(run.output_throughput, 1),
+                p50(&run.ttft_ms, run.median_ttft_ms),
+                p50(&run.tpot_ms, run.median_tpot_ms),
+                p50(&run.e2e_ms, run.median_e2e_ms),
+                opt(run.goodput, 3),
+            ]);
+        }
+        g.write(out)?;
+    }
+    Ok(())
 }

@@ -77,6 +77,40 @@ pub fn census_first(r: &Report) -> bool {
     crate::analysis::incidents::anything_broke(&r.incidents)
 }
 
+/// A section of a report, as every rendering has it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Section {
+    /// The incident census.
+    Incidents,
+    /// Instances, throughput over time, segments, the concurrency curve.
+    Server,
+    Hints,
+    Lifecycle,
+    /// Prometheus scrapes.
+    Metrics,
+    Completions,
+    BenchRuns,
+}
+
+/// The sections of a report in the order every rendering (table, markdown, HTML) gives
+/// them: the census first when something broke, else after the lifecycle; the hints after
+/// the figures they cite. Each renderer writes what it has of each, and nothing else in
+/// between (its header before, its list of inputs after).
+pub fn sections(r: &Report) -> Vec<Section> {
+    use Section::*;
+    let first = census_first(r);
+    let mut v = Vec::with_capacity(7);
+    if first {
+        v.push(Incidents);
+    }
+    v.extend([Server, Hints, Lifecycle]);
+    if !first {
+        v.push(Incidents);
+    }
+    v.extend([Metrics, Completions, BenchRuns]);
+    v
+}
+
 /// What to say of JSON records of no known shape: they are counted as `other` lines, and
 /// without this the user would not know why a file of them reports nothing.
 pub fn unknown_note(n: u64) -> Option<String> {

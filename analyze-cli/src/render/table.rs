@@ -9,6 +9,7 @@ use crate::analysis::metrics::Metrics;
 use crate::analysis::quantile::Summary;
 use crate::render::num::{duration, group, opt};
 use crate::render::style::{Style, Tone};
+use crate::render::Section;
 use crate::report::{CompletionsReport, Report, SegmentReport};
 use comfy_table::{Cell, CellAlignment, Table};
 use std::cell::Cell as Shared;
@@ -50,30 +51,29 @@ fn write_report(out: &mut dyn Write, r: &Report) -> io::Result<()> {
     for note in super::opening_notes(r) {
         writeln!(out, "{note}\n")?;
     }
-    // (the census comes first when something broke, else after the server's figures)
-    let broke = super::census_first(r);
-    if broke {
-        write_incidents(out, &r.incidents)?;
-    }
-    if !r.instances.is_empty() {
-        write_instances(out, r)?;
-        write_server(out, r)?;
-    }
-    write_lifecycle(out, &r.lifecycle)?;
-    if !broke {
-        write_incidents(out, &r.incidents)?;
-    }
-    if let Some(m) = &r.metrics {
-        write_metrics(out, m)?;
-    }
-    if r.instances.is_empty() && !r.hints.is_empty() {
-        write_hints(out, &r.hints)?;
-    }
-    if let Some(c) = &r.completions {
-        write_completions(out, c)?;
-    }
-    if !r.bench_runs.is_empty() {
-        write_runs(out, &r.bench_runs)?;
+    for section in super::sections(r) {
+        match section {
+            Section::Incidents => write_incidents(out, &r.incidents)?,
+            Section::Server if !r.instances.is_empty() => {
+                write_instances(out, r)?;
+                write_server(out, r)?;
+            }
+            Section::Server => {}
+            Section::Hints => write_hints(out, &r.hints)?,
+            Section::Lifecycle => write_lifecycle(out, &r.lifecycle)?,
+            Section::Metrics => {
+                if let Some(m) = &r.metrics {
+                    write_metrics(out, m)?;
+                }
+            }
+            Section::Completions => {
+                if let Some(c) = &r.completions {
+                    write_completions(out, c)?;
+                }
+            }
+            Section::BenchRuns if !r.bench_runs.is_empty() => write_runs(out, &r.bench_runs)?,
+            Section::BenchRuns => {}
+        }
     }
     for f in &r.files {
         if let Some(first) = f.malformed_samples.first() {
@@ -307,7 +307,7 @@ fn write_server(out: &mut dyn Write, r: &Report) -> io::Result<()> {
     if !r.curve.is_empty() {
         write_curve(out, r)?;
     }
-    write_hints(out, &r.hints)
+    Ok(())
 }
 
 fn write_segments(out: &mut dyn Write, segments: &[SegmentReport]) -> io::Result<()> {
