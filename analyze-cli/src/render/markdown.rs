@@ -457,7 +457,6 @@ fn write_bench_runs(out: &mut dyn Write, r: &Report) -> io::Result<()> {
             "goodput req/s",
         ]);
         for run in &r.bench_runs {
-            let p50 = |s: &Option<Summary>, m: Option<f64>| opt(s.as_ref().map(|s| s.p50).or(m), 1);
             g.row(vec![
                 run.name.clone(),
                 run.completed
@@ -465,9 +464,9 @@ fn write_bench_runs(out: &mut dyn Write, r: &Report) -> io::Result<()> {
                 run.errors.to_string(),
                 opt(run.request_throughput, 2),
                 opt(run.output_throughput, 1),
-                p50(&run.ttft_ms, run.median_ttft_ms),
-                p50(&run.tpot_ms, run.median_tpot_ms),
-                p50(&run.e2e_ms, run.median_e2e_ms),
+                opt(run.ttft_p50_ms(), 1),
+                opt(run.tpot_p50_ms(), 1),
+                opt(run.e2e_p50_ms(), 1),
                 opt(run.goodput, 3),
             ]);
         }
