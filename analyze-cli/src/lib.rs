@@ -14,7 +14,7 @@ pub mod compare;
 pub mod export;
 pub mod frames;
 pub mod ingest;
-pub mod pulse;
+pub mod live;
 pub mod render;
 pub mod report;
 pub mod schema;

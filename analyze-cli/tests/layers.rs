@@ -10,10 +10,10 @@ const ALLOWED: [(&str, &[&str]); 7] = [
     ("analysis", &["analysis", "ingest", "testing"]),
     ("report", &["report", "analysis", "ingest"]),
     ("compare", &["compare", "report", "analysis", "ingest"]),
-    ("pulse", &["pulse", "report", "analysis", "ingest"]),
+    ("live", &["live", "report", "analysis", "ingest"]),
     (
         "render",
-        &["render", "compare", "pulse", "report", "analysis", "ingest"],
+        &["render", "compare", "live", "report", "analysis", "ingest"],
     ),
     (
         "export",

@@ -123,7 +123,8 @@ fn comparisons() {
 /// terminal table of a pulse with every part, its JSON, the watch's view and its line.
 #[test]
 fn pulse_and_watch_renderings() {
-    use tokstat::pulse::{watch::View, Client, Eta, Gap, Job, Pulse, ServerRates};
+    use tokstat::live::pulse::{Client, Eta, Gap, Job, Pulse, ServerRates};
+    use tokstat::live::watch::View;
     let server = ServerRates {
         instances: 2,
         stat_lines: 24,

@@ -1,7 +1,7 @@
 //! `tokstat pulse`: a running job over a window ([`crate::pulse`]).
 
 use crate::cli::{DateArgs, Format, PulseArgs, ServerArgs};
-use crate::pulse::{self, Options};
+use crate::live::pulse::{self, Options};
 use crate::render::{self, Style};
 use anyhow::{Context, Result};
 use std::io::Write;

@@ -1,10 +1,10 @@
-//! `tokstat watch`: follows a running job and redraws its view ([`crate::pulse::watch`]).
+//! `tokstat watch`: follows a running job and redraws its view ([`crate::live::watch`]).
 //! In a terminal the view is redrawn in place; otherwise one line per look is printed.
 
 use crate::cli::{ServerArgs, WatchArgs};
-use crate::pulse::follow::{Follower, Look};
-use crate::pulse::live::Scraper;
-use crate::pulse::watch::Watch;
+use crate::live::follow::{Follower, Look};
+use crate::live::scrape::Scraper;
+use crate::live::watch::Watch;
 use crate::render::{self, Style};
 use anyhow::Result;
 use std::io::Write;

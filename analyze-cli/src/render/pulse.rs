@@ -1,6 +1,6 @@
 //! A pulse for a terminal: one labelled line per subject, the ETA with its inputs.
 
-use crate::pulse::Pulse;
+use crate::live::pulse::Pulse;
 use crate::render::num::{group, opt};
 use crate::render::style::Style;
 use std::io::{self, Write};
@@ -142,7 +142,7 @@ fn bar(done: u64, total: u64, width: usize, unicode: bool) -> String {
 
 /// The watch's view, for a terminal redrawn in place.
 pub fn watch_view(
-    v: &crate::pulse::watch::View,
+    v: &crate::live::watch::View,
     style: Style,
     out: &mut dyn Write,
 ) -> io::Result<()> {
@@ -228,7 +228,7 @@ fn metrics_text(m: &crate::analysis::metrics::ScrapePoint) -> String {
 }
 
 /// The watch's view as one line, for a log or a pipe.
-pub fn watch_line(v: &crate::pulse::watch::View) -> String {
+pub fn watch_line(v: &crate::live::watch::View) -> String {
     let mut s = format!(
         "{} done={}",
         super::num::duration(v.elapsed_s),

@@ -1,4 +1,4 @@
-//! `pulse`: a running job measured over a window. The inputs are read as they stand (the
+//! `tokstat pulse`: a running job measured over a window. The inputs are read as they stand (the
 //! whole job so far), then followed for the window in a few samples; what each sample
 //! appended is read like any input (see [`window`]). From these come the window's rates on
 //! the client side (completion records) and the server side (stats lines), the gap between
@@ -10,18 +10,13 @@
 //! middle of the requests left): later prompts may be longer. The 80% band comes from the
 //! spread of the token rate between the window's samples (their 10th and 90th percentiles).
 
-pub mod follow;
-pub mod live;
-pub mod watch;
-pub mod window;
-
+use super::window::{Appended, Marks};
 use crate::analysis::quantile::quantile;
 use crate::ingest::completions::CompletionRow;
 use crate::report::{self, Report};
 use anyhow::Result;
 use serde::Serialize;
 use std::time::{Duration, Instant};
-use window::{Appended, Marks};
 
 /// What to measure.
 #[derive(Debug, Clone)]
@@ -272,7 +267,7 @@ fn client(r: &Report, rows: &[CompletionRow], window_s: f64, rates: Vec<f64>) ->
     }
 }
 
-fn server(r: &Report) -> Option<ServerRates> {
+pub(super) fn server(r: &Report) -> Option<ServerRates> {
     let live: Vec<_> = r.instances.iter().filter(|i| i.stat_lines > 0).collect();
     if live.is_empty() {
         return None;

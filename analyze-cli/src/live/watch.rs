@@ -1,9 +1,10 @@
 //! `watch`: the running totals of a followed job, look after look ([`super::follow`]), and
 //! the view drawn from them: progress, rates over the last 1, 5 and 15 minutes, the servers'
 //! rate against the client's, running and queue, cap-hit and failure rates so far, and the
-//! ETA ([`super::eta_of`]).
+//! ETA ([`super::pulse::eta_of`]).
 
-use super::{follow::Look, lengths, Eta};
+use super::follow::Look;
+use super::pulse::{lengths, Eta, ServerRates};
 use serde::Serialize;
 use tokstat_parsers::completion::Finish;
 
@@ -26,7 +27,7 @@ pub struct Watch {
     tokens: u64,
     failures: u64,
     cap_hits: u64,
-    server: Option<super::ServerRates>,
+    server: Option<ServerRates>,
     notes: Vec<String>,
     /// Notes the last look added.
     fresh: usize,
@@ -41,7 +42,7 @@ pub struct View {
     /// `(window minutes, requests/s, output tokens/s)` over the last 1, 5 and 15 minutes (as
     /// much of each as the watch has seen).
     pub rates: Vec<(u32, f64, f64)>,
-    pub server: Option<super::ServerRates>,
+    pub server: Option<ServerRates>,
     pub failure_rate: Option<f64>,
     pub cap_hit_rate: Option<f64>,
     pub eta: Option<Eta>,
@@ -74,7 +75,7 @@ impl Watch {
             tokens = rows.iter().filter_map(|r| r.completion_tokens.get()).sum();
             self.failures += rows.iter().filter(|r| r.finish == Finish::Error).count() as u64;
             self.cap_hits += rows.iter().filter(|r| r.finish == Finish::Length).count() as u64;
-            if let Some(s) = super::server(&b.report) {
+            if let Some(s) = super::pulse::server(&b.report) {
                 self.server = Some(s);
             }
         }
@@ -115,7 +116,7 @@ impl Watch {
         }
         let eta = match (total, rate) {
             (Some(total), Some(rate)) => {
-                super::eta_of(&self.lengths, self.requests, total, rate, &samples)
+                super::pulse::eta_of(&self.lengths, self.requests, total, rate, &samples)
             }
             _ => None,
         };
