@@ -298,6 +298,97 @@ fn data_parallel_series_count_once() {
     assert!(hints.contains(&"cap_hit_high"), "{hints:?}");
 }
 
+/// Issue 40, item 2: engines (vLLM `engine`) and data-parallel ranks (SGLang `dp_rank`)
+/// side by side, each series once, tensor-parallel ranks of one engine once; a starved rank
+/// raises `rank_imbalance`.
+#[test]
+fn engines_side_by_side() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("dp.prom");
+    let at = |t: &str, e0: u64, e1: u64, s0: u64, s1: u64, l0: u64, r: [u64; 2]| {
+        format!(
+            "# scrape {t}\n\
+             vllm:request_success_total{{engine=\"0\",finished_reason=\"stop\",model_name=\"m\"}} {s0}\n\
+             vllm:request_success_total{{engine=\"1\",finished_reason=\"stop\",model_name=\"m\"}} {s1}\n\
+             vllm:request_success_total{{engine=\"0\",finished_reason=\"length\",model_name=\"m\"}} {l0}\n\
+             vllm:generation_tokens_total{{engine=\"0\",model_name=\"m\"}} {e0}\n\
+             vllm:generation_tokens_total{{engine=\"1\",model_name=\"m\"}} {e1}\n\
+             vllm:num_requests_running{{engine=\"0\",model_name=\"m\"}} {}\n\
+             vllm:num_requests_running{{engine=\"1\",model_name=\"m\"}} {}\n",
+            r[0], r[1]
+        )
+    };
+    let text = at("2026-01-01T00:00:00Z", 0, 0, 0, 0, 0, [30, 4])
+        + &at("2026-01-01T00:01:40Z", 100_000, 20_000, 10, 10, 5, [32, 2]);
+    std::fs::write(&f, text).unwrap();
+    let v = report(&[f.to_str().unwrap()]);
+    let m = &v["metrics"];
+    assert_eq!(m["gen_tps"], 1200.0);
+    let ranks = m["ranks"].as_array().unwrap();
+    assert_eq!(ranks.len(), 2);
+    let r0 = &ranks[0];
+    assert_eq!(r0["rank"], "engine=\"0\"");
+    assert_eq!(r0["gen_tps"], 1000.0);
+    assert_eq!(r0["generation_tokens"], 100_000.0);
+    assert_eq!(r0["finished"], 15.0);
+    assert_eq!(r0["cap_hit_rate"], 5.0 / 15.0);
+    assert_eq!(r0["running"], 31.0);
+    let r1 = &ranks[1];
+    assert_eq!(r1["rank"], "engine=\"1\"");
+    assert_eq!(r1["gen_tps"], 200.0);
+    assert_eq!(r1["share"], 20_000.0 / 120_000.0);
+    assert_eq!(r1["vs_median"], 20_000.0 / 60_000.0 - 1.0);
+    assert_eq!(r1["finished"], 10.0);
+    assert_eq!(r1["cap_hit_rate"], 0.0);
+    assert_eq!(r1["running"], 3.0);
+    let hints: Vec<&str> = v["hints"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|h| h["id"].as_str())
+        .collect();
+    assert!(hints.contains(&"rank_imbalance"), "{hints:?}");
+
+    // SGLang: dp_rank names the engine; its tensor-parallel ranks report one scheduler
+    let g = dir.path().join("sglang.prom");
+    let mut text = String::new();
+    for (t, tokens) in [
+        ("2026-01-01T00:00:00Z", [0, 0]),
+        ("2026-01-01T00:00:10Z", [5000, 5200]),
+    ] {
+        text += &format!("# scrape {t}\n");
+        for dp in 0..2 {
+            text += &format!(
+                "sglang:generation_tokens_total{{dp_rank=\"{dp}\",model_name=\"m\"}} {}\n",
+                tokens[dp]
+            );
+            for tp in 0..2 {
+                text += &format!(
+                    "sglang:num_running_reqs{{dp_rank=\"{dp}\",model_name=\"m\",tp_rank=\"{tp}\"}} {}\n",
+                    8 + dp
+                );
+            }
+        }
+    }
+    std::fs::write(&g, text).unwrap();
+    let v = report(&[g.to_str().unwrap()]);
+    let m = &v["metrics"];
+    assert_eq!(m["running"]["mean"], 17.0);
+    let ranks = m["ranks"].as_array().unwrap();
+    assert_eq!(ranks.len(), 2);
+    assert_eq!(ranks[0]["rank"], "dp_rank=\"0\"");
+    assert_eq!(ranks[0]["gen_tps"], 500.0);
+    assert_eq!(ranks[0]["running"], 8.0);
+    assert_eq!(ranks[1]["gen_tps"], 520.0);
+    assert_eq!(ranks[1]["running"], 9.0);
+    // 10,200 tokens is too little for a share to say anything
+    assert!(v["hints"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|h| h["id"] != "rank_imbalance"));
+}
+
 /// Regression (issue 40, item 4): a histogram series with a bucket whose `le` is not a
 /// number was silently dropped bucket by bucket (the others kept, the quantiles moved), and
 /// negative bucket counts were summed. Such a series is malformed: named, and left out of

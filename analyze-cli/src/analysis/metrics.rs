@@ -19,6 +19,12 @@ use tokstat_parsers::stamp::Ts;
 /// Labels that tell ranks of one engine apart: their gauges are the same numbers.
 const SAME_ENGINE: [&str; 4] = ["tp_rank", "pp_rank", "moe_ep_rank", "attn_cp_rank"];
 
+/// Labels that tell engines (data-parallel ranks) apart, each with its own scheduler: vLLM
+/// V1 labels every series with `engine` (the engine index, 0.9+), SGLang adds `dp_rank`
+/// when data parallelism is on (docs/formats.md §3.2–3.3). Their figures add up, and are
+/// also shown side by side ([`Metrics::ranks`]).
+pub const RANK_LABELS: [&str; 2] = ["engine", "dp_rank"];
+
 const GEN: [&str; 2] = [
     "vllm:generation_tokens_total",
     "sglang:generation_tokens_total",
@@ -86,9 +92,19 @@ fn without(labels: &str, drop: &[&str]) -> String {
 /// A gauge of one scrape, over engines: ranks of one engine count once (max), engines add
 /// up (or are averaged, for fractions).
 fn gauge(s: &Scrape, names: &[&str], average: bool) -> Option<f64> {
+    gauge_where(s, names, average, |_| true)
+}
+
+/// [`gauge`] over the label sets accepted by `keep`.
+fn gauge_where(
+    s: &Scrape,
+    names: &[&str],
+    average: bool,
+    keep: impl Fn(&str) -> bool,
+) -> Option<f64> {
     let (_, v) = pick(s, names)?;
     let mut per: BTreeMap<String, f64> = BTreeMap::new();
-    for x in v.iter().filter(|x| x.value.is_finite()) {
+    for x in v.iter().filter(|x| x.value.is_finite() && keep(&x.labels)) {
         let e = per
             .entry(without(&x.labels, &SAME_ENGINE))
             .or_insert(f64::MIN);
@@ -273,6 +289,29 @@ pub struct ScrapePoint {
     pub kv_usage: Option<f64>,
 }
 
+/// One engine (data-parallel rank) of the scrapes, beside the others: the same figures as
+/// the whole, over its own series.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Rank {
+    /// The label and its value, `engine="1"` or `dp_rank="3"`.
+    pub rank: String,
+    /// Generated tokens per second over the window (two or more timed scrapes).
+    pub gen_tps: Option<f64>,
+    /// Generated tokens: over the window, else since start.
+    pub generation_tokens: Option<f64>,
+    /// This rank's part of all ranks' generated tokens.
+    pub share: Option<f64>,
+    /// This rank's generated tokens against the median rank's, as a fraction (-0.5: half).
+    pub vs_median: Option<f64>,
+    /// Finished requests: over the window, else since start.
+    pub finished: Option<f64>,
+    pub cap_hit_rate: Option<f64>,
+    /// Means over the scrapes.
+    pub running: Option<f64>,
+    pub waiting: Option<f64>,
+    pub kv_usage: Option<f64>,
+}
+
 /// What the scrapes say.
 #[derive(Debug, Clone, Serialize)]
 pub struct Metrics {
@@ -302,7 +341,98 @@ pub struct Metrics {
     pub latency: BTreeMap<&'static str, Quantiles>,
     /// Histogram series left out of `latency`, each with why (`name{labels}: why`).
     pub malformed_series: Vec<String>,
+    /// The engines (data-parallel ranks) side by side, when the labels name two or more;
+    /// the figures above are their sums, each series counted once.
+    pub ranks: Vec<Rank>,
     pub timeline: Vec<ScrapePoint>,
+}
+
+/// `engine="1"` for a label set holding one of [`RANK_LABELS`].
+fn rank_of(labels: &str) -> Option<String> {
+    RANK_LABELS
+        .iter()
+        .find_map(|k| Some(format!("{k}=\"{}\"", label_value(labels, k)?)))
+}
+
+/// The figures of each rank named in the last scrape, when there are two or more.
+fn ranks(timed: &[&Scrape], last: &Scrape) -> Vec<Rank> {
+    let names: BTreeSet<String> = last
+        .samples
+        .iter()
+        .filter(|x| {
+            [&GEN[..], &REQUESTS, &RUNNING, &WAITING, &KV]
+                .iter()
+                .any(|n| n.contains(&x.name.as_str()))
+        })
+        .filter_map(|x| rank_of(&x.labels))
+        .collect();
+    if names.len() < 2 {
+        return Vec::new();
+    }
+    let window = timed.len() >= 2;
+    let secs = window
+        .then(|| Some((timed.last()?.placed?.0 - timed[0].placed?.0) as f64 / 1000.0))
+        .flatten()
+        .filter(|s| *s > 0.0);
+    let mut out: Vec<Rank> = names
+        .into_iter()
+        .map(|rank| {
+            let mine = |l: &str| rank_of(l).as_deref() == Some(rank.as_str());
+            let counted = |names: &[&str], also: &dyn Fn(&str) -> bool| -> Option<f64> {
+                let keep = |l: &str| mine(l) && also(l);
+                if window {
+                    timed
+                        .windows(2)
+                        .map(|w| increase(w[0], w[1], names, keep))
+                        .sum::<Option<f64>>()
+                } else {
+                    total(last, names, keep)
+                }
+            };
+            let tokens = counted(&GEN, &|_| true);
+            let finished =
+                counted(&REQUESTS[..1], &|_| true).or(counted(&REQUESTS[1..], &|_| true));
+            let length = counted(&REQUESTS[..1], &|l| {
+                label_value(l, "finished_reason") == Some("length")
+            });
+            let mean = |names: &[&str], average: bool| -> Option<f64> {
+                let v: Vec<f64> = timed
+                    .iter()
+                    .copied()
+                    .chain((timed.is_empty()).then_some(last))
+                    .filter_map(|sc| gauge_where(sc, names, average, mine))
+                    .collect();
+                (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+            };
+            Rank {
+                gen_tps: tokens.zip(secs).map(|(t, s)| t / s),
+                generation_tokens: tokens,
+                share: None,
+                vs_median: None,
+                cap_hit_rate: finished
+                    .filter(|f| *f > 0.0)
+                    .zip(length)
+                    .map(|(f, l)| l / f),
+                finished,
+                running: mean(&RUNNING, false),
+                waiting: mean(&WAITING, false),
+                kv_usage: mean(&KV, true),
+                rank,
+            }
+        })
+        .collect();
+    let all: f64 = out.iter().filter_map(|r| r.generation_tokens).sum();
+    let mut v: Vec<f64> = out.iter().filter_map(|r| r.generation_tokens).collect();
+    v.sort_by(f64::total_cmp);
+    let median = (!v.is_empty()).then(|| crate::analysis::quantile::quantile(&v, 0.5));
+    for r in &mut out {
+        r.share = r.generation_tokens.filter(|_| all > 0.0).map(|t| t / all);
+        r.vs_median = r
+            .generation_tokens
+            .zip(median.filter(|m| *m > 0.0))
+            .map(|(t, m)| t / m - 1.0);
+    }
+    out
 }
 
 fn summary(v: Vec<f64>) -> Option<Summary> {
@@ -427,6 +557,7 @@ pub fn analyze(s: &Scrapes) -> Option<Metrics> {
         kv_usage: summary(timeline.iter().filter_map(|r| r.kv_usage).collect()),
         latency,
         malformed_series: malformed.into_iter().collect(),
+        ranks: ranks(&timed, last),
         timeline,
     })
 }

@@ -574,6 +574,17 @@ fn metrics(b: &mut String, r: &Report) {
             rows.push(vec!["malformed series (kept out)".into(), esc(bad)]);
         }
         b.push_str(&table(&["figure", "value"], &rows));
+        if !m.ranks.is_empty() {
+            b.push_str(
+                "<p>Engines side by side (each series once; the figures above are their sums):</p>",
+            );
+            let rows: Vec<Vec<String>> = m
+                .ranks
+                .iter()
+                .map(|k| super::rank_cells(k).iter().map(|c| esc(c)).collect())
+                .collect();
+            b.push_str(&table(&super::RANK_COLUMNS, &rows));
+        }
         b.push_str("</section>");
     }
 }

@@ -437,6 +437,19 @@ fn write_metrics(out: &mut dyn Write, r: &Report) -> io::Result<()> {
             ]);
         }
         g.write(out)?;
+        if !m.ranks.is_empty() {
+            writeln!(
+                out,
+                "Engines side by side (each series once; the figures above are their sums):\n"
+            )?;
+            let mut g = Gfm::new(&super::RANK_COLUMNS);
+            for k in &m.ranks {
+                let mut cells = super::rank_cells(k);
+                cells[0] = format!("`{}`", cells[0]);
+                g.row(cells);
+            }
+            g.write(out)?;
+        }
     }
     Ok(())
 }

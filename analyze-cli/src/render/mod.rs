@@ -187,5 +187,45 @@ pub fn instance_cells(i: &crate::report::InstanceReport) -> Vec<String> {
     ]
 }
 
+/// The columns of the scrapes' engines side by side, as every renderer heads them.
+pub const RANK_COLUMNS: [&str; 10] = [
+    "engine",
+    "gen tok/s",
+    "gen tokens",
+    "share",
+    "vs median",
+    "finished",
+    "cap-hit",
+    "running",
+    "waiting",
+    "kv usage",
+];
+
+/// One engine's row of the scrapes' engine table, in [`RANK_COLUMNS`] (`⚠` after vs median
+/// beyond the imbalance threshold).
+pub fn rank_cells(r: &crate::analysis::metrics::Rank) -> Vec<String> {
+    use num::{group, opt};
+    let pct = |v: Option<f64>| v.map_or("–".into(), |v| format!("{:.1}%", v * 100.0));
+    vec![
+        r.rank.clone(),
+        opt(r.gen_tps, 1),
+        r.generation_tokens.map_or("–".into(), |v| group(v as u64)),
+        pct(r.share),
+        r.vs_median.map_or("–".into(), |v| {
+            let flag = if v.abs() > crate::analysis::server::IMBALANCE {
+                " ⚠"
+            } else {
+                ""
+            };
+            format!("{:+.1}%{flag}", v * 100.0)
+        }),
+        r.finished.map_or("–".into(), |v| group(v as u64)),
+        pct(r.cap_hit_rate),
+        opt(r.running, 1),
+        opt(r.waiting, 1),
+        opt(r.kv_usage, 2),
+    ]
+}
+
 /// Column of the vs-median cell in [`instance_cells`].
 pub const VS_MEDIAN: usize = 6;

@@ -573,6 +573,15 @@ fn write_metrics(out: &mut dyn Write, m: &Metrics) -> io::Result<()> {
     for bad in &m.malformed_series {
         writeln!(out, "  malformed, kept out of the quantiles: {bad}")?;
     }
+    if !m.ranks.is_empty() {
+        writeln!(
+            out,
+            "  engines side by side (each series once; the figures above are their sums):"
+        )?;
+        let rows: Vec<Vec<String>> = m.ranks.iter().map(super::rank_cells).collect();
+        let (t, _) = fitted(&super::RANK_COLUMNS, &rows, 1, &[]);
+        writeln!(out, "{t}")?;
+    }
     writeln!(out)
 }
 

@@ -1,7 +1,13 @@
-//! `instance_imbalance`: an instance whose steady throughput is away from its peers'.
+//! `instance_imbalance`: an instance whose steady throughput is away from its peers';
+//! `rank_imbalance`: an engine (data-parallel rank) of the scrapes generating more or less
+//! than its peers.
 
-use super::vocabulary::{evidence, pct, Figure, Hint, Inputs, Off, Severity};
+use super::vocabulary::{evidence, fig, pct, Figure, Hint, Inputs, Off, Severity};
 use crate::analysis::server::IMBALANCE;
+
+/// Generated tokens (over the window, else since start) a rank needs for its share to say
+/// something: below this, a rank may simply not have started yet.
+const RANK_MIN_TOKENS: f64 = 10_000.0;
 
 /// The instances beyond [`IMBALANCE`] of the median instance's steady rate.
 pub fn hints(i: &Inputs<'_>) -> Vec<Hint> {
@@ -25,5 +31,60 @@ pub fn hints(i: &Inputs<'_>) -> Vec<Hint> {
             action: "One instance is slower than its peers: check its GPU (clocks, thermals, ECC errors, PCIe/NVLink), its placement, and whether the load balancer sends it the same work.".into(),
         });
     }
+    if let Some(h) = ranks(i) {
+        out.push(h);
+    }
     out
+}
+
+/// The ranks of the scrapes beyond [`IMBALANCE`] of the median rank's generated tokens.
+fn ranks(i: &Inputs<'_>) -> Option<Hint> {
+    let m = i.metrics?;
+    let least = m
+        .ranks
+        .iter()
+        .filter_map(|r| r.generation_tokens)
+        .fold(f64::INFINITY, f64::min);
+    let all: f64 = m.ranks.iter().filter_map(|r| r.generation_tokens).sum();
+    if m.ranks.len() < 2 || all < RANK_MIN_TOKENS * m.ranks.len() as f64 {
+        return None;
+    }
+    let off: Vec<Off> = m
+        .ranks
+        .iter()
+        .filter_map(|r| {
+            let v = r.vs_median?;
+            (v.abs() > IMBALANCE).then(|| Off {
+                instance: r.rank.clone(),
+                gen_tps: r.gen_tps.unwrap_or(f64::NAN),
+                vs_median: v,
+            })
+        })
+        .collect();
+    if off.is_empty() {
+        return None;
+    }
+    let names: Vec<String> = off
+        .iter()
+        .map(|o| format!("{} {:+.0}%", o.instance, o.vs_median * 100.0))
+        .collect();
+    Some(Hint {
+        id: "rank_imbalance",
+        severity: Severity::Warning,
+        evidence: evidence(
+            format!(
+                "generated tokens more than {} from the median engine's ({} engines in the scrapes): {}",
+                pct(IMBALANCE),
+                m.ranks.len(),
+                names.join(", ")
+            ),
+            m.from.zip(m.to).map(|(a, b)| (a.0, b.0)),
+            &[
+                ("ranks", Figure::Instances(off)),
+                ("engines", fig(m.ranks.len() as u64)),
+                ("least_tokens", fig(least)),
+            ],
+        ),
+        action: "One data-parallel engine gets less (or more) work than the others: check the router's policy (round robin against load-aware), requests pinned to one rank (sessions, prefix-cache affinity), and that rank's GPUs.".into(),
+    })
 }
