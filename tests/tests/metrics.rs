@@ -357,10 +357,9 @@ fn engines_side_by_side() {
         ("2026-01-01T00:00:10Z", [5000, 5200]),
     ] {
         text += &format!("# scrape {t}\n");
-        for dp in 0..2 {
+        for (dp, tokens) in tokens.iter().enumerate() {
             text += &format!(
-                "sglang:generation_tokens_total{{dp_rank=\"{dp}\",model_name=\"m\"}} {}\n",
-                tokens[dp]
+                "sglang:generation_tokens_total{{dp_rank=\"{dp}\",model_name=\"m\"}} {tokens}\n"
             );
             for tp in 0..2 {
                 text += &format!(
