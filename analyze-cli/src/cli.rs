@@ -101,9 +101,17 @@ pub struct ReportArgs {
 }
 
 #[derive(Debug, Args)]
+#[command(mut_arg("inputs", |a| a.required(false).required_unless_present("metrics")))]
 pub struct PulseArgs {
     #[command(flatten)]
     pub input: InputArgs,
+    /// A server's Prometheus endpoint, scraped at the window's start and at each sample
+    /// (`http://host:8000/metrics`); alone, or beside the inputs.
+    #[arg(long, value_name = "URL")]
+    pub metrics: Option<String>,
+    /// Append each scrape, stamped, to this file (read later by `report` and `compare`).
+    #[arg(long, value_name = "FILE", requires = "metrics")]
+    pub save_scrapes: Option<std::path::PathBuf>,
     /// How long to follow the inputs.
     #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = humantime::parse_duration)]
     pub window: std::time::Duration,

@@ -170,11 +170,10 @@ fn watch_prints_a_line_per_look_and_counts_each_record_once() {
     assert!(text.contains("10 / 40 (25.0%)"), "{text}");
 }
 
-/// `watch --metrics` against a server started here on 127.0.0.1 whose counters grow by a
-/// known amount per scrape: the rates come from the increase between scrapes, the gauges
-/// from the last one, and `--save-scrapes` keeps every scrape stamped, which `report` reads.
-#[test]
-fn watch_scrapes_a_live_metrics_endpoint() {
+/// A Prometheus endpoint on 127.0.0.1 whose counters grow by a known amount per scrape:
+/// the k-th scrape (from 1) says 1,000·k generated tokens and 10·k finished requests, with
+/// 7 running, 3 waiting and KV usage 0.25. Returns its URL.
+fn metrics_server() -> String {
     use std::io::{BufRead, BufReader};
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
@@ -205,9 +204,17 @@ fn watch_scrapes_a_live_metrics_endpoint() {
             );
         }
     });
+    format!("http://127.0.0.1:{port}/metrics")
+}
+
+/// `watch --metrics` against [`metrics_server`]: the rates come from the increase between
+/// scrapes, the gauges from the last one, and `--save-scrapes` keeps every scrape stamped,
+/// which `report` reads.
+#[test]
+fn watch_scrapes_a_live_metrics_endpoint() {
+    let url = metrics_server();
     let dir = tempfile::tempdir().unwrap();
     let saved = dir.path().join("scrapes.prom");
-    let url = format!("http://127.0.0.1:{port}/metrics");
     let s = saved.display().to_string();
     let args = [
         "watch",
@@ -329,4 +336,67 @@ fn watch_counts_each_record_once_through_rotations() {
     for said in ["truncated", "rotated", "replaced", "new file"] {
         assert!(text.contains(said), "`{said}` not said:\n{text}");
     }
+}
+
+/// `pulse --metrics` with no other input (issue 40, item 6: it was refused): the endpoint is
+/// scraped at the window's start and at each sample, and the window's figures are the
+/// counters' increase over the time between the first and last scrape.
+#[test]
+fn pulse_scrapes_a_live_metrics_endpoint() {
+    let url = metrics_server();
+    let dir = tempfile::tempdir().unwrap();
+    let saved = dir.path().join("scrapes.prom");
+    let s = saved.display().to_string();
+    let args = [
+        "pulse",
+        "--metrics",
+        &url,
+        "--save-scrapes",
+        &s,
+        "--window",
+        "2s",
+        "--samples",
+        "2",
+        "--format",
+        "json",
+    ];
+    let (code, out, err) = tokstat(&args);
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let m = &v["metrics"];
+    assert_eq!(m["scrapes"], 3);
+    assert_eq!(m["generation_tokens"], 3000.0);
+    assert_eq!(m["finished"]["stop"], 20.0);
+    let span = m["span_s"].as_f64().unwrap();
+    assert!(span >= 1.9, "{span}");
+    // 2,000 tokens and 20 requests over the span
+    assert!((m["gen_tps"].as_f64().unwrap() * span - 2000.0).abs() < 1e-6);
+    assert!((m["requests_per_s"].as_f64().unwrap() * span - 20.0).abs() < 1e-6);
+    assert_eq!(m["running"]["mean"], 7.0);
+    assert_eq!(m["waiting"]["mean"], 3.0);
+    assert_eq!(m["kv_usage"]["mean"], 0.25);
+    assert!(v["client"].is_null() && v["server"].is_null() && v["gap"].is_null());
+    // the same scrapes, saved
+    let (code, out, _) = tokstat(&["report", "--format", "json", "-q", &s]);
+    assert_eq!(code, 0);
+    let r: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(r["metrics"]["scrapes"], 3);
+    assert_eq!(r["metrics"]["finished"]["stop"], 20.0);
+    // the terminal line
+    let args = [
+        "pulse",
+        "--metrics",
+        &url,
+        "--window",
+        "2s",
+        "--samples",
+        "2",
+    ];
+    let (code, out, err) = tokstat(&args);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("  metrics "), "{out}");
+    assert!(out.contains("7.0 running · 3.0 queued · kv 0.25"), "{out}");
+    // neither inputs nor --metrics: refused by the command line
+    let (code, _, err) = tokstat(&["pulse"]);
+    assert_eq!(code, 2, "{err}");
 }

@@ -159,8 +159,10 @@ fn pulse_and_watch_renderings() {
             sample_tokens_per_s: vec![560.0, 590.0, 610.0, 600.0, 650.0, 633.0],
         }),
         server: Some(server.clone()),
+        metrics: None,
         gap: Some(Gap {
             ratio: 607.2 / 1_120.4,
+            server_from: "stats lines",
             explanation: "the client wrote 46% fewer tokens than the servers generated: requests still running (38 on average) finish after the window, failed requests retried, or other clients share the servers".into(),
         }),
         job: Job {

@@ -25,6 +25,8 @@ pub fn run(a: &PulseArgs, style: Style, out: &mut dyn Write) -> Result<i32> {
         window: a.window,
         samples: a.samples,
         total,
+        metrics: a.metrics.clone(),
+        save_scrapes: a.save_scrapes.clone(),
     };
     let p = pulse::measure(&opts)?;
     match a.format {

@@ -22,6 +22,7 @@ pub fn run(a: &WatchArgs, style: Style, out: &mut dyn Write, tty: bool) -> Resul
             url,
             a.save_scrapes.as_deref(),
             a.every.max(std::time::Duration::from_secs(2)),
+            false,
         )?),
         None => None,
     };

@@ -10,7 +10,9 @@
 //! middle of the requests left): later prompts may be longer. The 80% band comes from the
 //! spread of the token rate between the window's samples (their 10th and 90th percentiles).
 
+use super::scrape::Scraper;
 use super::window::{Appended, Marks};
+use crate::analysis::metrics::Metrics;
 use crate::analysis::quantile::quantile;
 use crate::ingest::completions::CompletionRow;
 use crate::report::{self, Report};
@@ -28,6 +30,10 @@ pub struct Options {
     pub samples: u32,
     /// Requests in the whole job.
     pub total: Option<u64>,
+    /// A server's Prometheus endpoint, scraped at the window's start and at each sample.
+    pub metrics: Option<String>,
+    /// Where to append each scrape, stamped.
+    pub save_scrapes: Option<std::path::PathBuf>,
 }
 
 /// A pulse: the window's rates, the job so far, and the time left.
@@ -39,7 +45,10 @@ pub struct Pulse {
     pub bytes: u64,
     pub client: Option<Client>,
     pub server: Option<ServerRates>,
-    /// Client against server output, when both are known.
+    /// The scrapes of `--metrics` over the window, read as `report` reads scrapes.
+    pub metrics: Option<Metrics>,
+    /// Client against server output, when both are known (the servers' stats lines, else
+    /// the scrapes).
     pub gap: Option<Gap>,
     pub job: Job,
     pub eta: Option<Eta>,
@@ -80,6 +89,8 @@ pub struct ServerRates {
 pub struct Gap {
     /// Client tokens/s ÷ server tokens/s.
     pub ratio: f64,
+    /// Where the server's rate comes from: `stats lines` or `metrics`.
+    pub server_from: &'static str,
     pub explanation: String,
 }
 
@@ -110,9 +121,25 @@ pub struct Eta {
 
 /// Reads the inputs, follows them for the window, and measures.
 pub fn measure(opts: &Options) -> Result<Pulse> {
-    let (inputs, _) = crate::ingest::inputs::expand(&opts.report.inputs)?;
+    let inputs = if opts.report.inputs.is_empty() {
+        Vec::new()
+    } else {
+        crate::ingest::inputs::expand(&opts.report.inputs)?.0
+    };
     let samples = opts.samples.max(2);
+    let mut scraper = match &opts.metrics {
+        Some(url) => Some(Scraper::new(
+            url,
+            opts.save_scrapes.as_deref(),
+            (opts.window / samples).clamp(Duration::from_secs(2), Duration::from_secs(30)),
+            true,
+        )?),
+        None => None,
+    };
     let start = Instant::now();
+    if let Some(s) = &mut scraper {
+        s.scrape()?;
+    }
     let mut marks = vec![Marks::now(&inputs)];
     // the job up to where the window starts: each growing file read up to its mark
     let limits = inputs
@@ -123,16 +150,23 @@ pub fn measure(opts: &Options) -> Result<Pulse> {
             _ => None,
         })
         .collect();
-    let job_before = report::build_full(&report::Options {
-        limits: Some(std::sync::Arc::new(limits)),
-        ..opts.report.clone()
-    })?;
+    let job_before = if inputs.is_empty() {
+        None
+    } else {
+        Some(report::build_full(&report::Options {
+            limits: Some(std::sync::Arc::new(limits)),
+            ..opts.report.clone()
+        })?)
+    };
     for k in 1..=samples {
         let at = opts.window.mul_f64(f64::from(k) / f64::from(samples));
         if let Some(wait) = at.checked_sub(start.elapsed()) {
             std::thread::sleep(wait);
         }
         marks.push(Marks::now(&inputs));
+        if let Some(s) = &mut scraper {
+            s.scrape()?;
+        }
     }
     let window_s = start.elapsed().as_secs_f64().max(1e-3);
     let read = |from: &Marks, to: &Marks| -> Result<Option<report::Built>> {
@@ -154,15 +188,28 @@ pub fn measure(opts: &Options) -> Result<Pulse> {
         let tokens = read(&pair[0], &pair[1])?.map_or(0, |b| output_tokens(&b.read.completions));
         sample_rates.push(tokens as f64 / step);
     }
-    Ok(compute(
-        &job_before,
+    let mut p = compute(
+        job_before.as_ref(),
         whole.as_ref(),
         window_s,
         samples,
         marks[0].bytes_to(&marks[samples as usize]),
         sample_rates,
         opts.total,
-    ))
+    );
+    p.metrics = scraper.and_then(|s| s.metrics());
+    if p.gap.is_none() {
+        p.gap = p
+            .client
+            .as_ref()
+            .zip(p.metrics.as_ref())
+            .and_then(|(c, m)| {
+                let tps = m.gen_tps.filter(|t| *t > 0.0)?;
+                let running = m.running.as_ref().map_or(0.0, |r| r.mean);
+                Some(gap(c, tps, running, "metrics"))
+            });
+    }
+    Ok(p)
 }
 
 fn output_tokens(rows: &[CompletionRow]) -> u64 {
@@ -172,7 +219,7 @@ fn output_tokens(rows: &[CompletionRow]) -> u64 {
 /// The pulse from the job as read before the window, the window's own reading, and the
 /// samples' token rates.
 pub fn compute(
-    before: &report::Built,
+    before: Option<&report::Built>,
     window: Option<&report::Built>,
     window_s: f64,
     samples: u32,
@@ -191,14 +238,13 @@ pub fn compute(
     let server = window.and_then(|w| server(&w.report));
     // the job: every record before the window, then the window's
     let rows: Vec<&CompletionRow> = before
-        .read
-        .completions
+        .map_or(&[][..], |b| &b.read.completions[..])
         .iter()
         .chain(window.map_or(&[][..], |w| &w.read.completions[..]))
         .collect();
     let job = job(&rows);
     let gap = match (&client, &server) {
-        (Some(c), Some(s)) if s.gen_tps > 0.0 => Some(gap(c, s)),
+        (Some(c), Some(s)) if s.gen_tps > 0.0 => Some(gap(c, s.gen_tps, s.running, "stats lines")),
         _ => None,
     };
     let eta = match (&client, total) {
@@ -238,6 +284,7 @@ pub fn compute(
         bytes,
         client,
         server,
+        metrics: None,
         gap,
         job,
         eta,
@@ -284,8 +331,10 @@ pub(super) fn server(r: &Report) -> Option<ServerRates> {
     })
 }
 
-fn gap(c: &Client, s: &ServerRates) -> Gap {
-    let ratio = c.output_tokens_per_s / s.gen_tps;
+/// The client's output rate against a server rate of `server_tps` with `running` requests
+/// running on average, from `server_from`.
+fn gap(c: &Client, server_tps: f64, running: f64, server_from: &'static str) -> Gap {
+    let ratio = c.output_tokens_per_s / server_tps;
     let explanation = if (ratio - 1.0).abs() <= 0.10 {
         "the client writes what the servers generate (within 10%)".to_string()
     } else if ratio < 1.0 {
@@ -294,7 +343,7 @@ fn gap(c: &Client, s: &ServerRates) -> Gap {
              running ({:.0} on average) finish after the window, failed requests retried, or \
              other clients share the servers",
             (1.0 - ratio) * 100.0,
-            s.running
+            running
         )
     } else {
         format!(
@@ -303,7 +352,11 @@ fn gap(c: &Client, s: &ServerRates) -> Gap {
             (ratio - 1.0) * 100.0
         )
     };
-    Gap { ratio, explanation }
+    Gap {
+        ratio,
+        server_from,
+        explanation,
+    }
 }
 
 fn job(rows: &[&CompletionRow]) -> Job {

@@ -15,13 +15,20 @@ pub struct Scraper {
     url: String,
     agent: ureq::Agent,
     save: Option<std::fs::File>,
-    /// The last two scrapes: enough for the rates since the previous one.
+    /// The last two scrapes (enough for the rates since the previous one), or every one.
     scrapes: Scrapes,
+    keep_all: bool,
 }
 
 impl Scraper {
-    /// Scrapes `url`, appending each scrape to `save` when given.
-    pub fn new(url: &str, save: Option<&std::path::Path>, timeout: Duration) -> Result<Scraper> {
+    /// Scrapes `url`, appending each scrape to `save` when given; keeps every scrape for
+    /// [`Scraper::metrics`] when `keep_all` (a window of a few), else the last two.
+    pub fn new(
+        url: &str,
+        save: Option<&std::path::Path>,
+        timeout: Duration,
+        keep_all: bool,
+    ) -> Result<Scraper> {
         let save = match save {
             Some(p) => Some(
                 std::fs::OpenOptions::new()
@@ -41,6 +48,7 @@ impl Scraper {
             agent,
             save,
             scrapes: Scrapes::default(),
+            keep_all,
         })
     }
 
@@ -64,9 +72,16 @@ impl Scraper {
                 .context("--save-scrapes: cannot write")?;
         }
         self.scrapes.read(&self.url, "live", &text);
-        let keep = self.scrapes.scrapes.len().saturating_sub(2);
-        self.scrapes.scrapes.drain(..keep);
+        if !self.keep_all {
+            let keep = self.scrapes.scrapes.len().saturating_sub(2);
+            self.scrapes.scrapes.drain(..keep);
+        }
         self.scrapes.place(None);
         Ok(metrics::analyze(&self.scrapes).and_then(|m| m.timeline.last().copied()))
+    }
+
+    /// What the scrapes kept say, as `report` reads a file of scrapes.
+    pub fn metrics(&self) -> Option<metrics::Metrics> {
+        metrics::analyze(&self.scrapes)
     }
 }

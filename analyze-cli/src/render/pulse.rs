@@ -77,11 +77,36 @@ pub fn table(p: &Pulse, style: Style, out: &mut dyn Write) -> io::Result<()> {
             ),
         )?;
     }
+    if let Some(m) = &p.metrics {
+        let mean = |s: &Option<crate::analysis::quantile::Summary>, d: usize| {
+            opt(s.as_ref().map(|s| s.mean), d)
+        };
+        label(
+            out,
+            "metrics",
+            format!(
+                "{} gen tok/s · {} req/s · {} running · {} queued · kv {} · cap-hit {} ({} scrapes{})",
+                int_opt(m.gen_tps),
+                opt(m.requests_per_s, 2),
+                mean(&m.running, 1),
+                mean(&m.waiting, 1),
+                mean(&m.kv_usage, 2),
+                m.cap_hit_rate
+                    .map_or_else(|| "–".into(), |r| format!("{:.1}%", r * 100.0)),
+                m.scrapes,
+                m.span_s
+                    .map_or(String::new(), |s| format!(" over {}", super::num::duration(s)))
+            ),
+        )?;
+    }
     if let Some(g) = &p.gap {
         label(
             out,
             "gap",
-            format!("client/server {:.2}: {}", g.ratio, g.explanation),
+            format!(
+                "client/server {:.2} (server from {}): {}",
+                g.ratio, g.server_from, g.explanation
+            ),
         )?;
     }
     let j = &p.job;
