@@ -618,7 +618,11 @@ where
     let per_stream_batch = STREAM_BATCH * threads;
     let mut at = Cursor { line: 0, calendar };
     let mut whole = |bytes: &[u8], at: &mut Cursor, hooks: MapHooks<'_>| {
-        let grid = ChunkGrid::new(bytes, chunk);
+        let grid = if mode.stamps {
+            ChunkGrid::logs(bytes, chunk)
+        } else {
+            ChunkGrid::new(bytes, chunk)
+        };
         if grid.len() == 1 {
             // one chunk is worked on here: no batch, and no wait in which this thread (maybe
             // a worker reading many small files side by side) would take up other work
@@ -683,6 +687,9 @@ where
             std::thread::scope(|s| -> io::Result<()> {
                 let reading = s.spawn(move || {
                     let mut chunks = StreamChunks::new(reader, chunk).recycle(spare);
+                    if mode.stamps {
+                        chunks = chunks.logs();
+                    }
                     for chunk in &mut chunks {
                         let stop = chunk.is_err();
                         if tx.send(chunk).is_err() || stop {

@@ -421,3 +421,63 @@ fn a_file_deleted_after_listing_is_listed_not_lost() {
     );
     assert!(read.skipped[0].failed);
 }
+
+/// Regression (issue 40, item 6): a record a terminal wrapped over rows, whose rows fall on
+/// both sides of a chunk's edge (every 1 MiB of a file, and of a stream), was read as a
+/// record cut short and rows of other text. A log of 4 MiB of stats lines wrapped at 80
+/// columns, each record starting at a different offset from the edges, read mapped and
+/// through gzip, has every record whole: the same steps and tokens as the clean log.
+#[test]
+fn a_wrapped_record_across_a_chunk_edge_is_joined() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut clean = String::new();
+    let mut rows = String::new();
+    let mut k = 0u64;
+    while rows.len() < 4 << 20 {
+        let line = format!(
+            "[2026-05-09 {:02}:{:02}:{:02} TP0] Decode batch, #running-req: {}, #token: {}, token usage: 0.{:02}, gen throughput (token/s): {}.{:02}, #queue-req: {}",
+            k / 3600 % 24,
+            k / 60 % 60,
+            k % 60,
+            1 + k % 97,
+            1000 + k % 7919,
+            k % 100,
+            1000 + k % 3001,
+            k % 100,
+            k % 13
+        );
+        clean.push_str(&line);
+        clean.push('\n');
+        let chars: Vec<char> = line.chars().collect();
+        for row in chars.chunks(80) {
+            rows.extend(row);
+            rows.push('\n');
+        }
+        // a line between records now and then, so that records start at every offset
+        if k % 7 == 0 {
+            rows.push_str("[2026-05-09 00:00:00 TP0] Cache flushed successfully!\n");
+            clean.push_str("[2026-05-09 00:00:00 TP0] Cache flushed successfully!\n");
+        }
+        k += 1;
+    }
+    let clean_path = dir.path().join("clean.log");
+    std::fs::write(&clean_path, &clean).unwrap();
+    let wrapped_path = dir.path().join("wrapped.log");
+    std::fs::write(&wrapped_path, &rows).unwrap();
+    let gz_path = dir.path().join("wrapped.log.gz");
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gz.write_all(rows.as_bytes()).unwrap();
+    std::fs::write(&gz_path, gz.finish().unwrap()).unwrap();
+    let (_, truth, _) = report(&[&clean_path], &["--year", "2026"]);
+    let steps = truth["instances"][0]["stat_lines"].as_u64().unwrap();
+    assert_eq!(steps, k);
+    for p in [&wrapped_path, &gz_path] {
+        let (code, r, err) = report(&[p], &["--year", "2026"]);
+        assert_eq!(code, 0, "{err}");
+        let i = &r["instances"][0];
+        assert_eq!(i["stat_lines"].as_u64().unwrap(), k, "{}", p.display());
+        assert_eq!(i["gen_tokens"], truth["instances"][0]["gen_tokens"]);
+        assert_eq!(r["lines"]["malformed"], 0, "{}", p.display());
+        assert_eq!(r["steady"], truth["steady"]);
+    }
+}

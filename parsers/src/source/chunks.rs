@@ -10,17 +10,37 @@ use std::io::{self, Read};
 /// the newline before each edge, so the worker that takes a cell finds its own ends: no
 /// thread walks the file first to cut it (that walk faulted in a page of the mapped file per
 /// chunk, one after the other, 8–19 ms before a 1.1 GB scan could start).
+///
+/// Over a log ([`ChunkGrid::logs`]), a cell's edge moves on past the rows after it that open
+/// no line of their own (no logger prefix: [`crate::wrapped::opens_a_line`]), up to
+/// [`WRAPPED_ROWS`] of them: the rows a terminal wrapped a record into stay in the cell of
+/// the record's first row, which joins them.
 #[derive(Debug, Clone, Copy)]
 pub struct ChunkGrid<'a> {
     data: &'a [u8],
     size: usize,
+    logs: bool,
 }
 
+/// Rows without a prefix kept with the row before a chunk's edge: more than a stats line of
+/// 1,000 characters wrapped at 80 columns.
+pub const WRAPPED_ROWS: usize = 16;
+
 impl<'a> ChunkGrid<'a> {
+    /// The grid of a file of records (JSON lines): every line start may be an edge.
     pub fn new(data: &'a [u8], size: usize) -> ChunkGrid<'a> {
         ChunkGrid {
             data,
             size: size.max(1),
+            logs: false,
+        }
+    }
+
+    /// The grid of a log: an edge never falls before a wrapped record's later rows.
+    pub fn logs(data: &'a [u8], size: usize) -> ChunkGrid<'a> {
+        ChunkGrid {
+            logs: true,
+            ..ChunkGrid::new(data, size)
         }
     }
 
@@ -41,9 +61,34 @@ impl<'a> ChunkGrid<'a> {
         // than many cells, each cell searching on to the line's end made a 200 MB line cost
         // 200 searches of 100 MB on average
         match self.line_start_within(from, to) {
-            Some(start) => &self.data[start..self.line_start(to)],
+            Some(start) => {
+                let (start, end) = (self.edge(start), self.edge(self.line_start(to)));
+                if start < end {
+                    &self.data[start..end]
+                } else {
+                    &[]
+                }
+            }
             None => &[],
         }
+    }
+
+    /// The edge at line start `s`: `s`, or over a log the start of the first row after it
+    /// that opens a line, at most [`WRAPPED_ROWS`] rows on. (Monotone in `s`, so the cells
+    /// stay in order and cover the data.)
+    fn edge(&self, s: usize) -> usize {
+        let d = self.data;
+        let mut s = s;
+        if !self.logs || s == 0 {
+            return s;
+        }
+        for _ in 0..WRAPPED_ROWS {
+            if s >= d.len() || crate::wrapped::opens_a_line(&d[s..]) {
+                break;
+            }
+            s = memchr::memchr(b'\n', &d[s..]).map_or(d.len(), |i| s + i + 1);
+        }
+        s
     }
 
     /// The first line start in `x..limit`, if any.
@@ -124,6 +169,8 @@ pub struct StreamChunks {
     /// The start of a line the last chunk cut off.
     carry: Vec<u8>,
     target: usize,
+    /// A log: a cut never falls before a wrapped record's later rows (see [`ChunkGrid`]).
+    logs: bool,
     done: bool,
     /// A read error held back until the bytes read before it are handed out.
     failed: Option<io::Error>,
@@ -136,10 +183,18 @@ impl StreamChunks {
             reader,
             carry: Vec::new(),
             target: target.max(1),
+            logs: false,
             done: false,
             failed: None,
             spare: None,
         }
+    }
+
+    /// Cuts a log's chunks before a row that opens a line where one is near (see
+    /// [`ChunkGrid::logs`]).
+    pub fn logs(mut self) -> StreamChunks {
+        self.logs = true;
+        self
     }
 
     /// Takes buffers to read into from `spare` when it has some (any length, any contents).
@@ -176,6 +231,23 @@ impl Filled {
     }
 }
 
+/// A cut at line start `cut` moved back before the wrapped rows it would split from their
+/// record: while the row at the cut opens no line, to the line start before it (not before
+/// `floor`, at most [`WRAPPED_ROWS`] rows).
+fn back_to_an_opening_row(buf: &[u8], cut: usize, floor: usize) -> usize {
+    let mut cut = cut;
+    for _ in 0..WRAPPED_ROWS {
+        if crate::wrapped::opens_a_line(&buf[cut..]) || cut <= floor + 1 {
+            break;
+        }
+        match memchr::memrchr(b'\n', &buf[floor..cut - 1]) {
+            Some(i) => cut = floor + i + 1,
+            None => break,
+        }
+    }
+    cut
+}
+
 impl Iterator for StreamChunks {
     type Item = io::Result<Filled>;
 
@@ -209,7 +281,10 @@ impl Iterator for StreamChunks {
                 let from = half.max(searched);
                 searched = len;
                 if let Some(i) = memchr::memrchr(b'\n', &buf[from..len]) {
-                    let cut = from + i + 1;
+                    let mut cut = from + i + 1;
+                    if self.logs {
+                        cut = back_to_an_opening_row(&buf[..len], cut, half);
+                    }
                     self.carry.clear();
                     self.carry.extend_from_slice(&buf[cut..len]);
                     return Some(Ok(Filled { buf, len: cut }));

@@ -174,6 +174,58 @@ mod tests {
         }
     }
 
+    proptest::proptest! {
+        /// Over a log, cells cover the data in order, each starts on a line start, and no
+        /// cell but the first starts on a row that opens no line unless the
+        /// [`chunks::WRAPPED_ROWS`] rows before it open none either; a stream's log chunks
+        /// keep the same rule, cut after `half` of the target.
+        #[test]
+        fn log_cells_keep_wrapped_rows_together(
+            rows in proptest::collection::vec((proptest::bool::ANY, 0usize..30), 0..60),
+            size in 1usize..80,
+        ) {
+            let mut data = Vec::new();
+            let mut starts = Vec::new();
+            for &(opens, len) in &rows {
+                starts.push(data.len());
+                data.extend_from_slice(if opens { b"[2026] " } else { b"wrapped " });
+                data.extend(std::iter::repeat_n(b'x', len));
+                data.push(b'\n');
+            }
+            let opening = |at: usize| data[at..].starts_with(b"[");
+            let ok_edge = |at: usize| -> bool {
+                if at == 0 || at >= data.len() || opening(at) {
+                    return true;
+                }
+                let k = starts.iter().position(|&s| s == at).unwrap();
+                k >= chunks::WRAPPED_ROWS
+                    && (k - chunks::WRAPPED_ROWS..k).all(|j| !opening(starts[j]))
+            };
+            let g = ChunkGrid::logs(&data, size);
+            let mut at = 0;
+            for k in 0..g.len() {
+                let c = g.cell(k);
+                if !c.is_empty() {
+                    proptest::prop_assert_eq!(c.as_ptr() as usize - data.as_ptr() as usize, at);
+                    proptest::prop_assert!(starts.contains(&at) || at == 0);
+                    proptest::prop_assert!(ok_edge(at), "edge at {} of {:?}", at, String::from_utf8_lossy(&data));
+                }
+                at += c.len();
+            }
+            proptest::prop_assert_eq!(at, data.len());
+            let s: Vec<Vec<u8>> = StreamChunks::new(Box::new(io::Cursor::new(data.clone())), size)
+                .logs()
+                .map(|c| c.unwrap().bytes().to_vec())
+                .collect();
+            proptest::prop_assert_eq!(s.concat(), data.clone());
+            let mut at = 0;
+            for c in &s {
+                proptest::prop_assert!(starts.contains(&at) || at == 0);
+                at += c.len();
+            }
+        }
+    }
+
     /// Released pieces of a mapped file read the same afterwards, and a piece that is not
     /// part of the map is left alone.
     #[test]
