@@ -454,7 +454,7 @@ fn a_wrapped_record_across_a_chunk_edge_is_joined() {
             rows.push('\n');
         }
         // a line between records now and then, so that records start at every offset
-        if k % 7 == 0 {
+        if k.is_multiple_of(7) {
             rows.push_str("[2026-05-09 00:00:00 TP0] Cache flushed successfully!\n");
             clean.push_str("[2026-05-09 00:00:00 TP0] Cache flushed successfully!\n");
         }
