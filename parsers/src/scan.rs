@@ -658,7 +658,18 @@ where
         Data::Mapped(m) => {
             let guard = Guard::new(&m);
             let done_with = |part: &[u8]| release(&m, part);
-            let intact = |part: &[u8]| guard.intact(part);
+            // a chunk before the map's end ends on a newline: one that does not was cut by
+            // a shrink in a page that reads as zeros without faulting (its edge was found
+            // before), and keeps its whole lines only
+            let intact = |part: &[u8]| {
+                let n = guard.intact(part);
+                let end = part.as_ptr() as usize + part.len() - m.as_ptr() as usize;
+                if n == part.len() && end < m.len() && !part.ends_with(b"\n") {
+                    n.saturating_sub(1)
+                } else {
+                    n
+                }
+            };
             let hooks = MapHooks {
                 done_with: Some(&done_with),
                 intact: Some(&intact),
