@@ -169,6 +169,40 @@ fn segments<'a>(inputs: &[String], report: &'a Report) -> Vec<Unit<'a>> {
         .collect()
 }
 
+/// Refuses a comparison in which a run has none of the figures compared: a verdict of "no
+/// change" over an empty table would be drawn from nothing. The message names the run and
+/// what its inputs held.
+fn nothing_to_compare(units: &[Unit<'_>], rows: &[FigureRow]) -> Result<()> {
+    for (k, u) in units.iter().enumerate() {
+        let has = rows.iter().any(|r| {
+            if k == 0 {
+                r.values[0].is_some()
+            } else {
+                r.run == u.label && r.values[1].is_some()
+            }
+        });
+        if has {
+            continue;
+        }
+        let l = &u.report.lines;
+        let mut held = format!(
+            "{} line(s): {} parsed, {} other, {} malformed",
+            l.total, l.parsed, l.other, l.malformed
+        );
+        if u.report.unknown_records > 0 {
+            held.push_str(&format!(
+                "; {} JSON record(s) of no shape tokstat reads",
+                u.report.unknown_records
+            ));
+        }
+        bail!(
+            "{}: none of the figures compared (steady throughput, latencies, completions, benchmark results) can be read from its inputs ({held}); nothing to compare it with. Check that they are server logs, completion records, Prometheus scrapes or benchmark result files tokstat reads (docs/formats.md), or run `tokstat report` on them to see what was read",
+            u.label
+        );
+    }
+    Ok(())
+}
+
 /// Analyses each run as `report` does (side by side) and compares every later run with the
 /// first.
 pub fn build(opts: &Options) -> Result<Comparison> {
@@ -207,6 +241,7 @@ pub fn build(opts: &Options) -> Result<Comparison> {
     };
     let provenance = provenance::of(&units, opts.force).map_err(anyhow::Error::msg)?;
     let rows = figures::rows(&units, opts.threshold);
+    nothing_to_compare(&units, &rows)?;
     let summary = summary::sentences(&units, &rows, &provenance);
     let overlays = Overlays {
         curves: units
