@@ -80,20 +80,13 @@ impl<'a> Guard<'a> {
     }
 
     /// How many bytes at the start of `part`, a piece of the map, were read before the file's
-    /// end as the first fault found it: all of them while nothing faulted. The page before
-    /// the fault reads as zeros past the file's new end: its trailing zeros are not the
-    /// file's (a chunk whose edge was found before the file shrank may hold them).
+    /// end as the first fault found it: all of them while nothing faulted.
     pub fn intact(&self, part: &[u8]) -> usize {
         let Some(fault) = self.fault() else {
             return part.len();
         };
-        let page = PAGE.load(Ordering::Relaxed).max(1);
-        let mut end = fault;
-        while end > fault.saturating_sub(page) && self.map[end - 1] == 0 {
-            end -= 1;
-        }
         let from = (part.as_ptr() as usize).saturating_sub(self.map.as_ptr() as usize);
-        end.saturating_sub(from).min(part.len())
+        fault.saturating_sub(from).min(part.len())
     }
 }
 
@@ -218,8 +211,7 @@ mod tests {
         assert_eq!(guard.fault(), Some(page * 6));
         assert_eq!(std::hint::black_box(&map[page * 4..page * 5])[7], 0);
         assert_eq!(guard.fault(), Some(page * 4));
-        // up to the file's new end: the zeros after it in its last page are not the file's
-        assert_eq!(guard.intact(&map[page * 2..]), page + 10);
+        assert_eq!(guard.intact(&map[page * 2..]), page * 2);
         assert_eq!(guard.intact(&map[page * 5..]), 0);
         assert_eq!(map[page * 3], b'x');
         drop(guard);

@@ -659,8 +659,9 @@ where
             let guard = Guard::new(&m);
             let done_with = |part: &[u8]| release(&m, part);
             // a chunk before the map's end ends on a newline: one that does not was cut by
-            // a shrink in a page that reads as zeros without faulting (its edge was found
-            // before), and keeps its whole lines only
+            // a shrink (its edge was found before; past the file's new end its last page
+            // reads as zeros, which hold no newline, without faulting), and keeps its whole
+            // lines only
             let intact = |part: &[u8]| {
                 let n = guard.intact(part);
                 let end = part.as_ptr() as usize + part.len() - m.as_ptr() as usize;

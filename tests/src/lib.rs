@@ -22,3 +22,13 @@ pub fn fixtures() -> std::path::PathBuf {
 pub fn fixture(rel: &str) -> String {
     fixtures().join(rel).display().to_string()
 }
+
+/// The ids of a JSON report's hints, in its order.
+pub fn hint_ids(report: &serde_json::Value) -> Vec<&str> {
+    report["hints"]
+        .as_array()
+        .map_or(&[][..], Vec::as_slice)
+        .iter()
+        .filter_map(|h| h["id"].as_str())
+        .collect()
+}

@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use tokstat_tests::fixture;
+use tokstat_tests::{fixture, hint_ids};
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures")
@@ -289,12 +289,7 @@ fn data_parallel_series_count_once() {
     assert_eq!(m["finished"]["stop"], 20.0);
     assert_eq!(m["finished"]["length"], 5.0);
     assert_eq!(m["cap_hit_rate"], 0.2);
-    let hints: Vec<&str> = v["hints"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|h| h["id"].as_str())
-        .collect();
+    let hints = hint_ids(&v);
     assert!(hints.contains(&"cap_hit_high"), "{hints:?}");
 }
 
@@ -341,12 +336,7 @@ fn engines_side_by_side() {
     assert_eq!(r1["finished"], 10.0);
     assert_eq!(r1["cap_hit_rate"], 0.0);
     assert_eq!(r1["running"], 3.0);
-    let hints: Vec<&str> = v["hints"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|h| h["id"].as_str())
-        .collect();
+    let hints = hint_ids(&v);
     assert!(hints.contains(&"rank_imbalance"), "{hints:?}");
 
     // SGLang: dp_rank names the engine; its tensor-parallel ranks report one scheduler
@@ -381,11 +371,7 @@ fn engines_side_by_side() {
     assert_eq!(ranks[1]["gen_tps"], 520.0);
     assert_eq!(ranks[1]["running"], 9.0);
     // 10,200 tokens is too little for a share to say anything
-    assert!(v["hints"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .all(|h| h["id"] != "rank_imbalance"));
+    assert!(!hint_ids(&v).contains(&"rank_imbalance"));
 }
 
 /// Regression (issue 40, item 4): a histogram series with a bucket whose `le` is not a

@@ -4,6 +4,7 @@
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
+use tokstat_tests::hint_ids;
 
 fn runs() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/runs")
@@ -66,15 +67,6 @@ fn hint<'a>(v: &'a Value, id: &str) -> Vec<&'a Value> {
         .unwrap()
         .iter()
         .filter(|h| h["id"] == id)
-        .collect()
-}
-
-fn ids(v: &Value) -> Vec<&str> {
-    v["hints"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|h| h["id"].as_str().unwrap())
         .collect()
 }
 
@@ -141,7 +133,7 @@ fn fleet_of_seven_with_a_slow_gpu_a_restart_and_a_failure_spike() {
     assert_eq!(c["finish_reasons"]["error"], failed);
     assert!((c["cap"]["hit_rate"].as_f64().unwrap() - capped as f64 / n as f64).abs() < 1e-12);
 
-    let h = ids(&v);
+    let h = hint_ids(&v);
     for id in [
         "cap_hit_high",
         "failure_spike",
@@ -180,7 +172,7 @@ fn vllm_at_128_and_200_clients_is_saturated_past_the_knee() {
     for v in [&a, &b] {
         let k = v["knee"]["running"].as_f64().unwrap();
         assert!((75.0..=110.0).contains(&k), "{k}");
-        assert_eq!(ids(v), vec!["saturated"]);
+        assert_eq!(hint_ids(v), vec!["saturated"]);
         let curve = v["curve"].as_array().unwrap();
         assert!(curve.len() >= 16);
         for row in curve {

@@ -354,8 +354,9 @@ fn rank_of(labels: &str) -> Option<String> {
         .find_map(|k| Some(format!("{k}=\"{}\"", label_value(labels, k)?)))
 }
 
-/// The figures of each rank named in the last scrape, when there are two or more.
-fn ranks(timed: &[&Scrape], last: &Scrape) -> Vec<Rank> {
+/// The figures of each rank named in the last scrape, when there are two or more; `secs`
+/// is the window between the first and last timed scrape.
+fn ranks(timed: &[&Scrape], last: &Scrape, secs: Option<f64>) -> Vec<Rank> {
     let names: BTreeSet<String> = last
         .samples
         .iter()
@@ -370,10 +371,7 @@ fn ranks(timed: &[&Scrape], last: &Scrape) -> Vec<Rank> {
         return Vec::new();
     }
     let window = timed.len() >= 2;
-    let secs = window
-        .then(|| Some((timed.last()?.placed?.0 - timed[0].placed?.0) as f64 / 1000.0))
-        .flatten()
-        .filter(|s| *s > 0.0);
+    let secs = secs.filter(|s| *s > 0.0);
     let mut out: Vec<Rank> = names
         .into_iter()
         .map(|rank| {
@@ -557,7 +555,7 @@ pub fn analyze(s: &Scrapes) -> Option<Metrics> {
         kv_usage: summary(timeline.iter().filter_map(|r| r.kv_usage).collect()),
         latency,
         malformed_series: malformed.into_iter().collect(),
-        ranks: ranks(&timed, last),
+        ranks: ranks(&timed, last, secs),
         timeline,
     })
 }

@@ -608,19 +608,7 @@ fn bench_runs(b: &mut String, r: &Report) {
                 ]
             })
             .collect();
-        b.push_str(&table(
-            &[
-                "run",
-                "requests",
-                "failed",
-                "req/s",
-                "output tok/s",
-                "TTFT p50 ms",
-                "TPOT p50 ms",
-                "E2E p50 ms",
-            ],
-            &rows,
-        ));
+        b.push_str(&table(&super::BENCH_COLUMNS[..8], &rows));
         b.push_str("</section>");
     }
 }

@@ -458,17 +458,7 @@ fn write_metrics(out: &mut dyn Write, r: &Report) -> io::Result<()> {
 fn write_bench_runs(out: &mut dyn Write, r: &Report) -> io::Result<()> {
     if !r.bench_runs.is_empty() {
         writeln!(out, "### Benchmark runs\n")?;
-        let mut g = Gfm::new(&[
-            "run",
-            "requests",
-            "failed",
-            "req/s",
-            "output tok/s",
-            "TTFT p50 ms",
-            "TPOT p50 ms",
-            "E2E p50 ms",
-            "goodput req/s",
-        ]);
+        let mut g = Gfm::new(&super::BENCH_COLUMNS);
         for run in &r.bench_runs {
             g.row(vec![
                 run.name.clone(),

@@ -187,6 +187,20 @@ pub fn instance_cells(i: &crate::report::InstanceReport) -> Vec<String> {
     ]
 }
 
+/// The benchmark runs table's columns, as every renderer heads them (HTML leaves out the
+/// last, goodput).
+pub const BENCH_COLUMNS: [&str; 9] = [
+    "run",
+    "requests",
+    "failed",
+    "req/s",
+    "output tok/s",
+    "TTFT p50 ms",
+    "TPOT p50 ms",
+    "E2E p50 ms",
+    "goodput req/s",
+];
+
 /// The columns of the scrapes' engines side by side, as every renderer heads them.
 pub const RANK_COLUMNS: [&str; 10] = [
     "engine",
