@@ -20,7 +20,7 @@
 //! pasted summary reads as the tool's result file does, without its per-request lists.
 //! Labels no release printed are kept under their own name in snake case.
 
-use crate::bench::Run;
+use crate::loadgen::{Run, Tool};
 
 /// The block's title, as the header line centres it.
 const TITLE: &str = "Serving Benchmark Result";
@@ -174,6 +174,7 @@ pub struct Block {
 pub fn read_block<'a>(lines: impl IntoIterator<Item = &'a str>) -> Block {
     let mut b = Block {
         lines: 1,
+        run: Run::new(Tool::Console, ""),
         ..Block::default()
     };
     for line in lines.into_iter().take(MAX_LINES) {

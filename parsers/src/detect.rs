@@ -71,6 +71,10 @@ pub fn sniff(head: &[u8]) -> Kind {
     if is_binary(head) {
         return Kind::Binary;
     }
+    // a load generator's YAML result file (GuideLLM), read by the JSON reader
+    if crate::loadgen::yaml::sniff(head).is_some() {
+        return Kind::Json;
+    }
     let mut commented = false;
     let mut lines = head.split(|&c| c == b'\n').take(32);
     while let Some(raw) = lines.next() {

@@ -24,7 +24,6 @@
 )]
 
 pub mod access;
-pub mod bench;
 pub mod bench_console;
 pub mod completion;
 pub mod detect;
@@ -35,6 +34,7 @@ pub mod incident;
 pub mod json;
 pub mod kv;
 pub mod line;
+pub mod loadgen;
 pub mod num;
 pub mod prefix;
 pub mod prometheus;

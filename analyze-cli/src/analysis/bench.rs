@@ -3,7 +3,7 @@
 
 use super::quantile::Summary;
 use serde::Serialize;
-use tokstat_parsers::bench::{Request, Run};
+use tokstat_parsers::loadgen::{Request, Run, Stated};
 
 /// Service-level objectives, in seconds (`--slo ttft=2s,tpot=50ms`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
@@ -81,22 +81,40 @@ pub fn duration(v: &str) -> Option<f64> {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RunReport {
     pub name: String,
+    /// The load generator that wrote it ([`Tool::name`]) and its version where stamped.
+    pub tool: &'static str,
+    pub tool_version: Option<String>,
+    pub model: Option<String>,
+    pub endpoint: Option<String>,
+    pub streaming: Option<bool>,
+    /// The tool's name for the load (`concurrent`, `constant`, `sweep`, …).
+    pub strategy: Option<String>,
     /// The client's settings, where the run states them: its request rate (infinite: all
-    /// at once) and its concurrency limit.
+    /// at once), its concurrency limit and the number of requests it was to send.
     pub request_rate: Option<f64>,
     pub max_concurrency: Option<f64>,
+    pub num_prompts: Option<f64>,
     pub duration_s: Option<f64>,
+    /// Successful requests and failed ones, as the file states them (else counted from its
+    /// per-request rows).
     pub completed: Option<f64>,
+    pub failed: Option<f64>,
     pub request_throughput: Option<f64>,
     pub output_throughput: Option<f64>,
-    pub requests: usize,
-    pub errors: usize,
-    /// Per-request distributions, in milliseconds (None when the file has no per-request lists).
+    /// Per-request rows read (None when the file has none), the failed among them and the
+    /// cancelled among those.
+    pub requests: Option<usize>,
+    pub errors: Option<usize>,
+    pub cancelled: Option<usize>,
+    /// The rows are a sample of the run's requests: their distributions are left out, the
+    /// file's figures stand.
+    pub requests_sampled: bool,
+    /// Per-request distributions, in milliseconds (None when the file has no per-request rows).
     pub ttft_ms: Option<Summary>,
     pub tpot_ms: Option<Summary>,
     pub itl_ms: Option<Summary>,
     pub e2e_ms: Option<Summary>,
-    /// The tool's own summary figures (ms): used where there are no per-request lists.
+    /// The tool's own summary figures (ms): used where there are no per-request rows.
     pub median_ttft_ms: Option<f64>,
     pub median_tpot_ms: Option<f64>,
     pub median_itl_ms: Option<f64>,
@@ -110,6 +128,21 @@ pub struct RunReport {
     pub goodput_share: Option<f64>,
     /// The goodput the tool itself recorded (`request_goodput`, or vLLM ≤ 0.9.1's `request_goodput:`).
     pub recorded_goodput: Option<f64>,
+    /// tokstat's own throughput, recomputed from per-request rows with send and end times.
+    pub recomputed: Option<Recomputed>,
+    /// Where the tool's definitions differ from tokstat's.
+    pub definitions: &'static [&'static str],
+    /// Every figure as the tool wrote it (key, unit, value, and the figure it was put under).
+    pub stated: Vec<Stated>,
+}
+
+/// Throughput by tokstat's definitions, from per-request rows: over the span from the first
+/// request sent to the last response, successful requests and their output tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Recomputed {
+    pub span_s: f64,
+    pub request_throughput: f64,
+    pub output_throughput: Option<f64>,
 }
 
 /// A latency's median for display: the p50 of the per-request values, else the median the
@@ -131,6 +164,28 @@ impl RunReport {
     pub fn e2e_p50_ms(&self) -> Option<f64> {
         p50(&self.e2e_ms, self.median_e2e_ms)
     }
+    /// All requests of the run: the stated successful and failed, else the rows.
+    pub fn total(&self) -> Option<f64> {
+        match (self.completed, self.failed) {
+            (Some(c), Some(f)) => Some(c + f),
+            (Some(c), None) if self.errors.is_none() => Some(c),
+            _ => self.requests.map(|n| n as f64),
+        }
+    }
+    /// Failed requests: stated, else counted from the rows.
+    pub fn failures(&self) -> Option<f64> {
+        self.failed.or(self.errors.map(|e| e as f64))
+    }
+    /// The request rate shown: the tool's figure, else tokstat's recomputed one.
+    pub fn req_per_s(&self) -> Option<f64> {
+        self.request_throughput
+            .or(self.recomputed.map(|r| r.request_throughput))
+    }
+    /// The output token rate shown: the tool's figure, else tokstat's recomputed one.
+    pub fn out_tok_per_s(&self) -> Option<f64> {
+        self.output_throughput
+            .or(self.recomputed.and_then(|r| r.output_throughput))
+    }
 }
 
 fn ms(rs: &[Request], f: impl Fn(&Request) -> Option<f64>) -> Option<Summary> {
@@ -143,12 +198,33 @@ fn ms(rs: &[Request], f: impl Fn(&Request) -> Option<f64>) -> Option<Summary> {
     Summary::of(&mut v)
 }
 
+/// tokstat's throughput from rows with times (see [`Recomputed`]).
+fn recompute(rs: &[Request]) -> Option<Recomputed> {
+    let first = rs.iter().filter_map(|r| r.start_s).min_by(f64::total_cmp)?;
+    let last = rs.iter().filter_map(|r| r.end_s).max_by(f64::total_cmp)?;
+    let span = last - first;
+    if span.is_nan() || span <= 0.0 {
+        return None;
+    }
+    let ok: Vec<&Request> = rs.iter().filter(|r| !r.error).collect();
+    let out: Option<u64> = ok.iter().map(|r| r.output_len).sum();
+    Some(Recomputed {
+        span_s: span,
+        request_throughput: ok.len() as f64 / span,
+        output_throughput: out.map(|o| o as f64 / span),
+    })
+}
+
 /// Summarises one run.
 pub fn analyze(run: &Run, slo: &Slo) -> RunReport {
     let rs = &run.requests;
-    let duration = run.get(&["duration", "benchmark_duration"]);
+    let rows = !rs.is_empty();
+    let recomputed = recompute(rs);
+    let duration = run
+        .get(&["duration", "benchmark_duration"])
+        .or(recomputed.map(|r| r.span_s));
     let good = rs.iter().filter(|r| slo.met(r)).count();
-    let (goodput, share) = if slo.is_set() && !rs.is_empty() {
+    let (goodput, share) = if slo.is_set() && rows {
         (
             duration.filter(|d| *d > 0.0).map(|d| good as f64 / d),
             Some(good as f64 / rs.len() as f64),
@@ -156,24 +232,42 @@ pub fn analyze(run: &Run, slo: &Slo) -> RunReport {
     } else {
         (None, None)
     };
+    let errors = rs.iter().filter(|r| r.error).count();
+    // distributions of a sample are not the run's
+    let dist =
+        |f: fn(&Request) -> Option<f64>| (!run.requests_sampled).then(|| ms(rs, f)).flatten();
     RunReport {
         name: if run.name.is_empty() {
             "run".into()
         } else {
             run.name.clone()
         },
+        tool: run.tool.name(),
+        tool_version: run.setup.version.clone(),
+        model: run.setup.model.clone(),
+        endpoint: run.setup.endpoint.clone(),
+        streaming: run.setup.streaming,
+        strategy: run.setup.strategy.clone(),
         request_rate: run.get(&["request_rate"]),
         max_concurrency: run.get(&["max_concurrency"]),
+        num_prompts: run.get(&["num_prompts"]),
         duration_s: duration,
-        completed: run.get(&["completed"]),
+        completed: run
+            .get(&["completed"])
+            .or((rows && !run.requests_sampled).then(|| (rs.len() - errors) as f64)),
+        failed: run
+            .get(&["failed"])
+            .or((rows && !run.requests_sampled).then_some(errors as f64)),
         request_throughput: run.get(&["request_throughput"]),
         output_throughput: run.get(&["output_throughput", "output_token_throughput"]),
-        requests: rs.len(),
-        errors: rs.iter().filter(|r| r.error).count(),
-        ttft_ms: ms(rs, |r| r.ttft_s),
-        tpot_ms: ms(rs, |r| r.tpot_s),
-        itl_ms: ms(rs, |r| r.itl_mean_s),
-        e2e_ms: ms(rs, |r| r.e2e_s),
+        requests: rows.then_some(rs.len()),
+        errors: rows.then_some(errors),
+        cancelled: rows.then(|| rs.iter().filter(|r| r.cancelled).count()),
+        requests_sampled: run.requests_sampled,
+        ttft_ms: dist(|r| r.ttft_s),
+        tpot_ms: dist(|r| r.tpot_s),
+        itl_ms: dist(|r| r.itl_mean_s),
+        e2e_ms: dist(|r| r.e2e_s),
         median_ttft_ms: run.get(&["median_ttft_ms", "median_ttft"]),
         median_tpot_ms: run.get(&["median_tpot_ms"]),
         median_itl_ms: run.get(&["median_itl_ms", "median_itl"]),
@@ -189,6 +283,9 @@ pub fn analyze(run: &Run, slo: &Slo) -> RunReport {
         goodput,
         goodput_share: share,
         recorded_goodput: run.get(&["request_goodput", "request_goodput:"]),
+        recomputed,
+        definitions: run.tool.definitions(),
+        stated: run.stated.clone(),
     }
 }
 

@@ -195,6 +195,9 @@ fn nothing_to_compare(units: &[Unit<'_>], rows: &[FigureRow]) -> Result<()> {
                 u.report.unknown_records
             ));
         }
+        for sk in &u.report.skipped {
+            held.push_str(&format!("; {}: {}", sk.source, sk.reason));
+        }
         bail!(
             "{}: none of the figures compared (steady throughput, latencies, completions, benchmark results) can be read from its inputs ({held}); nothing to compare it with. Check that they are server logs, completion records, Prometheus scrapes or benchmark result files tokstat reads (docs/formats.md), or run `tokstat report` on them to see what was read",
             u.label

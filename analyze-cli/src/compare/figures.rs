@@ -68,7 +68,7 @@ fn output_tokens(u: &Unit<'_>) -> Vec<f64> {
 }
 
 /// Milliseconds of one latency of every benchmark request that has it.
-fn latency(u: &Unit<'_>, f: fn(&tokstat_parsers::bench::Request) -> Option<f64>) -> Vec<f64> {
+fn latency(u: &Unit<'_>, f: fn(&tokstat_parsers::loadgen::Request) -> Option<f64>) -> Vec<f64> {
     u.samples.map_or_else(Vec::new, |s| {
         s.requests
             .iter()

@@ -5,12 +5,12 @@
 use crate::ingest::inputs::Skipped;
 use crate::ingest::scan::{Tally, SAMPLES};
 use rayon::prelude::*;
-use tokstat_parsers::bench::{is_bench, read_run, Run};
 use tokstat_parsers::completion::{
     read_record_into, read_record_line, Finish, Paths, Record, Shape,
 };
 use tokstat_parsers::guard::Guard;
 use tokstat_parsers::json::Scanner;
+use tokstat_parsers::loadgen::{self, Layout, Run};
 use tokstat_parsers::scan::{self, lines, Chunk};
 use tokstat_parsers::source::{Data, Input, Shrank, Source};
 use tokstat_parsers::stamp::Calendar;
@@ -289,14 +289,17 @@ pub fn read_json(input: &Input, mut src: Source, paths: &Paths) -> (JsonPart, Op
         Data::Owned(v) => (v, false),
         Data::Stream(_) => (&head, head.len() >= HEAD),
     };
+    if let Some(layout) = loadgen::yaml::sniff(text) {
+        return read_results(&name, &input.stem(), layout, true, src);
+    }
     let document = is_document(text, cut);
     let first = without_bom(text)
         .split(|&c| c == b'\n')
         .map(<[u8]>::trim_ascii)
         .find(|l| !l.is_empty())
         .unwrap_or(b"");
-    if is_bench(if document { &head } else { first }) {
-        return read_bench(&name, src);
+    if let Some(layout) = loadgen::sniff(if document { &head } else { first }) {
+        return read_results(&name, &input.stem(), layout, false, src);
     }
     if document {
         return read_document(&name, src, paths);
@@ -330,46 +333,131 @@ fn all_bytes(name: &str, src: Source) -> Result<Vec<u8>, Skipped> {
     })
 }
 
-/// A benchmark result file: one run per line, or one run in the whole file.
-fn read_bench(name: &str, src: Source) -> (JsonPart, Option<Skipped>) {
+/// A load generator's result file of `layout` (see [`tokstat_parsers::loadgen`]): vLLM's
+/// and SGLang's one run per line or per file, AIPerf's records one request per line, every
+/// other tool's one document (`yaml`: written as YAML). Every line is accounted for: a document read is all parsed
+/// lines; one that cannot be read is all malformed, and the file is listed as skipped with
+/// the reason (a result file from which nothing can be read is never a run of 0 requests).
+fn read_results(
+    name: &str,
+    stem: &str,
+    layout: Layout,
+    yaml: bool,
+    src: Source,
+) -> (JsonPart, Option<Skipped>) {
     let bytes = match all_bytes(name, src) {
         Ok(b) => b,
         Err(sk) => return (JsonPart::default(), Some(sk)),
     };
     let mut part = JsonPart::default();
     let total_lines = scan::count_lines(&bytes);
-    let whole = without_bom(bytes.trim_ascii()).trim_ascii();
-    let docs: Vec<(u64, &[u8])> = if is_document(whole, false) {
-        vec![(1, whole)]
+    let text = without_bom(&bytes);
+    let whole = text.trim_ascii();
+    let tool = layout.tool().name();
+    if let Some(what) = layout.unread() {
+        // recognised: every line is accounted for as other, and the report says what it is
+        part.tally.total = total_lines;
+        part.tally.other = total_lines;
+        return (
+            part,
+            Some(Skipped {
+                source: name.to_string(),
+                why: format!("recognised, not read: {what}"),
+                failed: false,
+                partly_read: false,
+            }),
+        );
+    }
+    if layout == Layout::Vllm && !is_document(whole, false) {
+        for (i, l) in lines(text).enumerate() {
+            let l = l.trim_ascii();
+            if l.is_empty() {
+                continue;
+            }
+            match loadgen::vllm::read_run(l) {
+                Ok(run) => {
+                    part.tally.parsed += 1;
+                    part.runs.push(run);
+                }
+                Err(e) => sample(&mut part.tally, i as u64 + 1, e.what),
+            }
+        }
+    } else if layout.per_line() {
+        let mut run = Run::new(layout.tool(), stem);
+        for (i, l) in lines(text).enumerate() {
+            let l = l.trim_ascii();
+            if l.is_empty() {
+                continue;
+            }
+            let Ok(v) = tokstat_parsers::json::value::parse(l) else {
+                sample(&mut part.tally, i as u64 + 1, "not JSON");
+                continue;
+            };
+            match loadgen::aiperf::record(&v, run.requests.len() as u64) {
+                Ok(loadgen::aiperf::Record::Request(r)) => {
+                    part.tally.parsed += 1;
+                    run.requests.push(r);
+                }
+                // a warm-up request: recognised, not counted (`other`)
+                Ok(loadgen::aiperf::Record::OtherPhase) => {}
+                Err(_) => sample(&mut part.tally, i as u64 + 1, "not an AIPerf record"),
+            }
+        }
+        if !run.requests.is_empty() {
+            part.runs.push(run);
+        }
     } else {
-        lines(without_bom(&bytes))
-            .enumerate()
-            .map(|(i, l)| (i as u64 + 1, l.trim_ascii()))
-            .filter(|(_, l)| !l.is_empty())
-            .collect()
-    };
-    for (line, doc) in docs {
-        match read_run(doc) {
-            Ok(run) => {
-                part.tally.parsed += 1;
-                part.runs.push(run);
+        let runs = if yaml {
+            loadgen::yaml::parse(whole)
+                .map_err(|e| format!("not YAML: {e}"))
+                .and_then(|v| loadgen::read_value(layout, &v, stem).map_err(|e| e.to_string()))
+        } else {
+            loadgen::read(layout, whole, stem).map_err(|e| e.to_string())
+        };
+        match runs {
+            Ok(runs) => {
+                if layout.has_results() {
+                    part.tally.parsed = total_lines;
+                }
+                part.runs.extend(runs);
             }
             Err(e) => {
-                part.tally.malformed += 1;
-                if part.tally.samples.len() < SAMPLES {
-                    part.tally.samples.push((line, e.what));
-                }
+                part.tally = Tally {
+                    total: total_lines,
+                    malformed: total_lines,
+                    samples: vec![(1, "a result file that cannot be read")],
+                    ..Tally::default()
+                };
+                return (
+                    part,
+                    Some(Skipped {
+                        source: name.to_string(),
+                        why: format!("{tool} result file, not read: {e}"),
+                        failed: true,
+                        partly_read: false,
+                    }),
+                );
             }
         }
     }
-    // every line belongs to a run, a blank, or a bad run
+    // every line belongs to a run, a blank, a recognised line with no result, or a bad run
     part.tally.total = total_lines;
-    part.tally.other = total_lines.saturating_sub(part.tally.parsed + part.tally.malformed);
-    if part.tally.parsed == 1 && part.tally.malformed == 0 {
+    if part.tally.parsed == 1
+        && part.tally.malformed == 0
+        && part.runs.len() == 1
+        && !layout.per_line()
+    {
         part.tally.parsed = total_lines;
-        part.tally.other = 0;
     }
+    part.tally.other = total_lines.saturating_sub(part.tally.parsed + part.tally.malformed);
     (part, None)
+}
+
+fn sample(t: &mut Tally, line: u64, why: &'static str) {
+    t.malformed += 1;
+    if t.samples.len() < SAMPLES {
+        t.samples.push((line, why));
+    }
 }
 
 /// A single JSON document: an array of records (a pretty-printed `json.dump` of a whole

@@ -8,9 +8,9 @@ use crate::ingest::instance::Logs;
 use crate::ingest::progress;
 use crate::ingest::scan::{FileCtx, Tally};
 use crate::ingest::scrapes::Scrapes;
-use tokstat_parsers::bench::Run;
 use tokstat_parsers::completion::Paths;
 use tokstat_parsers::detect::Kind;
+use tokstat_parsers::loadgen::Run;
 
 /// How to read the inputs.
 #[derive(Debug, Clone, Default)]

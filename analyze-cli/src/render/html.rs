@@ -596,19 +596,18 @@ fn bench_runs(b: &mut String, r: &Report) {
             .bench_runs
             .iter()
             .map(|x| {
-                vec![
-                    esc(&x.name),
-                    x.requests.to_string(),
-                    x.errors.to_string(),
-                    opt(x.request_throughput, 2),
-                    opt(x.output_throughput, 1),
-                    opt(x.ttft_p50_ms(), 1),
-                    opt(x.tpot_p50_ms(), 1),
-                    opt(x.e2e_p50_ms(), 1),
-                ]
+                let mut c = super::bench_cells(x);
+                c.truncate(super::BENCH_COLUMNS.len() - 1);
+                c.iter().map(|v| esc(v)).collect()
             })
             .collect();
-        b.push_str(&table(&super::BENCH_COLUMNS[..8], &rows));
+        b.push_str(&table(
+            &super::BENCH_COLUMNS[..super::BENCH_COLUMNS.len() - 1],
+            &rows,
+        ));
+        if super::any_recomputed(&r.bench_runs) {
+            let _ = write!(b, "<p>{}</p>", esc(super::RECOMPUTED_NOTE));
+        }
         b.push_str("</section>");
     }
 }

@@ -460,20 +460,13 @@ fn write_bench_runs(out: &mut dyn Write, r: &Report) -> io::Result<()> {
         writeln!(out, "### Benchmark runs\n")?;
         let mut g = Gfm::new(&super::BENCH_COLUMNS);
         for run in &r.bench_runs {
-            g.row(vec![
-                run.name.clone(),
-                run.completed
-                    .map_or(run.requests.to_string(), |c| group(c as u64)),
-                run.errors.to_string(),
-                opt(run.request_throughput, 2),
-                opt(run.output_throughput, 1),
-                opt(run.ttft_p50_ms(), 1),
-                opt(run.tpot_p50_ms(), 1),
-                opt(run.e2e_p50_ms(), 1),
-                opt(run.goodput, 3),
-            ]);
+            g.row(super::bench_cells(run));
         }
         g.write(out)?;
+        if super::any_recomputed(&r.bench_runs) {
+            writeln!(out, "\n{}", super::RECOMPUTED_NOTE)?;
+        }
+        super::bench_notes(out, &r.bench_runs, "- ")?;
     }
     Ok(())
 }

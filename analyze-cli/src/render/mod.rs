@@ -189,17 +189,177 @@ pub fn instance_cells(i: &crate::report::InstanceReport) -> Vec<String> {
 
 /// The benchmark runs table's columns, as every renderer heads them (HTML leaves out the
 /// last, goodput).
-pub const BENCH_COLUMNS: [&str; 9] = [
+pub const BENCH_COLUMNS: [&str; 12] = [
     "run",
+    "tool",
+    "load",
     "requests",
     "failed",
     "req/s",
     "output tok/s",
     "TTFT p50 ms",
+    "TTFT p99 ms",
     "TPOT p50 ms",
     "E2E p50 ms",
     "goodput req/s",
 ];
+
+/// One benchmark run's row of the runs table, in [`BENCH_COLUMNS`]. A rate tokstat
+/// recomputed from per-request rows (the file states none) ends in `*`.
+pub fn bench_cells(run: &crate::analysis::bench::RunReport) -> Vec<String> {
+    use num::{group, opt};
+    let count = |v: Option<f64>| v.map_or("–".into(), |c| group(c.round() as u64));
+    let ours = |stated: Option<f64>, mine: Option<f64>, d: usize| match (stated, mine) {
+        (Some(v), _) => opt(Some(v), d),
+        (None, Some(v)) => format!("{}*", opt(Some(v), d)),
+        _ => "–".into(),
+    };
+    let p99 = |s: &Option<crate::analysis::quantile::Summary>, stated: Option<f64>| {
+        s.as_ref().map(|s| s.p99).or(stated)
+    };
+    let tool = match &run.tool_version {
+        Some(v) => format!("{} {v}", run.tool),
+        None => run.tool.to_string(),
+    };
+    vec![
+        run.name.clone(),
+        tool,
+        load(run),
+        count(run.total()),
+        count(run.failures()),
+        ours(
+            run.request_throughput,
+            run.recomputed.map(|r| r.request_throughput),
+            2,
+        ),
+        ours(
+            run.output_throughput,
+            run.recomputed.and_then(|r| r.output_throughput),
+            1,
+        ),
+        opt(run.ttft_p50_ms(), 1),
+        opt(p99(&run.ttft_ms, run.p99_ttft_ms), 1),
+        opt(run.tpot_p50_ms(), 1),
+        opt(run.e2e_p50_ms(), 1),
+        opt(run.goodput, 3),
+    ]
+}
+
+/// The load a run was under, in few words: `c8` (a concurrency limit), `5 req/s`, `inf
+/// req/s` (all at once), both, or `–`.
+pub fn load(run: &crate::analysis::bench::RunReport) -> String {
+    let rate = run.request_rate.map(|r| {
+        if r.is_infinite() {
+            "inf req/s".to_string()
+        } else {
+            format!("{} req/s", num::trim(r, 2))
+        }
+    });
+    let conc = run.max_concurrency.map(|c| format!("c{}", num::trim(c, 0)));
+    match (conc, rate) {
+        (Some(c), Some(r)) => format!("{c} · {r}"),
+        (Some(c), None) => c,
+        (None, Some(r)) => r,
+        (None, None) => "–".into(),
+    }
+}
+
+/// Whether any run's row holds a rate tokstat recomputed (the `*` of [`bench_cells`]).
+pub fn any_recomputed(runs: &[crate::analysis::bench::RunReport]) -> bool {
+    runs.iter().any(|r| {
+        r.recomputed.is_some() && (r.request_throughput.is_none() || r.output_throughput.is_none())
+    })
+}
+
+/// The notes under a runs table, one per line after `bullet`: where each tool's files came
+/// from (tool, version, model, endpoint, streaming), where its definitions differ from
+/// tokstat's, and each run's stated rates beside tokstat's recomputed ones.
+pub fn bench_notes(
+    out: &mut dyn std::io::Write,
+    runs: &[crate::analysis::bench::RunReport],
+    bullet: &str,
+) -> std::io::Result<()> {
+    let mut seen: Vec<String> = Vec::new();
+    for r in runs {
+        let mut parts = vec![match &r.tool_version {
+            Some(v) => format!("{} {v}", r.tool),
+            None => format!("{} (version not stamped)", r.tool),
+        }];
+        parts.extend(r.model.as_ref().map(|m| format!("model {m}")));
+        parts.extend(r.endpoint.clone());
+        parts.extend(
+            r.streaming
+                .map(|s| if s { "streaming" } else { "not streaming" }.to_string()),
+        );
+        parts.extend(r.strategy.as_ref().map(|s| format!("strategy {s}")));
+        let line = parts.join(" · ");
+        if !seen.contains(&line) {
+            writeln!(out, "{bullet}{line}")?;
+            seen.push(line);
+        }
+    }
+    let mut tools: Vec<&str> = Vec::new();
+    for r in runs {
+        if r.definitions.is_empty() || tools.contains(&r.tool) {
+            continue;
+        }
+        tools.push(r.tool);
+        for d in r.definitions {
+            writeln!(out, "{bullet}{}: {d}", r.tool)?;
+        }
+    }
+    for r in runs {
+        let key = |figure: &str| {
+            r.stated
+                .iter()
+                .find(|s| s.figure.as_deref() == Some(figure))
+                .map(|s| s.key.as_str())
+        };
+        let mut parts = Vec::new();
+        for (figure, value, unit, d) in [
+            ("request_throughput", r.request_throughput, "req/s", 2),
+            ("output_throughput", r.output_throughput, "output tok/s", 1),
+        ] {
+            if let (Some(v), Some(k)) = (value, key(figure)) {
+                parts.push(format!("{} {unit} ({k})", num::opt(Some(v), d)));
+            }
+        }
+        // rates the tool defines its own way, under its names
+        let own: Vec<String> = r
+            .stated
+            .iter()
+            .filter(|s| s.figure.is_none() && (s.unit.contains("/sec") || s.unit.contains("/s")))
+            .filter(|s| {
+                s.key.ends_with(".mean") || s.key.ends_with("_mean") || !s.key.contains('.')
+            })
+            .map(|s| format!("{} {}", s.key, num::opt(Some(s.value), 2)))
+            .collect();
+        let mine = r.recomputed.map(|m| {
+            format!(
+                "tokstat's over the per-request rows: {} req/s, {} output tok/s over {}",
+                num::opt(Some(m.request_throughput), 2),
+                num::opt(m.output_throughput, 1),
+                num::duration(m.span_s)
+            )
+        });
+        if parts.is_empty() || (own.is_empty() && mine.is_none()) {
+            continue;
+        }
+        let mut line = format!("{bullet}{}: {}", r.name, parts.join(", "));
+        if !own.is_empty() {
+            line.push_str(&format!("; {}'s own: {}", r.tool, own.join(", ")));
+        }
+        if let Some(m) = mine {
+            line.push_str(&format!("; {m}"));
+        }
+        writeln!(out, "{line}")?;
+    }
+    Ok(())
+}
+
+/// The note under a runs table with recomputed rates.
+pub const RECOMPUTED_NOTE: &str =
+    "* tokstat's own: successful requests (or their output tokens) over the span from the first request sent to the last response, from the file's per-request rows";
 
 /// The columns of the scrapes' engines side by side, as every renderer heads them.
 pub const RANK_COLUMNS: [&str; 10] = [

@@ -15,6 +15,16 @@ pub fn opt(v: Option<f64>, d: usize) -> String {
     }
 }
 
+/// A number with at most `d` decimals and no trailing zeros: `8` (not `8.00`), `2.5`.
+pub fn trim(v: f64, d: usize) -> String {
+    let s = format!("{v:.d$}");
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
+}
+
 /// Seconds for people: `6.0s` under a minute, else whole seconds as humantime writes them
 /// (`4m 5s`, `1h 2m 3s`).
 pub fn duration(secs: f64) -> String {

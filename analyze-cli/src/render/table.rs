@@ -706,20 +706,21 @@ fn write_completions(out: &mut dyn Write, r: &CompletionsReport) -> io::Result<(
 
 fn write_runs(out: &mut dyn Write, runs: &[RunReport]) -> io::Result<()> {
     writeln!(out, "Benchmark runs: {}", runs.len())?;
+    let goodput = runs.iter().any(|r| r.goodput.is_some());
+    let columns = &super::BENCH_COLUMNS[..super::BENCH_COLUMNS.len() - usize::from(!goodput)];
+    let mut t = table(columns.to_vec());
     for run in runs {
-        writeln!(
-            out,
-            "{} · {} requests ({} failed) · {} · {} req/s · {} output tok/s",
-            run.name,
-            run.completed
-                .map(|c| group(c as u64))
-                .or((run.requests > 0).then(|| group(run.requests as u64)))
-                .unwrap_or_else(|| "–".into()),
-            run.errors,
-            run.duration_s.map_or("–".into(), duration),
-            opt(run.request_throughput, 2),
-            opt(run.output_throughput, 1)
-        )?;
+        let mut cells = super::bench_cells(run);
+        cells.truncate(columns.len());
+        t.add_row(cells);
+    }
+    right_align(&mut t, 3, columns.len());
+    writeln!(out, "{t}")?;
+    if super::any_recomputed(runs) {
+        writeln!(out, "{}", super::RECOMPUTED_NOTE)?;
+    }
+    super::bench_notes(out, runs, "  ")?;
+    for run in runs {
         let rows = [
             ("TTFT", &run.ttft_ms),
             ("TPOT", &run.tpot_ms),
@@ -727,6 +728,15 @@ fn write_runs(out: &mut dyn Write, runs: &[RunReport]) -> io::Result<()> {
             ("E2E", &run.e2e_ms),
         ];
         if rows.iter().any(|(_, s)| s.is_some()) {
+            writeln!(
+                out,
+                "{} · {} request rows · {} failed ({} cancelled) · {}",
+                run.name,
+                group(run.requests.unwrap_or(0) as u64),
+                group(run.errors.unwrap_or(0) as u64),
+                group(run.cancelled.unwrap_or(0) as u64),
+                run.duration_s.map_or("–".into(), duration),
+            )?;
             let mut t = table(vec!["ms", "n", "p50", "p90", "p95", "p99", "max", "mean"]);
             for (name, s) in rows {
                 if let Some(row) = summary_row(name, s, 1) {
@@ -735,14 +745,12 @@ fn write_runs(out: &mut dyn Write, runs: &[RunReport]) -> io::Result<()> {
             }
             right_align(&mut t, 1, 8);
             writeln!(out, "{t}")?;
-        } else {
+        } else if run.requests_sampled {
             writeln!(
                 out,
-                "  no per-request lists in this file; its medians: TTFT {} ms · TPOT {} ms · ITL {} ms · E2E {} ms",
-                opt(run.median_ttft_ms, 1),
-                opt(run.median_tpot_ms, 1),
-                opt(run.median_itl_ms, 1),
-                opt(run.median_e2e_ms, 1)
+                "{}: its {} request rows are a sample; the figures above are the file's",
+                run.name,
+                group(run.requests.unwrap_or(0) as u64)
             )?;
         }
         if let (Some(g), Some(share)) = (run.goodput, run.goodput_share) {

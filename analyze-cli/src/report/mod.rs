@@ -132,7 +132,7 @@ pub struct Samples {
     /// Output tokens of every completion that states them, in input order.
     pub output_tokens: Vec<f64>,
     /// The requests of every benchmark result file.
-    pub requests: Vec<tokstat_parsers::bench::Request>,
+    pub requests: Vec<tokstat_parsers::loadgen::Request>,
 }
 
 impl Report {

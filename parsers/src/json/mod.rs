@@ -21,6 +21,7 @@ type R<T> = Result<T, JsonError>;
 
 mod blocks;
 mod string;
+pub mod value;
 
 use blocks::*;
 pub use string::Str;

@@ -11,9 +11,9 @@ use crate::ingest::inputs::Skipped;
 use crate::ingest::read::{FileRead, Ingested, ReadOptions};
 use crate::ingest::scan::FileCtx;
 use polars::prelude::*;
-use tokstat_parsers::bench::Request;
 use tokstat_parsers::completion::Finish;
 use tokstat_parsers::detect::Kind;
+use tokstat_parsers::loadgen::Request;
 use tokstat_parsers::source::{Data, Input, Source};
 
 pub struct JsonReader;

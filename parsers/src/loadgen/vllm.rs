@@ -1,4 +1,4 @@
-//! Benchmark result files (docs/formats.md §4.4): vLLM `bench serve --save-result` (one JSON
+//! vLLM's and SGLang's benchmark result files (docs/formats.md §4.4): vLLM `bench serve --save-result` (one JSON
 //! object per file, or one per line with `--append-result`) and SGLang `bench_serving`
 //! (one JSON line per run, with a literal `Infinity` request rate).
 //!
@@ -7,6 +7,7 @@
 //! per-request lists (`input_lens`, `output_lens`, `ttfts`, `itls`, `latencies`, `errors`),
 //! which become rows of the `requests` table. Lists are in seconds; summaries in ms.
 
+use super::{Request, Run, Tool};
 use crate::json::{JsonError, Scanner};
 
 /// Whether a record is a benchmark result rather than a completion: it carries the
@@ -18,40 +19,6 @@ pub fn is_bench(record: &[u8]) -> bool {
         || has("\"total_output_tokens\"")
         || has("\"total_output\""))
         && (has("\"duration\"") || has("\"benchmark_duration\"") || has("\"completed\""))
-}
-
-/// One request of a run.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
-pub struct Request {
-    pub index: u64,
-    pub input_len: Option<u64>,
-    pub output_len: Option<u64>,
-    pub ttft_s: Option<f64>,
-    /// Time per output token after the first: (e2e − ttft) / (output − 1).
-    pub tpot_s: Option<f64>,
-    pub itl_mean_s: Option<f64>,
-    pub e2e_s: Option<f64>,
-    pub error: bool,
-}
-
-/// One benchmark run.
-#[derive(Debug, Clone, PartialEq, Default)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
-pub struct Run {
-    /// `backend` / `endpoint_type` and `label` / `tag`, as given.
-    pub name: String,
-    /// Scalar results by key, numbers only (`Infinity` kept as infinity).
-    pub scalars: Vec<(String, f64)>,
-    pub requests: Vec<Request>,
-}
-
-impl Run {
-    /// A scalar result; the first of `keys` present wins (names changed across versions).
-    pub fn get(&self, keys: &[&str]) -> Option<f64> {
-        keys.iter()
-            .find_map(|k| self.scalars.iter().find(|(n, _)| n == k).map(|(_, v)| *v))
-    }
 }
 
 fn numbers(sc: &mut Scanner<'_>) -> Result<Vec<Option<f64>>, JsonError> {
@@ -76,8 +43,17 @@ pub fn read_run(record: &[u8]) -> Result<Run, JsonError> {
     let mut itls: Vec<(f64, usize)> = Vec::new(); // (sum, count) per request
     let mut errors: Vec<bool> = Vec::new();
     let mut names: Vec<String> = Vec::new();
+    let mut sglang = false;
     sc.object(|sc, k| {
         let key = k.decode();
+        // keys only SGLang's writer has (docs/formats.md §4.4)
+        sglang |= matches!(
+            key.as_ref(),
+            "dataset_name"
+                | "sharegpt_output_len"
+                | "total_output_retokenized"
+                | "total_output_tokens_retokenized"
+        );
         match key.as_ref() {
             "input_lens" => inputs = numbers(sc)?,
             "output_lens" => outputs = numbers(sc)?,
@@ -97,6 +73,13 @@ pub fn read_run(record: &[u8]) -> Result<Run, JsonError> {
             "backend" | "endpoint_type" | "label" | "tag" | "model_id" => {
                 if let Some(s) = sc.opt_string()? {
                     let s = s.decode().into_owned();
+                    match key.as_ref() {
+                        "model_id" => run.setup.model = Some(s.clone()),
+                        "endpoint_type" | "backend" if run.setup.endpoint.is_none() => {
+                            run.setup.endpoint = Some(s.clone())
+                        }
+                        _ => {}
+                    }
                     if !names.contains(&s) {
                         names.push(s);
                     }
@@ -122,6 +105,11 @@ pub fn read_run(record: &[u8]) -> Result<Run, JsonError> {
     })?;
     sc.end()?;
     run.name = names.join(" · ");
+    run.tool = if sglang {
+        Tool::SglangBench
+    } else {
+        Tool::VllmBench
+    };
     let n = inputs
         .len()
         .max(outputs.len())
@@ -154,6 +142,7 @@ pub fn read_run(record: &[u8]) -> Result<Run, JsonError> {
             itl_mean_s: itl.filter(|_| !error),
             e2e_s: e2e.filter(|_| !error),
             error,
+            ..Request::default()
         });
     }
     Ok(run)

@@ -1,0 +1,55 @@
+"""A deterministic OpenAI-compatible server for load generators: TTFT 40 ms, one token
+every 8 ms, output = max_tokens (default 64); every 10th request by arrival fails 500."""
+import json, sys, time, threading, itertools
+from http.server import ThreadingHTTPServer, BaseHTTPRequestHandler
+counter = itertools.count()
+FAIL_EVERY = int(sys.argv[2]) if len(sys.argv) > 2 else 0
+class H(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    def log_message(self, *a): pass
+    def _json(self, code, obj):
+        b = json.dumps(obj).encode()
+        self.send_response(code); self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(b))); self.end_headers(); self.wfile.write(b)
+    def do_GET(self):
+        if self.path.startswith("/v1/models"):
+            return self._json(200, {"object": "list", "data": [{"id": "mock-model", "object": "model"}]})
+        if self.path.startswith("/health"):
+            return self._json(200, {})
+        self._json(404, {"error": "not found"})
+    def do_POST(self):
+        n = int(self.headers.get("Content-Length", 0)); body = json.loads(self.rfile.read(n) or b"{}")
+        k = next(counter)
+        if FAIL_EVERY and k % FAIL_EVERY == FAIL_EVERY - 1:
+            time.sleep(0.01)
+            return self._json(500, {"error": {"message": "mock failure", "type": "server_error"}})
+        chat = "chat" in self.path
+        out = int(body.get("max_completion_tokens") or body.get("max_tokens") or 64)
+        prompt = body.get("messages") or body.get("prompt") or ""
+        ptoks = max(1, len(json.dumps(prompt)) // 4)
+        stream = body.get("stream", False)
+        obj = "chat.completion" if chat else "text_completion"
+        usage = {"prompt_tokens": ptoks, "completion_tokens": out, "total_tokens": ptoks + out}
+        time.sleep(0.040)
+        if not stream:
+            time.sleep(0.008 * (out - 1))
+            ch = {"index": 0, "finish_reason": "length"}
+            if chat: ch["message"] = {"role": "assistant", "content": " tok" * out}
+            else: ch["text"] = " tok" * out
+            return self._json(200, {"id": f"r{k}", "object": obj, "created": int(time.time()), "model": "mock-model", "choices": [ch], "usage": usage})
+        self.send_response(200); self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache"); self.send_header("Connection", "close"); self.end_headers()
+        def send(o):
+            self.wfile.write(b"data: " + json.dumps(o).encode() + b"\n\n"); self.wfile.flush()
+        for i in range(out):
+            if i: time.sleep(0.008)
+            ch = {"index": 0, "finish_reason": "length" if i == out - 1 else None}
+            if chat: ch["delta"] = {"content": " tok"} if i else {"role": "assistant", "content": " tok"}
+            else: ch["text"] = " tok"
+            send({"id": f"r{k}", "object": obj + (".chunk" if chat else ""), "created": int(time.time()), "model": "mock-model", "choices": [ch]})
+        inc = (body.get("stream_options") or {}).get("include_usage")
+        if inc: send({"id": f"r{k}", "object": obj + (".chunk" if chat else ""), "model": "mock-model", "choices": [], "usage": usage})
+        self.wfile.write(b"data: [DONE]\n\n"); self.wfile.flush()
+        self.close_connection = True
+ThreadingHTTPServer.daemon_threads = True
+ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_forever()
