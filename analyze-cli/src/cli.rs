@@ -221,7 +221,9 @@ pub struct DemoArgs {
 #[derive(Debug, Args)]
 pub struct CompareArgs {
     /// Runs: a folder, a file or a glob each; `label=path` names one (else its last path
-    /// component does). The first is the baseline.
+    /// component does). The first is the baseline. `path#N` or `path#NAME` takes one
+    /// benchmark of a result file that holds several — the Nth from 1, or the one named so
+    /// (`benchmarks.json#concurrent@4`, `results/#stage_3`); `tokstat report` lists them.
     #[arg(required = true, value_name = "RUN")]
     pub runs: Vec<String>,
     /// A change smaller than this share of the baseline reads `~`, significant or not.

@@ -64,10 +64,14 @@ fn every_fixture_line_is_parsed_other_or_malformed() {
         // a file recognised as holding no results (a load generator's inputs or settings) is
         // accounted for and said so, not failed
         assert!(
-            r["skipped"].as_array().unwrap().iter().all(|s| s["failed"] == false
-                && s["reason"]
-                    .as_str()
-                    .is_some_and(|r| r.starts_with("recognised, not read"))),
+            r["skipped"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|s| s["failed"] == false
+                    && s["reason"]
+                        .as_str()
+                        .is_some_and(|r| r.starts_with("recognised, not read"))),
             "{p}: {}",
             r["skipped"]
         );

@@ -215,6 +215,37 @@ fn recompute(rs: &[Request]) -> Option<Recomputed> {
     })
 }
 
+/// The runs a report covers: all, or the one `pick` names — its place from 1, or its name.
+/// An unknown pick is an error listing the runs there are.
+pub fn select<'a>(runs: &'a [Run], pick: Option<&str>) -> Result<Vec<&'a Run>, String> {
+    let Some(pick) = pick else {
+        return Ok(runs.iter().collect());
+    };
+    let found = match pick.parse::<usize>() {
+        Ok(n) if n >= 1 => runs.get(n - 1),
+        _ => runs.iter().find(|r| r.name == pick),
+    };
+    match found {
+        Some(r) => Ok(vec![r]),
+        None => {
+            let names: Vec<String> = runs
+                .iter()
+                .enumerate()
+                .map(|(i, r)| format!("{} {}", i + 1, r.name))
+                .collect();
+            Err(if names.is_empty() {
+                format!("#{pick}: the inputs hold no benchmark run to pick from")
+            } else {
+                format!(
+                    "#{pick}: no such benchmark; the inputs hold {} ({}): give its number or its name",
+                    names.len(),
+                    names.join(", ")
+                )
+            })
+        }
+    }
+}
+
 /// Summarises one run.
 pub fn analyze(run: &Run, slo: &Slo) -> RunReport {
     let rs = &run.requests;

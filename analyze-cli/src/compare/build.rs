@@ -8,32 +8,48 @@ use rayon::prelude::*;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-/// One run to compare: its label and what it is read from.
+/// One run to compare: its label, what it is read from, and which benchmark of its result
+/// files it is (all when `None`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RunSpec {
     pub label: String,
     pub inputs: Vec<String>,
+    pub benchmark: Option<String>,
 }
 
 impl RunSpec {
     /// `label=path` names a run; a bare path (a folder, a file or a glob) is named after its
-    /// last component.
+    /// last component. `path#N` or `path#NAME` takes one benchmark of the path's result
+    /// files (a path that exists with its `#` is taken whole).
     pub fn parse(arg: &str) -> RunSpec {
-        if let Some((label, path)) = arg.split_once('=') {
-            if !label.is_empty() && !label.contains('/') && !path.is_empty() {
-                return RunSpec {
-                    label: label.to_string(),
-                    inputs: vec![path.to_string()],
-                };
+        let (label, path) = match arg.split_once('=') {
+            Some((label, path))
+                if !label.is_empty() && !label.contains('/') && !path.is_empty() =>
+            {
+                (Some(label.to_string()), path)
             }
-        }
-        let trimmed = arg.trim_end_matches('/');
-        let label = Path::new(trimmed)
-            .file_name()
-            .map_or_else(|| arg.to_string(), |n| n.to_string_lossy().into_owned());
+            _ => (None, arg),
+        };
+        let (path, benchmark) = match path.rsplit_once('#') {
+            Some((p, b)) if !p.is_empty() && !b.is_empty() && !Path::new(path).exists() => {
+                (p, Some(b.to_string()))
+            }
+            _ => (path, None),
+        };
+        let label = label.unwrap_or_else(|| {
+            let trimmed = path.trim_end_matches('/');
+            let base = Path::new(trimmed)
+                .file_name()
+                .map_or_else(|| path.to_string(), |n| n.to_string_lossy().into_owned());
+            match &benchmark {
+                Some(b) => format!("{base}#{b}"),
+                None => base,
+            }
+        });
         RunSpec {
             label,
-            inputs: vec![arg.to_string()],
+            inputs: vec![path.to_string()],
+            benchmark,
         }
     }
 }
@@ -103,11 +119,30 @@ fn whole_run<'a>(
                 format!("{x}")
             }
         };
+        add(
+            "load generator",
+            match &b.tool_version {
+                Some(v) => format!("{} {v}", b.tool),
+                None => b.tool.to_string(),
+            },
+        );
         if let Some(c) = b.max_concurrency {
             add("bench max_concurrency", number(c));
         }
         if let Some(r) = b.request_rate {
             add("bench request_rate", number(r));
+        }
+        if let Some(n) = b.num_prompts {
+            add("bench requests sent", number(n));
+        }
+        if let Some(m) = &b.model {
+            add("model", m.clone());
+        }
+        if let Some(e) = &b.endpoint {
+            add("bench endpoint", e.clone());
+        }
+        if let Some(st) = b.streaming {
+            add("bench streaming", st.to_string());
         }
     }
     Unit {
@@ -221,6 +256,7 @@ pub fn build(opts: &Options) -> Result<Comparison> {
         .map(|run| {
             let o = report::Options {
                 inputs: run.inputs.clone(),
+                benchmark: run.benchmark.clone(),
                 ..opts.report.clone()
             };
             report::build_with_samples(&o).map_err(|e| anyhow::anyhow!("{}: {e:#}", run.label))

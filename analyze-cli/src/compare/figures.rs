@@ -208,6 +208,17 @@ fn figures() -> Vec<Compared> {
             Some((c.finish_reasons.get("error").copied().unwrap_or(0), c.count))
         }),
     });
+    v.push(Compared {
+        name: "request failure rate",
+        unit: "share",
+        better_when: Lower,
+        source: Source::Proportion(|u| {
+            let runs = &u.report.bench_runs;
+            let failed: Option<f64> = runs.iter().map(|b| b.failures()).sum();
+            let total: Option<f64> = runs.iter().map(|b| b.total()).sum();
+            Some((failed?.round() as u64, total?.round() as u64))
+        }),
+    });
     // per-request latencies, each with the result file's (or console summary's) own median
     // and p99 where there are no per-request lists
     let latencies: [(&str, &str, ValuesOf, ValueOf, ValueOf); 4] = [
@@ -254,13 +265,13 @@ fn figures() -> Vec<Compared> {
         name: "request throughput",
         unit: "req/s",
         better_when: Higher,
-        source: Source::Point(|u| bench_point(u, |b| b.request_throughput)),
+        source: Source::Point(|u| bench_point(u, |b| b.req_per_s())),
     });
     v.push(Compared {
         name: "output token throughput",
         unit: "tok/s",
         better_when: Higher,
-        source: Source::Point(|u| bench_point(u, |b| b.output_throughput)),
+        source: Source::Point(|u| bench_point(u, |b| b.out_tok_per_s())),
     });
     v.push(Compared {
         name: "goodput",

@@ -82,9 +82,30 @@ pub fn sentences(units: &[Unit<'_>], rows: &[FigureRow], prov: &Provenance) -> V
                     }
                 }
             }
+            s.push_str(&tools(base, u));
             s
         })
         .collect()
+}
+
+/// A caution when the runs were measured by different load generators: a difference may
+/// be the tools' (their definitions, their own overhead), not the server's.
+fn tools(base: &Unit<'_>, u: &Unit<'_>) -> String {
+    let of = |x: &Unit<'_>| {
+        x.settings
+            .get("load generator")
+            .cloned()
+            .unwrap_or_default()
+    };
+    let (a, b) = (of(base), of(u));
+    if a.is_empty() || b.is_empty() || a == b {
+        return String::new();
+    }
+    format!(
+        " Measured by different load generators ({} → {}): their definitions differ (see each run's notes in `tokstat report`) and each adds its own client overhead, so a difference may be the tools', not the server's.",
+        a.join("/"),
+        b.join("/")
+    )
 }
 
 /// Why throughput did not rise (or what limits the compared run), from the runs' hints.

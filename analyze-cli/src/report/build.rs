@@ -42,6 +42,9 @@ pub struct Options {
     pub limits: crate::ingest::Limits,
     /// Of an exported dataset holding several runs, the one to report (`--run`).
     pub run: Option<String>,
+    /// Of the benchmark runs of the result files, the one to report: its place from 1, or
+    /// its name (`compare`'s `path#N`).
+    pub benchmark: Option<String>,
 }
 
 /// Reads the inputs and runs every analysis. Fails only on options that cannot be used or
@@ -154,7 +157,8 @@ pub fn figures(r: &Ingested, opts: &Options) -> Result<(Report, Samples)> {
         incidents: &incidents,
     });
     let slo = opts.slo.unwrap_or_default();
-    let bench_runs = r.runs.iter().map(|run| bench::analyze(run, &slo)).collect();
+    let runs = bench::select(&r.runs, opts.benchmark.as_deref()).map_err(anyhow::Error::msg)?;
+    let bench_runs = runs.iter().map(|run| bench::analyze(run, &slo)).collect();
     let samples = Samples {
         output_tokens: r
             .completions
@@ -162,8 +166,7 @@ pub fn figures(r: &Ingested, opts: &Options) -> Result<(Report, Samples)> {
             .filter_map(|c| c.completion_tokens.get())
             .map(|t| t as f64)
             .collect(),
-        requests: r
-            .runs
+        requests: runs
             .iter()
             .flat_map(|run| run.requests.iter().copied())
             .collect(),

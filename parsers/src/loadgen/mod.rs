@@ -168,6 +168,8 @@ pub struct Run {
     /// the scalars' own).
     pub stated: Vec<Stated>,
     pub requests: Vec<Request>,
+    /// The files it was read from.
+    pub files: Vec<String>,
     /// The requests are a sample of the run's (GuideLLM's `--output-sampling`): their
     /// distributions are not the run's; the file's own figures are.
     pub requests_sampled: bool,

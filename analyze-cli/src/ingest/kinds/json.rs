@@ -26,7 +26,10 @@ fn add(into: &mut Ingested, input: &Input, part: JsonPart, err: Option<Skipped>)
             .push((into.files.len(), part.rows.len()));
     }
     into.completions.extend(part.rows);
-    into.runs.extend(part.runs);
+    into.runs.extend(part.runs.into_iter().map(|mut r| {
+        r.files.push(input.display());
+        r
+    }));
     into.dropped_choices += part.dropped_choices;
     into.unknown_records += part.unknown;
     into.files.push(FileRead {
@@ -78,6 +81,10 @@ impl Reader for JsonReader {
         into.dropped_choices += std::mem::take(&mut other.dropped_choices);
         into.unknown_records += std::mem::take(&mut other.unknown_records);
         into.runs.append(&mut other.runs);
+    }
+
+    fn finish(&self, read: &mut Ingested, _interval_s: Option<f64>) {
+        tokstat_parsers::loadgen::aiperf::join(&mut read.runs);
     }
 
     fn tables(&self, read: &Ingested) -> PolarsResult<Vec<(&'static str, DataFrame)>> {
