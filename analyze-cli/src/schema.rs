@@ -204,15 +204,19 @@ pub const TABLES: &[(&str, &[Column])] = &[
     (
         "requests",
         &[
-            ("run", "str", "the benchmark run (backend / label)"),
-            ("request", "u64", "place in the result file"),
+            ("tool", "str", "the load generator that wrote the file (vllm bench serve, AIPerf, GuideLLM, inference-perf, LLMPerf, genai-bench, …)"),
+            ("run", "str", "the benchmark run (backend / label, strategy, stage)"),
+            ("request", "u64", "place in the run"),
             ("input_tokens", "u64", "prompt tokens"),
             ("output_tokens", "u64", "tokens generated"),
             ("ttft_ms", "f64", "time to first token"),
             ("tpot_ms", "f64", "time per output token after the first"),
             ("itl_ms", "f64", "mean inter-token latency"),
             ("e2e_ms", "f64", "end-to-end latency"),
-            ("error", "bool", "the request failed"),
+            ("error", "bool", "the request failed (the tool's error fields, or cancelled)"),
+            ("cancelled", "bool", "the client cancelled it (AIPerf's was_cancelled, GuideLLM's incomplete)"),
+            ("start", "datetime", "when it was sent, where the tool records it"),
+            ("end", "datetime", "when its last byte came, where the tool records it"),
         ],
     ),
 ];

@@ -11,6 +11,7 @@ mod export;
 mod hints;
 mod incidents;
 mod json_keys;
+mod loadgen;
 mod metrics;
 mod pulse;
 mod server;

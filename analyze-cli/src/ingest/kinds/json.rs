@@ -146,19 +146,30 @@ fn finish(f: Finish) -> &'static str {
     }
 }
 
-/// One row per request of a benchmark result file, times in milliseconds.
+/// One row per request of every load generator's result files, in one schema: the tool and
+/// the run, latencies in milliseconds, when it was sent and ended.
 pub fn requests(read: &Ingested) -> PolarsResult<DataFrame> {
-    let rows: Vec<(&str, &Request)> = read
+    let rows: Vec<(&str, &Request, &str)> = read
         .runs
         .iter()
-        .flat_map(|run| run.requests.iter().map(move |r| (run.name.as_str(), r)))
+        .flat_map(|run| {
+            run.requests
+                .iter()
+                .map(move |r| (run.name.as_str(), r, run.tool.name()))
+        })
         .collect();
+    let at = |f: fn(&Request) -> Option<f64>| {
+        rows.iter()
+            .map(|(_, r, _)| f(r).map(|s| (s * 1000.0).round() as i64))
+            .collect::<Vec<_>>()
+    };
     let ms = |f: fn(&Request) -> Option<f64>| {
         rows.iter()
-            .map(|(_, r)| f(r).map(|s| s * 1000.0))
+            .map(|(_, r, _)| f(r).map(|s| s * 1000.0))
             .collect::<Vec<_>>()
     };
     DataFrame::new_infer_height(vec![
+        Column::new("tool".into(), rows.iter().map(|r| r.2).collect::<Vec<_>>()),
         Column::new("run".into(), rows.iter().map(|r| r.0).collect::<Vec<_>>()),
         Column::new(
             "request".into(),
@@ -180,5 +191,11 @@ pub fn requests(read: &Ingested) -> PolarsResult<DataFrame> {
             "error".into(),
             rows.iter().map(|r| r.1.error).collect::<Vec<_>>(),
         ),
+        Column::new(
+            "cancelled".into(),
+            rows.iter().map(|r| r.1.cancelled).collect::<Vec<_>>(),
+        ),
+        datetime_opt("start", at(|r| r.start_s))?,
+        datetime_opt("end", at(|r| r.end_s))?,
     ])
 }

@@ -1,0 +1,348 @@
+//! Load generators' result files (issue 41): every figure each real file states is
+//! reproduced exactly, counts of requests, errors and cancellations come from each tool's
+//! own fields, and runs of different tools compare. The files and where they came from:
+//! `fixtures/formats/loadgen/README.md`.
+
+use serde_json::Value;
+use tokstat_tests::{fixture, tokstat};
+
+fn report(paths: &[&str]) -> Value {
+    let mut args = vec!["report", "--format", "json"];
+    args.extend_from_slice(paths);
+    let (code, out, err) = tokstat(&args);
+    assert_eq!(code, 0, "{paths:?}: {err}");
+    exact(&out)
+}
+
+/// JSON text as a tree with every number read exactly (serde_json's default reader may be
+/// one unit in the last place off).
+fn exact(text: &str) -> Value {
+    tokstat_parsers::json::value::parse(text.as_bytes()).unwrap()
+}
+
+/// A file as JSON (YAML files aside), decompressed when it ends in `.zst`.
+fn original(path: &str) -> Value {
+    let bytes = std::fs::read(path).unwrap();
+    let bytes = if path.ends_with(".zst") {
+        zstd::decode_all(&bytes[..]).unwrap()
+    } else {
+        bytes
+    };
+    tokstat_parsers::json::value::parse(&bytes).unwrap()
+}
+
+/// The value at a dotted key of the tool's (`percentiles.p90`, `time_to_first_token.p50`,
+/// or a flat LLMPerf key as a whole).
+fn at<'a>(v: &'a Value, key: &str) -> Option<&'a Value> {
+    if let Some(x) = v.get(key) {
+        return Some(x);
+    }
+    key.split('.').try_fold(v, |v, k| v.get(k))
+}
+
+fn num(v: &Value) -> f64 {
+    match v {
+        Value::String(s) if s == "Infinity" => f64::INFINITY,
+        _ => v.as_f64().unwrap(),
+    }
+}
+
+/// Every figure a run states under a key of the file is the file's value at that key, to
+/// the last digit; returns how many were checked.
+fn stated_as_written(run: &Value, doc: &Value) -> usize {
+    let mut checked = 0;
+    for s in run["stated"].as_array().unwrap() {
+        let key = s["key"].as_str().unwrap();
+        // figures tokstat derives from two of the file's (`a ÷ b`) or reads from settings
+        if key.contains('÷') || key.contains(" = ") || key.starts_with("input_config.") {
+            continue;
+        }
+        let key = key
+            .strip_prefix("strategy.")
+            .map_or(key.to_string(), |k| format!("config.strategy.{k}"));
+        let want = at(doc, &key)
+            .or_else(|| at(doc, &key.replace("config.strategy", "args.strategy")))
+            .or_else(|| at(doc, &format!("metrics.{key}")))
+            .unwrap_or_else(|| panic!("{key} not in the file"));
+        assert_eq!(num(&s["value"]), num(want), "{key}");
+        checked += 1;
+    }
+    checked
+}
+
+#[test]
+fn aiperf_summaries_of_both_layouts_state_the_files_figures() {
+    for (dir, version, requests, failed, model, conc) in [
+        (
+            "0.13.0-c4-cancel",
+            Some("0.13.0"),
+            40.0,
+            13.0,
+            "mock-model",
+            4.0,
+        ),
+        ("0.2.0-c4", None, 40.0, 4.0, "mock-model", 4.0),
+    ] {
+        let path = fixture(&format!(
+            "formats/loadgen/aiperf/{dir}/profile_export_aiperf.json"
+        ));
+        let r = report(&[&path]);
+        let run = &r["bench_runs"][0];
+        assert_eq!(run["tool"], "AIPerf");
+        assert_eq!(run["tool_version"].as_str(), version);
+        assert_eq!(run["model"], model);
+        assert_eq!(run["streaming"], true);
+        assert_eq!(run["max_concurrency"], conc);
+        assert_eq!(run["num_prompts"], 40.0);
+        // request_count is AIPerf's successful requests, error_request_count its failed
+        let doc = original(&path);
+        assert_eq!(run["completed"], doc["request_count"]["avg"]);
+        assert_eq!(run["failed"], doc["error_request_count"]["avg"]);
+        assert_eq!(run["failed"], failed);
+        assert_eq!(
+            run["completed"].as_f64().unwrap() + run["failed"].as_f64().unwrap(),
+            requests
+        );
+        // a summary has no per-request rows: `requests` is absent, never 0
+        assert_eq!(run["requests"], Value::Null);
+        assert_eq!(run["duration_s"], doc["benchmark_duration"]["avg"]);
+        assert_eq!(run["median_ttft_ms"], doc["time_to_first_token"]["p50"]);
+        assert_eq!(run["p99_tpot_ms"], doc["inter_token_latency"]["p99"]);
+        assert_eq!(run["median_e2e_ms"], doc["request_latency"]["p50"]);
+        assert_eq!(
+            run["output_throughput"],
+            doc["output_token_throughput"]["avg"]
+        );
+        let n = stated_as_written(run, &doc);
+        assert!(n > 100, "{dir}: {n} figures checked");
+    }
+}
+
+/// AIPerf's per-request records: every request read, the failed from `error`, the
+/// cancelled from `metadata.was_cancelled` (before: only the errored lines were read, as
+/// completions, "Failures: 100%"). The rows' percentiles are the summary's beside them.
+#[test]
+fn aiperf_records_count_cancelled_and_failed_requests_from_their_fields() {
+    let dir = fixture("formats/loadgen/aiperf/0.13.0-c4-cancel");
+    let r = report(&[&format!("{dir}/profile_export.jsonl")]);
+    let run = &r["bench_runs"][0];
+    assert_eq!(
+        (&run["requests"], &run["errors"], &run["cancelled"]),
+        (&Value::from(40), &Value::from(13), &Value::from(9))
+    );
+    assert_eq!(r["lines"]["parsed"], 40);
+    assert!(r["completions"].is_null(), "records are not completions");
+    let doc = original(&format!("{dir}/profile_export_aiperf.json"));
+    for (ours, theirs) in [
+        ("ttft_ms", "time_to_first_token"),
+        ("tpot_ms", "inter_token_latency"),
+        ("e2e_ms", "request_latency"),
+    ] {
+        for (q, stat) in [("p50", "p50"), ("p90", "p90"), ("p99", "p99")] {
+            let a = run[ours][q].as_f64().unwrap();
+            let b = doc[theirs][stat].as_f64().unwrap();
+            assert!((a - b).abs() <= 1e-9 * b.abs(), "{ours} {q}: {a} vs {b}");
+        }
+    }
+    // the folder: the summary and the records are one run, named after the folder
+    let r = report(&[&dir]);
+    let runs = r["bench_runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 1, "{runs:?}");
+    assert_eq!(runs[0]["name"], "0.13.0-c4-cancel");
+    assert_eq!(
+        (&runs[0]["requests"], &runs[0]["failed"], &runs[0]["model"]),
+        (
+            &Value::from(40),
+            &Value::from(13.0),
+            &Value::from("mock-model")
+        )
+    );
+}
+
+#[test]
+fn guidellm_reports_of_both_layouts_are_one_run_per_benchmark() {
+    for (dir, version, file) in [
+        (
+            "0.8.1-concurrent-1-2-4",
+            Some("0.8.1"),
+            "benchmarks.json.zst",
+        ),
+        ("0.3.1-concurrent-1-2-4", None, "benchmarks.json.zst"),
+    ] {
+        let path = fixture(&format!("formats/loadgen/guidellm/{dir}/{file}"));
+        let r = report(&[&path]);
+        let runs = r["bench_runs"].as_array().unwrap();
+        let names: Vec<&str> = runs.iter().map(|x| x["name"].as_str().unwrap()).collect();
+        assert_eq!(names, ["concurrent@1", "concurrent@2", "concurrent@4"]);
+        let doc = original(&path);
+        for (k, run) in runs.iter().enumerate() {
+            assert_eq!(run["tool"], "GuideLLM");
+            assert_eq!(run["tool_version"].as_str(), version);
+            assert_eq!(run["max_concurrency"], [1.0, 2.0, 4.0][k]);
+            assert_eq!(
+                (&run["requests"], &run["errors"]),
+                (&Value::from(20), &Value::from(2))
+            );
+            assert_eq!(
+                (&run["completed"], &run["failed"]),
+                (&Value::from(18.0), &Value::from(2.0))
+            );
+            let n = stated_as_written(run, &doc["benchmarks"][k]);
+            assert!(n >= 30, "{dir} #{k}: {n} figures checked");
+            // tokstat's rate from the file's totals equals the one over its rows
+            let rows = run["recomputed"]["request_throughput"].as_f64().unwrap();
+            let file = run["request_throughput"].as_f64().unwrap();
+            assert!((rows / file - 1.0).abs() < 0.01, "{rows} vs {file}");
+        }
+    }
+}
+
+#[test]
+fn a_guidellm_yaml_report_reads_as_its_json_twin() {
+    let dir = fixture("formats/loadgen/guidellm/0.8.1-concurrent-1-2-4");
+    let json = report(&[&format!("{dir}/benchmarks.json.zst")]);
+    let yaml = report(&[&format!("{dir}/benchmarks.yaml.zst")]);
+    let strip = |v: &Value| {
+        let mut v = v["bench_runs"].clone();
+        for r in v.as_array_mut().unwrap() {
+            r.as_object_mut().unwrap().remove("stated");
+        }
+        v
+    };
+    assert_eq!(strip(&json), strip(&yaml));
+    assert_eq!(yaml["lines"]["malformed"], 0);
+}
+
+#[test]
+fn an_inference_perf_folder_is_a_sweep_of_its_stages() {
+    let dir = fixture("formats/loadgen/inference-perf/kubecon-vllm-batch_size");
+    let r = report(&[&dir]);
+    let runs = r["bench_runs"].as_array().unwrap();
+    let names: Vec<&str> = runs.iter().map(|x| x["name"].as_str().unwrap()).collect();
+    assert_eq!(
+        names,
+        ["stage_0", "stage_1", "stage_2", "stage_3", "stage_4", "stage_5", "stage_6", "summary"]
+    );
+    for run in runs {
+        let name = run["name"].as_str().unwrap();
+        let doc = original(&format!("{dir}/{name}_lifecycle_metrics.json"));
+        let n = stated_as_written(run, &doc);
+        assert!(n >= 20, "{name}: {n}");
+        assert_eq!(
+            run["completed"],
+            doc["successes"]["count"].as_f64().unwrap()
+        );
+        // seconds in the file, milliseconds in the report
+        let ttft = doc["successes"]["latency"]["time_to_first_token"]["median"]
+            .as_f64()
+            .unwrap();
+        assert!((run["median_ttft_ms"].as_f64().unwrap() - ttft * 1000.0).abs() < 1e-9);
+    }
+    assert_eq!(runs[3]["request_rate"], 111.92);
+    // the server-metrics summary beside them is recognised and said so, not read as a run
+    let skipped = r["skipped"].as_array().unwrap();
+    assert_eq!(skipped.len(), 1);
+    assert!(skipped[0]["reason"]
+        .as_str()
+        .unwrap()
+        .contains("server's Prometheus metrics"));
+}
+
+#[test]
+fn a_genai_bench_run_states_its_figures() {
+    let path = fixture("formats/loadgen/genai-bench/mock_run_data.json");
+    let r = report(&[&path]);
+    let run = &r["bench_runs"][0];
+    assert_eq!(run["tool"], "genai-bench");
+    assert_eq!(run["name"], "D(100,100) c1");
+    let doc = original(&path);
+    assert!(stated_as_written(run, &doc) >= 15);
+    // requests per minute, converted
+    let rpm = doc["aggregated_metrics"]["requests_per_minute"]
+        .as_f64()
+        .unwrap();
+    assert_eq!(run["request_throughput"], rpm / 60.0);
+    assert_eq!(run["requests"], 2);
+}
+
+/// The issue's must-show: one server measured by AIPerf and by GuideLLM (100 requests at
+/// concurrency 8 each), compared: the load generator is listed among what differs and the
+/// verdict says a difference may be the tools'.
+#[test]
+fn two_load_generators_runs_of_one_server_compare() {
+    let dir = fixture("formats/loadgen/cross-tool");
+    let (code, out, err) = tokstat(&[
+        "compare",
+        "--format",
+        "json",
+        &format!("aiperf={dir}/aiperf-c8"),
+        &format!("guidellm={dir}/guidellm-c8"),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let c = exact(&out);
+    let changed: Vec<&str> = c["provenance"]["changed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["key"].as_str().unwrap())
+        .collect();
+    assert!(changed.contains(&"load generator"), "{changed:?}");
+    assert!(c["summary"][0]
+        .as_str()
+        .unwrap()
+        .contains("different load generators"));
+    let fig = |name: &str| {
+        c["figures"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["name"] == name)
+            .unwrap_or_else(|| panic!("{name}"))
+            .clone()
+    };
+    // 10 of 100 failed in each (the server fails every 10th request)
+    assert_eq!(
+        fig("request failure rate")["values"],
+        serde_json::json!([0.1, 0.1])
+    );
+    assert!(fig("TTFT p50")["ci_low"].is_number());
+}
+
+/// `path#N` and `path#NAME` take one benchmark of a sweep; an unknown one lists them.
+#[test]
+fn compare_takes_one_benchmark_of_a_sweep() {
+    let f = fixture("formats/loadgen/guidellm/0.8.1-concurrent-1-2-4/benchmarks.json.zst");
+    let (code, out, err) = tokstat(&[
+        "compare",
+        "--format",
+        "json",
+        &format!("{f}#1"),
+        &format!("{f}#concurrent@4"),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let c = exact(&out);
+    let labels: Vec<&str> = c["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["label"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        labels,
+        ["benchmarks.json.zst#1", "benchmarks.json.zst#concurrent@4"]
+    );
+    let conc = c["provenance"]["changed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["key"] == "bench max_concurrency")
+        .unwrap()
+        .clone();
+    assert_eq!(conc["values"], serde_json::json!([["1"], ["4"]]));
+    let (code, _, err) = tokstat(&["compare", &format!("{f}#1"), &format!("{f}#9")]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("#9: no such benchmark; the inputs hold 3 (1 concurrent@1, 2 concurrent@2, 3 concurrent@4)"),
+        "{err}"
+    );
+}
