@@ -17,6 +17,7 @@ targets!(
     engine_messages,
     json_record,
     kv_pairs,
+    loadgen,
     log_line,
     numbers,
     prometheus,

@@ -346,3 +346,37 @@ fn compare_takes_one_benchmark_of_a_sweep() {
         "{err}"
     );
 }
+
+/// LLMPerf's summary and its individual responses (ray-project/llmperf f1d6bed, run against
+/// the mock server): one run; the figures as written; the rows' TTFT and E2E quantiles are
+/// the summary's (pandas' linear quantiles, as tokstat's).
+#[test]
+fn llmperf_summary_and_responses_are_one_run() {
+    let dir = fixture("formats/loadgen/llmperf/f1d6bed-c4");
+    let r = report(&[&dir]);
+    let runs = r["bench_runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 1, "{runs:?}");
+    let run = &runs[0];
+    assert_eq!(run["name"], "mock-model_100_32");
+    assert_eq!(
+        (&run["requests"], &run["errors"]),
+        (&Value::from(28), &Value::from(0))
+    );
+    let doc = original(&format!("{dir}/mock-model_100_32_summary.json"));
+    assert!(stated_as_written(run, &doc) >= 25);
+    for (ours, theirs) in [("ttft_ms", "ttft_s"), ("e2e_ms", "end_to_end_latency_s")] {
+        for q in ["p50", "p90", "p99"] {
+            let a = run[ours][q].as_f64().unwrap();
+            let b = doc[&format!("results_{theirs}_quantiles_{q}")]
+                .as_f64()
+                .unwrap()
+                * 1000.0;
+            assert!((a - b).abs() <= 1e-9 * b, "{ours} {q}: {a} vs {b}");
+        }
+    }
+    // completed per minute, converted
+    let per_min = doc["results_num_completed_requests_per_min"]
+        .as_f64()
+        .unwrap();
+    assert!((run["request_throughput"].as_f64().unwrap() - per_min / 60.0).abs() < 1e-12);
+}

@@ -177,58 +177,6 @@ fn first_text(v: &Value, path: &[&str], field: &str) -> Option<String> {
     }
 }
 
-/// Joins each AIPerf summary with the per-request records of the same artifact folder: they
-/// are one run, seen twice (the summary's settings and figures, the records' rows). An
-/// AIPerf run is named after its artifact folder (AIPerf names it after the model,
-/// endpoint and load: `mock-model-openai-chat-concurrency8`).
-pub fn join(runs: &mut Vec<Run>) {
-    let folder = |r: &Run| {
-        r.files.first().and_then(|f| {
-            std::path::Path::new(f)
-                .parent()
-                .map(|p| p.to_string_lossy().into_owned())
-        })
-    };
-    for r in runs.iter_mut().filter(|r| r.tool == Tool::AiPerf) {
-        if r.name.is_empty() || r.name.starts_with("profile_export") {
-            let dir = folder(r).and_then(|d| {
-                std::path::Path::new(&d)
-                    .file_name()
-                    .map(|n| n.to_string_lossy().into_owned())
-            });
-            if let Some(d) = dir {
-                r.name = d;
-            }
-        }
-    }
-    let mut k = 0;
-    while k < runs.len() {
-        let records = runs[k].tool == Tool::AiPerf
-            && runs[k].stated.is_empty()
-            && !runs[k].requests.is_empty();
-        let home = folder(&runs[k]);
-        let summary = records
-            .then(|| {
-                runs.iter().position(|s| {
-                    s.tool == Tool::AiPerf
-                        && s.requests.is_empty()
-                        && !s.stated.is_empty()
-                        && folder(s) == home
-                })
-            })
-            .flatten();
-        match summary {
-            Some(j) => {
-                let rec = runs.remove(k);
-                let j = if j > k { j - 1 } else { j };
-                runs[j].requests = rec.requests;
-                runs[j].files.extend(rec.files);
-            }
-            None => k += 1,
-        }
-    }
-}
-
 /// What one line of `profile_export.jsonl` is.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Record {

@@ -20,8 +20,12 @@ pub fn summary(v: &Value) -> Result<Run, LoadgenError> {
             missing: "`results_*` keys".into(),
         });
     }
-    let mut run = Run::new(Tool::LlmPerf, text_at(v, &["name"]).unwrap_or_default());
-    run.setup.version = text_at(v, &["version"]);
+    let name = text_at(v, &["name"]).unwrap_or_default();
+    let mut run = Run::new(
+        Tool::LlmPerf,
+        name.strip_suffix("_summary").unwrap_or(&name),
+    );
+    run.setup.version = text_at(v, &["version"]).map(|v| format!("results {v}"));
     run.setup.model = text_at(v, &["model"]);
     let mut state = |key: &str, unit: &str, figure: Option<&str>| {
         run.state(key, unit, get(key), figure);
@@ -149,4 +153,24 @@ pub fn responses(v: &Value, stem: &str) -> Result<Run, LoadgenError> {
         });
     }
     Ok(run)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::json::value::parse;
+
+    /// The issue's case: responses with an `error_code` are failed requests (read as
+    /// completions before, "Failures: 0.0%").
+    #[test]
+    fn a_response_with_an_error_code_failed() {
+        let doc = br#"[{"error_code": 429, "error_msg": "Too Many Requests", "inter_token_latency_s": 0, "ttft_s": 0, "end_to_end_latency_s": 0, "request_output_throughput_token_per_s": 0, "number_total_tokens": 101, "number_output_tokens": 1, "number_input_tokens": 100},
+            {"error_code": null, "error_msg": "", "inter_token_latency_s": 0.0095, "ttft_s": 0.3, "end_to_end_latency_s": 0.6, "request_output_throughput_token_per_s": 50.0, "number_total_tokens": 131, "number_output_tokens": 31, "number_input_tokens": 100}]"#;
+        let run = responses(&parse(doc).unwrap(), "m_100_32_individual_responses").unwrap();
+        assert_eq!(run.name, "m_100_32");
+        let failed: Vec<bool> = run.requests.iter().map(|r| r.error).collect();
+        assert_eq!(failed, [true, false]);
+        assert_eq!(run.requests[0].ttft_s, None);
+        assert!((run.requests[1].tpot_s.unwrap() - 0.01).abs() < 1e-12);
+    }
 }

@@ -90,7 +90,8 @@ impl Tool {
                 "achieved_rate is the rate requests were sent at, not a completion rate",
             ],
             Tool::LlmPerf => &[
-                "inter_token_latency_s is the sum of a request's gaps divided by all its output tokens (not by the gaps): kept under LLMPerf's name; tokstat's TPOT is recomputed from each request's latency, TTFT and output tokens",
+                "inter_token_latency_s is the whole request's time, TTFT included, divided by its output tokens: kept under LLMPerf's name; tokstat's TPOT is recomputed from each request's latency, TTFT and output tokens",
+                "`version` (2023-08-31) is the results format's, not the tool's",
                 "mean_output_throughput_token_per_s is the output tokens of successful requests over the wall time of the whole test",
             ],
             Tool::GenaiBench => &[
@@ -420,6 +421,61 @@ pub fn read_value(layout: Layout, v: &Value, stem: &str) -> Result<Vec<Run>, Loa
         Layout::GuideLlm => guidellm::report(v),
         Layout::InferencePerfSummary => inference_perf::summary(v, stem).map(|r| vec![r]),
         _ => Ok(Vec::new()),
+    }
+}
+
+/// Joins each summary with the per-request file of the same run: one run seen twice, by
+/// the summary's settings and figures and by the other file's rows. AIPerf writes
+/// `profile_export_aiperf.json` and `profile_export.jsonl` into one artifact folder (a run
+/// is named after the folder, which AIPerf names after the model, endpoint and load);
+/// LLMPerf writes `X_summary.json` and `X_individual_responses.json` side by side.
+pub fn join(runs: &mut Vec<Run>) {
+    let folder = |r: &Run| {
+        r.files.first().and_then(|f| {
+            std::path::Path::new(f)
+                .parent()
+                .map(|p| p.to_string_lossy().into_owned())
+        })
+    };
+    for r in runs.iter_mut().filter(|r| r.tool == Tool::AiPerf) {
+        if r.name.is_empty() || r.name.starts_with("profile_export") {
+            let dir = folder(r).and_then(|d| {
+                std::path::Path::new(&d)
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+            });
+            if let Some(d) = dir {
+                r.name = d;
+            }
+        }
+    }
+    let mut k = 0;
+    while k < runs.len() {
+        let rows = &runs[k];
+        let joins = matches!(rows.tool, Tool::AiPerf | Tool::LlmPerf)
+            && rows.stated.is_empty()
+            && !rows.requests.is_empty();
+        let home = folder(rows);
+        let summary = joins
+            .then(|| {
+                runs.iter().position(|s| {
+                    s.tool == rows.tool
+                        && s.requests.is_empty()
+                        && !s.stated.is_empty()
+                        && folder(s) == home
+                        && (s.tool == Tool::AiPerf || s.name == rows.name)
+                })
+            })
+            .flatten();
+        match summary {
+            Some(j) => {
+                let rec = runs.remove(k);
+                let j = if j > k { j - 1 } else { j };
+                runs[j].requests = rec.requests;
+                runs[j].files.extend(rec.files);
+            }
+            None => k += 1,
+        }
     }
 }
 

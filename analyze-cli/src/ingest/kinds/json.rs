@@ -84,7 +84,7 @@ impl Reader for JsonReader {
     }
 
     fn finish(&self, read: &mut Ingested, _interval_s: Option<f64>) {
-        tokstat_parsers::loadgen::aiperf::join(&mut read.runs);
+        tokstat_parsers::loadgen::join(&mut read.runs);
     }
 
     fn tables(&self, read: &Ingested) -> PolarsResult<Vec<(&'static str, DataFrame)>> {
