@@ -71,8 +71,8 @@ pub fn sniff(head: &[u8]) -> Kind {
     if is_binary(head) {
         return Kind::Binary;
     }
-    // a load generator's YAML result file (GuideLLM), read by the JSON reader
-    if crate::loadgen::yaml::sniff(head).is_some() {
+    // a load generator's YAML or CSV result file, read by the JSON reader
+    if crate::loadgen::yaml::sniff(head).is_some() || crate::loadgen::csv::sniff(head).is_some() {
         return Kind::Json;
     }
     let mut commented = false;

@@ -380,3 +380,64 @@ fn llmperf_summary_and_responses_are_one_run() {
         .unwrap();
     assert!((run["request_throughput"].as_f64().unwrap() - per_min / 60.0).abs() < 1e-12);
 }
+
+/// GenAI-Perf's summary, as its own test suite writes one (perf_analyzer
+/// `genai-perf/tests/test_process_export_files.py`, `mock_gap_profile_data`): its figures,
+/// settings from `input_config`; perf_analyzer's raw export beside it is recognised.
+#[test]
+fn a_genai_perf_summary_states_its_figures() {
+    let dir = fixture("formats/loadgen/genai-perf");
+    let r = report(&[&dir]);
+    let run = &r["bench_runs"][0];
+    assert_eq!(run["tool"], "GenAI-Perf");
+    assert_eq!(run["name"], "mock_gap_profile_data");
+    assert_eq!(run["model"], "small_model");
+    assert_eq!(run["max_concurrency"], 1.0);
+    assert_eq!(
+        (&run["request_throughput"], &run["output_throughput"]),
+        (&Value::from(15.0), &Value::from(200.0))
+    );
+    let doc = original(&format!("{dir}/mock_gap_profile_data_genai_perf.json"));
+    assert!(stated_as_written(run, &doc) >= 4);
+    assert_eq!(run["requests"], Value::Null);
+    let skipped = r["skipped"].as_array().unwrap();
+    assert!(skipped[0]["reason"]
+        .as_str()
+        .unwrap()
+        .contains("perf_analyzer's raw profile export"));
+}
+
+/// AIPerf's CSV summary alone gives the JSON's figures rounded as the CSV writes them (two
+/// decimals); beside the JSON it is the same run and the JSON's figures stand. GuideLLM's
+/// CSV is recognised and not read.
+#[test]
+fn csv_summaries_read_alone_and_yield_to_their_json_twin() {
+    for dir in ["0.13.0-c4-cancel", "0.2.0-c4"] {
+        let dir = fixture(&format!("formats/loadgen/aiperf/{dir}"));
+        let csv = report(&[&format!("{dir}/profile_export_aiperf.csv")]);
+        let json = report(&[&format!("{dir}/profile_export_aiperf.json")]);
+        let (c, j) = (&csv["bench_runs"][0], &json["bench_runs"][0]);
+        for k in [
+            "median_ttft_ms",
+            "p99_ttft_ms",
+            "median_e2e_ms",
+            "request_throughput",
+            "completed",
+            "failed",
+            "duration_s",
+        ] {
+            let (a, b) = (c[k].as_f64().unwrap(), j[k].as_f64().unwrap());
+            assert!((a - b).abs() <= 0.005 + 1e-9, "{dir} {k}: {a} vs {b}");
+        }
+        let both = report(&[&dir]);
+        let runs = both["bench_runs"].as_array().unwrap();
+        assert_eq!(runs.len(), 1);
+        assert_eq!(runs[0]["median_ttft_ms"], j["median_ttft_ms"]);
+        assert_eq!(both["lines"]["other"], 0);
+    }
+    for v in ["0.8.1-concurrent-1-2-4", "0.3.1-concurrent-1-2-4"] {
+        let f = fixture(&format!("formats/loadgen/guidellm/{v}/benchmarks.csv"));
+        let (code, out, _) = tokstat(&["report", "--format", "json", &f]);
+        assert_eq!(code, 1, "{out}");
+    }
+}

@@ -290,7 +290,10 @@ pub fn read_json(input: &Input, mut src: Source, paths: &Paths) -> (JsonPart, Op
         Data::Stream(_) => (&head, head.len() >= HEAD),
     };
     if let Some(layout) = loadgen::yaml::sniff(text) {
-        return read_results(&name, &input.stem(), layout, true, src);
+        return read_results(&name, &input.stem(), layout, Text::Yaml, src);
+    }
+    if let Some(layout) = loadgen::csv::sniff(text) {
+        return read_results(&name, &input.stem(), layout, Text::Csv, src);
     }
     let document = is_document(text, cut);
     let first = without_bom(text)
@@ -299,7 +302,7 @@ pub fn read_json(input: &Input, mut src: Source, paths: &Paths) -> (JsonPart, Op
         .find(|l| !l.is_empty())
         .unwrap_or(b"");
     if let Some(layout) = loadgen::sniff(if document { &head } else { first }) {
-        return read_results(&name, &input.stem(), layout, false, src);
+        return read_results(&name, &input.stem(), layout, Text::Json, src);
     }
     if document {
         return read_document(&name, src, paths);
@@ -333,16 +336,24 @@ fn all_bytes(name: &str, src: Source) -> Result<Vec<u8>, Skipped> {
     })
 }
 
+/// How a result file is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Text {
+    Json,
+    Yaml,
+    Csv,
+}
+
 /// A load generator's result file of `layout` (see [`tokstat_parsers::loadgen`]): vLLM's
 /// and SGLang's one run per line or per file, AIPerf's records one request per line, every
-/// other tool's one document (`yaml`: written as YAML). Every line is accounted for: a document read is all parsed
+/// other tool's one document (written as `text_kind`: JSON, YAML, CSV). Every line is accounted for: a document read is all parsed
 /// lines; one that cannot be read is all malformed, and the file is listed as skipped with
 /// the reason (a result file from which nothing can be read is never a run of 0 requests).
 fn read_results(
     name: &str,
     stem: &str,
     layout: Layout,
-    yaml: bool,
+    text_kind: Text,
     src: Source,
 ) -> (JsonPart, Option<Skipped>) {
     let bytes = match all_bytes(name, src) {
@@ -407,19 +418,26 @@ fn read_results(
             part.runs.push(run);
         }
     } else {
-        let runs = if yaml {
-            loadgen::yaml::parse(whole)
+        let runs = match text_kind {
+            Text::Yaml => loadgen::yaml::parse(whole)
                 .map_err(|e| format!("not YAML: {e}"))
-                .and_then(|v| loadgen::read_value(layout, &v, stem).map_err(|e| e.to_string()))
-        } else {
-            loadgen::read(layout, whole, stem).map_err(|e| e.to_string())
+                .and_then(|v| loadgen::read_value(layout, &v, stem).map_err(|e| e.to_string())),
+            Text::Csv => loadgen::csv::summary(layout, whole)
+                .map(|r| vec![r])
+                .map_err(|e| e.to_string()),
+            Text::Json => loadgen::read(layout, whole, stem).map_err(|e| e.to_string()),
         };
         match runs {
             Ok(runs) => {
-                if layout.has_results() {
-                    part.tally.parsed = total_lines;
-                }
-                part.runs.extend(runs);
+                part.tally.parsed = total_lines;
+                // a run the file gives no name is named after the file
+                let own = stem.strip_suffix("_genai_perf").unwrap_or(stem);
+                part.runs.extend(runs.into_iter().map(|mut r| {
+                    if r.name.is_empty() {
+                        r.name = own.to_string();
+                    }
+                    r
+                }));
             }
             Err(e) => {
                 part.tally = Tally {

@@ -54,7 +54,7 @@ const STATS: [&str; 14] = [
     "value",
 ];
 
-/// Reads a summary (AIPerf or GenAI-Perf).
+/// Reads a summary (AIPerf or GenAI-Perf, told apart by their settings).
 pub fn summary(v: &Value) -> Result<Run, LoadgenError> {
     let cfg = v.get("input_config").unwrap_or(&Value::Null);
     let aiperf = present(v.get("aiperf_version"))
@@ -62,11 +62,19 @@ pub fn summary(v: &Value) -> Result<Run, LoadgenError> {
         || present(cfg.get("phases"))
         || present(cfg.get("models"))
         || text_at(cfg, &["cli_command"]).is_some_and(|c| c.starts_with("aiperf"));
-    let tool = if aiperf {
-        Tool::AiPerf
-    } else {
-        Tool::GenAiPerf
-    };
+    summary_of(
+        v,
+        if aiperf {
+            Tool::AiPerf
+        } else {
+            Tool::GenAiPerf
+        },
+    )
+}
+
+/// Reads a summary written by `tool`.
+pub fn summary_of(v: &Value, tool: Tool) -> Result<Run, LoadgenError> {
+    let cfg = v.get("input_config").unwrap_or(&Value::Null);
     let Some(obj) = v.as_object() else {
         return Err(LoadgenError::Missing {
             tool: tool.name(),

@@ -19,6 +19,7 @@
 //! is absent, never 0.
 
 pub mod aiperf;
+pub mod csv;
 pub mod genai_bench;
 pub mod guidellm;
 pub mod inference_perf;
@@ -268,10 +269,19 @@ pub enum Layout {
     Vllm,
     /// AIPerf's or GenAI-Perf's summary ([`aiperf::summary`]).
     ProfileExport,
+    /// AIPerf's CSV summary ([`csv::summary`]).
+    AiPerfCsv,
+    /// GenAI-Perf's CSV summary ([`csv::summary`]).
+    GenAiPerfCsv,
+    /// GuideLLM's CSV (recognised, not read).
+    GuideLlmCsv,
     /// AIPerf's per-request records, one per line ([`aiperf::record`]).
     AiPerfRecords,
     /// AIPerf's `inputs.json`: the payloads sent, no result (recognised, not read).
     AiPerfInputs,
+    /// perf_analyzer's raw `profile_export.json` under GenAI-Perf: request and response
+    /// times, no token counts and no error field (recognised, not read).
+    PerfAnalyzerExport,
     /// GuideLLM's benchmarks report ([`guidellm::report`]).
     GuideLlm,
     /// inference-perf's summary of a stage or of all ([`inference_perf::summary`]).
@@ -299,6 +309,9 @@ impl Layout {
         match self {
             Layout::Vllm => Tool::VllmBench,
             Layout::ProfileExport | Layout::AiPerfRecords | Layout::AiPerfInputs => Tool::AiPerf,
+            Layout::AiPerfCsv => Tool::AiPerf,
+            Layout::PerfAnalyzerExport | Layout::GenAiPerfCsv => Tool::GenAiPerf,
+            Layout::GuideLlmCsv => Tool::GuideLlm,
             Layout::GuideLlm => Tool::GuideLlm,
             Layout::InferencePerfSummary
             | Layout::InferencePerfRequests
@@ -312,7 +325,11 @@ impl Layout {
     pub fn has_results(self) -> bool {
         !matches!(
             self,
-            Layout::AiPerfInputs | Layout::GenaiBenchMetadata | Layout::InferencePerfServerMetrics
+            Layout::AiPerfInputs
+                | Layout::GenaiBenchMetadata
+                | Layout::InferencePerfServerMetrics
+                | Layout::PerfAnalyzerExport
+                | Layout::GuideLlmCsv
         )
     }
 
@@ -325,6 +342,12 @@ impl Layout {
             ),
             Layout::GenaiBenchMetadata => Some(
                 "genai-bench's experiment metadata: the experiment's settings, no results; read the run files beside it",
+            ),
+            Layout::GuideLlmCsv => Some(
+                "GuideLLM's CSV: the figures of its report in nested column groups; read the benchmarks.json or .yaml GuideLLM writes (`--output-path` or `--output kind=json`)",
+            ),
+            Layout::PerfAnalyzerExport => Some(
+                "perf_analyzer's raw profile export (GenAI-Perf's input): request and response times without token counts or errors; read the _genai_perf.json GenAI-Perf wrote beside it",
             ),
             Layout::InferencePerfServerMetrics => Some(
                 "inference-perf's summary of the server's Prometheus metrics over a stage: the server's view, not the client's; read the stage's lifecycle file, or the Prometheus scrapes themselves",
@@ -350,6 +373,9 @@ pub fn sniff(head: &[u8]) -> Option<Layout> {
         .map(|i| head[i]);
     if has("\"request_start_ns\"") && has("\"metadata\"") {
         return Some(Layout::AiPerfRecords);
+    }
+    if has("\"experiments\"") && has("\"service_kind\"") && has("\"response_timestamps\"") {
+        return Some(Layout::PerfAnalyzerExport);
     }
     if has("\"input_config\"")
         && (has("\"request_throughput\"")
@@ -449,6 +475,19 @@ pub fn join(runs: &mut Vec<Run>) {
             }
         }
     }
+    // a CSV summary beside its JSON twin is the same run, rounded: the JSON is read
+    let csv = |r: &Run| r.files.first().is_some_and(|f| f.contains(".csv"));
+    let twins: Vec<bool> = runs
+        .iter()
+        .map(|r| {
+            csv(r)
+                && runs.iter().any(|j| {
+                    j.tool == r.tool && !csv(j) && !j.stated.is_empty() && folder(j) == folder(r)
+                })
+        })
+        .collect();
+    let mut twin = twins.into_iter();
+    runs.retain(|_| !twin.next().unwrap_or(false));
     let mut k = 0;
     while k < runs.len() {
         let rows = &runs[k];
