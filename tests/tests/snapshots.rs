@@ -119,6 +119,33 @@ fn comparisons() {
     }
 }
 
+/// Load generators' runs in every format: a GuideLLM sweep and one AIPerf run beside it
+/// (the runs table, provenance and definition notes), and their comparison across tools.
+#[test]
+fn load_generator_runs() {
+    let lg = fixtures().join("formats/loadgen");
+    let sweep = lg.join("guidellm/0.8.1-concurrent-1-2-4/benchmarks.json.zst");
+    let aiperf = lg.join("aiperf/0.13.0-c4-cancel");
+    let (a, b) = (
+        format!("aiperf={}", lg.join("cross-tool/aiperf-c8").display()),
+        format!("guidellm={}", lg.join("cross-tool/guidellm-c8").display()),
+    );
+    for format in ["table", "markdown"] {
+        let (code, out) = tokstat(&[
+            "report",
+            "--format",
+            format,
+            &sweep.display().to_string(),
+            &aiperf.display().to_string(),
+        ]);
+        assert_eq!(code, 0, "{out}");
+        insta::assert_snapshot!(format!("loadgen-runs.{format}"), out);
+        let (code, out) = tokstat(&["compare", "--format", format, &a, &b]);
+        assert_eq!(code, 0, "{out}");
+        insta::assert_snapshot!(format!("loadgen-compare.{format}"), out);
+    }
+}
+
 /// The pulse and watch renderings, from fixed figures (a live reading's times vary): the
 /// terminal table of a pulse with every part, its JSON, the watch's view and its line.
 #[test]

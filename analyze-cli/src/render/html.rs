@@ -608,6 +608,14 @@ fn bench_runs(b: &mut String, r: &Report) {
         if super::any_recomputed(&r.bench_runs) {
             let _ = write!(b, "<p>{}</p>", esc(super::RECOMPUTED_NOTE));
         }
+        let mut notes = Vec::new();
+        if super::bench_notes(&mut notes, &r.bench_runs, "").is_ok() && !notes.is_empty() {
+            b.push_str("<ul class=\"notes\">");
+            for line in String::from_utf8_lossy(&notes).lines() {
+                let _ = write!(b, "<li>{}</li>", esc(line));
+            }
+            b.push_str("</ul>");
+        }
         b.push_str("</section>");
     }
 }
