@@ -215,7 +215,7 @@ pub const TABLES: &[(&str, &[Column])] = &[
             ("e2e_ms", "f64", "end-to-end latency"),
             ("error", "bool", "the request failed (the tool's error fields, or cancelled)"),
             ("cancelled", "bool", "the client cancelled it (AIPerf's was_cancelled, GuideLLM's incomplete)"),
-            ("start", "datetime", "when it was sent, where the tool records it"),
+            ("start", "datetime", "when it was sent, where the tool records it in Unix time (AIPerf, GuideLLM; null for inference-perf, whose clock is monotonic)"),
             ("end", "datetime", "when its last byte came, where the tool records it"),
         ],
     ),

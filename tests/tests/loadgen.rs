@@ -441,3 +441,43 @@ fn csv_summaries_read_alone_and_yield_to_their_json_twin() {
         assert_eq!(code, 1, "{out}");
     }
 }
+
+/// inference-perf 0.7.0 (PyPI) run against the mock server with `per_request: true`: the
+/// per-request file joins the summary; tokstat's own rates over the rows equal the
+/// summary's (both successful requests over last end − first start); the failed requests
+/// (HTTP 500) are read from `error`; its clock is monotonic, so no dates are exported.
+#[test]
+fn inference_perf_per_request_rows_join_the_summary_and_agree_with_it() {
+    let dir = fixture("formats/loadgen/inference-perf/0.7.0-constant-4-8");
+    let r = report(&[&dir]);
+    let runs = r["bench_runs"].as_array().unwrap();
+    let names: Vec<&str> = runs.iter().map(|x| x["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["stage_0", "stage_1", "summary"]);
+    let s = &runs[2];
+    assert_eq!(
+        (&s["requests"], &s["errors"]),
+        (&Value::from(72), &Value::from(7))
+    );
+    assert_eq!(
+        (&s["completed"], &s["failed"]),
+        (&Value::from(65.0), &Value::from(7.0))
+    );
+    let mine = &s["recomputed"];
+    for (a, b) in [
+        (&mine["request_throughput"], &s["request_throughput"]),
+        (&mine["output_throughput"], &s["output_throughput"]),
+    ] {
+        let (a, b) = (a.as_f64().unwrap(), b.as_f64().unwrap());
+        assert!((a - b).abs() <= 1e-9 * b, "{a} vs {b}");
+    }
+    for name in ["stage_0", "stage_1", "summary"] {
+        let run = runs.iter().find(|x| x["name"] == name).unwrap();
+        let doc = original(&format!("{dir}/{name}_lifecycle_metrics.json"));
+        assert!(stated_as_written(run, &doc) >= 20, "{name}");
+    }
+    assert_eq!(
+        r["skipped"].as_array().unwrap().len(),
+        1,
+        "validation.json recognised"
+    );
+}

@@ -395,6 +395,8 @@ fn read_results(
         }
     } else if layout.per_line() {
         let mut run = Run::new(layout.tool(), stem);
+        // AIPerf's records stamp nanoseconds since the epoch
+        run.epoch = true;
         for (i, l) in lines(text).enumerate() {
             let l = l.trim_ascii();
             if l.is_empty() {

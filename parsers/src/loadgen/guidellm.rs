@@ -99,6 +99,7 @@ fn benchmark(
         _ => kind.clone(),
     };
     let mut run = Run::new(Tool::GuideLlm, name);
+    run.epoch = true;
     run.setup.version = version;
     run.setup.strategy = Some(kind);
     let worker = b.get("worker").unwrap_or(&Value::Null);

@@ -122,8 +122,10 @@ pub struct Request {
     /// Cancelled by the client (AIPerf's `was_cancelled`, GuideLLM's incomplete requests):
     /// counted among the errors.
     pub cancelled: bool,
-    /// When it was sent and when its last byte came, seconds since the Unix epoch, where
-    /// the tool records them.
+    /// When it was sent and when its last byte came, in seconds on the tool's clock, where
+    /// the tool records them: since the Unix epoch when the run's [`Run::epoch`] says so
+    /// (AIPerf, GuideLLM), else a monotonic clock's (inference-perf's `perf_counter`): good
+    /// for spans, not for dates.
     pub start_s: Option<f64>,
     pub end_s: Option<f64>,
 }
@@ -172,6 +174,8 @@ pub struct Run {
     pub requests: Vec<Request>,
     /// The files it was read from.
     pub files: Vec<String>,
+    /// The requests' times ([`Request::start_s`]) are Unix time.
+    pub epoch: bool,
     /// The requests are a sample of the run's (GuideLLM's `--output-sampling`): their
     /// distributions are not the run's; the file's own figures are.
     pub requests_sampled: bool,
@@ -279,6 +283,9 @@ pub enum Layout {
     AiPerfRecords,
     /// AIPerf's `inputs.json`: the payloads sent, no result (recognised, not read).
     AiPerfInputs,
+    /// inference-perf's `validation.json`: its checks of its own reports (recognised, not
+    /// read).
+    InferencePerfValidation,
     /// perf_analyzer's raw `profile_export.json` under GenAI-Perf: request and response
     /// times, no token counts and no error field (recognised, not read).
     PerfAnalyzerExport,
@@ -315,7 +322,8 @@ impl Layout {
             Layout::GuideLlm => Tool::GuideLlm,
             Layout::InferencePerfSummary
             | Layout::InferencePerfRequests
-            | Layout::InferencePerfServerMetrics => Tool::InferencePerf,
+            | Layout::InferencePerfServerMetrics
+            | Layout::InferencePerfValidation => Tool::InferencePerf,
             Layout::LlmPerfSummary | Layout::LlmPerfResponses => Tool::LlmPerf,
             Layout::GenaiBench | Layout::GenaiBenchMetadata => Tool::GenaiBench,
         }
@@ -330,6 +338,7 @@ impl Layout {
                 | Layout::InferencePerfServerMetrics
                 | Layout::PerfAnalyzerExport
                 | Layout::GuideLlmCsv
+                | Layout::InferencePerfValidation
         )
     }
 
@@ -342,6 +351,9 @@ impl Layout {
             ),
             Layout::GenaiBenchMetadata => Some(
                 "genai-bench's experiment metadata: the experiment's settings, no results; read the run files beside it",
+            ),
+            Layout::InferencePerfValidation => Some(
+                "inference-perf's validation.json: its checks of its own reports (warnings such as client and server token counts that disagree), no results; read the lifecycle files beside it",
             ),
             Layout::GuideLlmCsv => Some(
                 "GuideLLM's CSV: the figures of its report in nested column groups; read the benchmarks.json or .yaml GuideLLM writes (`--output-path` or `--output kind=json`)",
@@ -373,6 +385,9 @@ pub fn sniff(head: &[u8]) -> Option<Layout> {
         .map(|i| head[i]);
     if has("\"request_start_ns\"") && has("\"metadata\"") {
         return Some(Layout::AiPerfRecords);
+    }
+    if has("\"reports\"") && has("\"global\"") && has("\"check\"") && has("\"severity\"") {
+        return Some(Layout::InferencePerfValidation);
     }
     if has("\"experiments\"") && has("\"service_kind\"") && has("\"response_timestamps\"") {
         return Some(Layout::PerfAnalyzerExport);
@@ -454,7 +469,9 @@ pub fn read_value(layout: Layout, v: &Value, stem: &str) -> Result<Vec<Run>, Loa
 /// the summary's settings and figures and by the other file's rows. AIPerf writes
 /// `profile_export_aiperf.json` and `profile_export.jsonl` into one artifact folder (a run
 /// is named after the folder, which AIPerf names after the model, endpoint and load);
-/// LLMPerf writes `X_summary.json` and `X_individual_responses.json` side by side.
+/// LLMPerf writes `X_summary.json` and `X_individual_responses.json` side by side;
+/// inference-perf `summary_lifecycle_metrics.json` and `per_request_lifecycle_metrics.json`
+/// (the stages' own summaries stay runs of their own).
 pub fn join(runs: &mut Vec<Run>) {
     let folder = |r: &Run| {
         r.files.first().and_then(|f| {
@@ -491,8 +508,10 @@ pub fn join(runs: &mut Vec<Run>) {
     let mut k = 0;
     while k < runs.len() {
         let rows = &runs[k];
-        let joins = matches!(rows.tool, Tool::AiPerf | Tool::LlmPerf)
-            && rows.stated.is_empty()
+        let joins = matches!(
+            rows.tool,
+            Tool::AiPerf | Tool::LlmPerf | Tool::InferencePerf
+        ) && rows.stated.is_empty()
             && !rows.requests.is_empty();
         let home = folder(rows);
         let summary = joins
@@ -502,7 +521,13 @@ pub fn join(runs: &mut Vec<Run>) {
                         && s.requests.is_empty()
                         && !s.stated.is_empty()
                         && folder(s) == home
-                        && (s.tool == Tool::AiPerf || s.name == rows.name)
+                        && match s.tool {
+                            Tool::AiPerf => true,
+                            Tool::InferencePerf => {
+                                rows.name == "per_request" && s.name == "summary"
+                            }
+                            _ => s.name == rows.name,
+                        }
                 })
             })
             .flatten();

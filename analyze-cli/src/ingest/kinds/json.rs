@@ -149,23 +149,24 @@ fn finish(f: Finish) -> &'static str {
 /// One row per request of every load generator's result files, in one schema: the tool and
 /// the run, latencies in milliseconds, when it was sent and ended.
 pub fn requests(read: &Ingested) -> PolarsResult<DataFrame> {
-    let rows: Vec<(&str, &Request, &str)> = read
+    let rows: Vec<(&str, &Request, &str, bool)> = read
         .runs
         .iter()
         .flat_map(|run| {
             run.requests
                 .iter()
-                .map(move |r| (run.name.as_str(), r, run.tool.name()))
+                .map(move |r| (run.name.as_str(), r, run.tool.name(), run.epoch))
         })
         .collect();
+    // dates only from Unix times (inference-perf's are a monotonic clock's)
     let at = |f: fn(&Request) -> Option<f64>| {
         rows.iter()
-            .map(|(_, r, _)| f(r).map(|s| (s * 1000.0).round() as i64))
+            .map(|(_, r, _, epoch)| f(r).filter(|_| *epoch).map(|s| (s * 1000.0).round() as i64))
             .collect::<Vec<_>>()
     };
     let ms = |f: fn(&Request) -> Option<f64>| {
         rows.iter()
-            .map(|(_, r, _)| f(r).map(|s| s * 1000.0))
+            .map(|(_, r, _, _)| f(r).map(|s| s * 1000.0))
             .collect::<Vec<_>>()
     };
     DataFrame::new_infer_height(vec![
