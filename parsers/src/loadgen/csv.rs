@@ -19,6 +19,7 @@ use serde_json::{Map, Value};
 /// The layout of a CSV result file from its first line.
 pub fn sniff(head: &[u8]) -> Option<Layout> {
     let text = crate::text::without_bom(head);
+    let text = &text[..text.len().min(4096)];
     let first = text.split(|&c| c == b'\n').next()?.trim_ascii();
     if first.starts_with(b"Metric,avg,min,max,") {
         return Some(Layout::AiPerfCsv);

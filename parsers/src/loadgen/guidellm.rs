@@ -73,7 +73,8 @@ pub fn report(v: &Value) -> Result<Vec<Run>, LoadgenError> {
             missing: "`benchmarks`".into(),
         })?;
     let version = text_at(v, &["metadata", "guidellm_version"]);
-    let backend = at(v, &["config", "spec", "backend"]);
+    // the backend: 0.8's `config.spec.backend`, else 0.4's report-level `args`
+    let backend = at(v, &["config", "spec", "backend"]).or_else(|| v.get("args"));
     benches
         .iter()
         .enumerate()

@@ -85,6 +85,7 @@ impl Tool {
                 "requests_per_second and output_tokens_per_second are means over the benchmark's time series of rates, not totals over its duration; tokstat's own (requests or tokens ÷ duration) is recomputed where per-request rows are kept",
                 "inter_token_latency_ms is (last token − first token) / (output tokens − 1): tokstat's TPOT; time_per_output_token_ms divides the same span by every output token (not by the gaps between them) and is kept under GuideLLM's name",
                 "per-request rows may be a sample (`--output-sampling`); counts and percentiles are the file's",
+                "incomplete requests (in flight when a benchmark ended) are counted as cancelled, among the failed",
             ],
             Tool::InferencePerf => &[
                 "time_per_output_token is (last token − first token) / (output tokens − 1): tokstat's TPOT; normalized_time_per_output_token is request latency / output tokens and is kept under inference-perf's name",

@@ -9,6 +9,8 @@ use yaml_rust2::{Yaml, YamlLoader};
 /// whose entries are `type_: generative_benchmark`; 0.5+ with sorted keys, whose first
 /// benchmark's `config` names GuideLLM's modules).
 pub fn sniff(head: &[u8]) -> Option<super::Layout> {
+    // the first 64 KiB are enough (and a mapped file may be gigabytes of JSONL)
+    let head = &head[..head.len().min(64 * 1024)];
     let text = std::str::from_utf8(crate::text::without_bom(head))
         .or_else(|e| std::str::from_utf8(&head[..e.valid_up_to()]))
         .ok()?;
