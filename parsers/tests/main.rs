@@ -3,6 +3,7 @@
 mod completions;
 mod fuzz_corpus;
 mod json_suite;
+mod loadgen;
 mod prometheus;
 mod props;
 mod shrink;

@@ -139,12 +139,18 @@ fn benchmark(
         total("successful"),
         Some("completed"),
     );
+    // tokstat's failed: errored and incomplete (cut when the benchmark ended: cancelled)
+    let failed = match (total("errored"), total("incomplete")) {
+        (Some(e), Some(i)) => Some(e + i),
+        (e, _) => e,
+    };
     run.state(
-        "request_totals.errored",
+        "request_totals.errored + request_totals.incomplete",
         "requests",
-        total("errored"),
+        failed,
         Some("failed"),
     );
+    run.state("request_totals.errored", "requests", total("errored"), None);
     run.state(
         "request_totals.incomplete",
         "requests",

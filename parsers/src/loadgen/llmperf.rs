@@ -136,10 +136,7 @@ pub fn responses(v: &Value, stem: &str) -> Result<Run, LoadgenError> {
         let ttft = ok(num(r.get("ttft_s")));
         let e2e = ok(num(r.get("end_to_end_latency_s")));
         let out = count(r.get("number_output_tokens"));
-        let tpot = match (e2e, ttft, out) {
-            (Some(e), Some(t), Some(o)) if o > 1 => Some((e - t) / (o - 1) as f64),
-            _ => None,
-        };
+        let tpot = Request::tpot_of(e2e, ttft, out);
         run.requests.push(Request {
             index: i as u64,
             input_len: count(r.get("number_input_tokens")),

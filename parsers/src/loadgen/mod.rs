@@ -131,6 +131,17 @@ pub struct Request {
     pub end_s: Option<f64>,
 }
 
+impl Request {
+    /// tokstat's TPOT from a request's end-to-end latency, TTFT and output tokens:
+    /// (e2e − ttft) / (output − 1), for two output tokens or more.
+    pub fn tpot_of(e2e_s: Option<f64>, ttft_s: Option<f64>, output: Option<u64>) -> Option<f64> {
+        match (e2e_s, ttft_s, output) {
+            (Some(e), Some(t), Some(o)) if o > 1 => Some((e - t) / (o - 1) as f64),
+            _ => None,
+        }
+    }
+}
+
 /// A figure as the tool wrote it: its key (a path such as
 /// `time_to_first_token.p50`), its unit, its value, and the figure of [`FIGURES`] it was put
 /// under (converted to that figure's unit), if any.

@@ -1,13 +1,14 @@
 //! The units load generators write, and conversion between them: durations (ns, µs, ms, s,
 //! min), rates (per second, per minute) and plain counts.
 
-/// A unit a tool writes, as a quantity and a scale to tokstat's base unit of that quantity
-/// (seconds, or per second).
+/// A unit a tool writes, as a quantity and its time scale in nanoseconds (whole numbers,
+/// exact in an `f64`, so that a conversion is one exact multiplication or one correctly
+/// rounded division: 0.25 s is 250 ms to the last digit).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Unit {
-    /// A duration, as seconds per unit.
+    /// A duration: nanoseconds per unit.
     Time(f64),
-    /// A rate, as "per second" per unit (per minute: 1/60).
+    /// A rate per a time: that time's nanoseconds (per second: 1e9; per minute: 6e10).
     Rate(f64),
     /// A count or a share: no conversion.
     Plain,
@@ -28,22 +29,22 @@ impl Unit {
     pub fn parse(unit: &str) -> Result<Unit, UnitError> {
         let u = unit.trim().to_ascii_lowercase();
         let time = |t: &str| match t {
-            "ns" | "nanoseconds" => Some(1e-9),
-            "us" | "µs" | "μs" | "microseconds" => Some(1e-6),
-            "ms" | "milliseconds" => Some(1e-3),
-            "s" | "sec" | "secs" | "second" | "seconds" => Some(1.0),
-            "min" | "minute" | "minutes" => Some(60.0),
-            "h" | "hour" | "hours" => Some(3600.0),
+            "ns" | "nanoseconds" => Some(1.0),
+            "us" | "µs" | "μs" | "microseconds" => Some(1e3),
+            "ms" | "milliseconds" => Some(1e6),
+            "s" | "sec" | "secs" | "second" | "seconds" => Some(1e9),
+            "min" | "minute" | "minutes" => Some(6e10),
+            "h" | "hour" | "hours" => Some(3.6e12),
             _ => None,
         };
-        if let Some(s) = time(&u) {
-            return Ok(Unit::Time(s));
+        if let Some(ns) = time(&u) {
+            return Ok(Unit::Time(ns));
         }
         // a rate: "<what>/<time>" (the last part of `tokens/sec/user` is who, not time)
         let parts: Vec<&str> = u.split('/').collect();
         if parts.len() >= 2 {
-            if let Some(s) = time(parts[1].trim()) {
-                return Ok(Unit::Rate(1.0 / s));
+            if let Some(ns) = time(parts[1].trim()) {
+                return Ok(Unit::Rate(ns));
             }
         }
         Ok(Unit::Plain)
@@ -56,9 +57,18 @@ impl Unit {
             from: format!("{self:?}"),
             to: to.to_string(),
         };
+        // `from` nanoseconds per unit to `to`: by a whole factor either way
+        let scale = |value: f64, from: f64, to: f64| {
+            if from >= to {
+                value * (from / to)
+            } else {
+                value / (to / from)
+            }
+        };
         match (self, target) {
-            (Unit::Time(a), Unit::Time(b)) => Ok(value * a / b),
-            (Unit::Rate(a), Unit::Rate(b)) => Ok(value * a / b),
+            (Unit::Time(a), Unit::Time(b)) => Ok(scale(value, a, b)),
+            // per `a` ns to per `b` ns: the count per unit scales the other way
+            (Unit::Rate(a), Unit::Rate(b)) => Ok(scale(value, b, a)),
             (Unit::Plain, Unit::Plain) => Ok(value),
             _ => Err(err()),
         }
@@ -82,6 +92,9 @@ mod tests {
         assert_eq!(c("tokens/sec", 10.0, "tok/s"), 10.0);
         assert_eq!(c("tokens", 7.0, "tokens"), 7.0);
         assert_eq!(c("requests", 7.0, "requests"), 7.0);
+        assert_eq!(c("ms", 4007.145722969041, "ms"), 4007.145722969041);
+        assert_eq!(c("s", 0.003468243724688194, "ms"), 0.003468243724688194 * 1000.0);
+        assert_eq!(c("requests/min", 230.27393806693428, "req/s"), 230.27393806693428 / 60.0);
         assert!(Unit::parse("ms").unwrap().convert(1.0, "req/s").is_err());
         assert!(Unit::parse("tokens").unwrap().convert(1.0, "ms").is_err());
     }

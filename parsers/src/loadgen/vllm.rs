@@ -129,10 +129,7 @@ pub fn read_run(record: &[u8]) -> Result<Run, JsonError> {
         let complete = |(_, c): &(f64, usize)| out.is_some_and(|o| *c as u64 + 1 == o);
         let e2e = get(&latencies).or_else(|| Some(ttft? + itls.get(i).filter(|x| complete(x))?.0));
         let error = errors.get(i).copied().unwrap_or(false);
-        let tpot = match (e2e, ttft, out) {
-            (Some(e), Some(t), Some(o)) if o > 1 => Some((e - t) / (o - 1) as f64),
-            _ => None,
-        };
+        let tpot = Request::tpot_of(e2e, ttft, out);
         run.requests.push(Request {
             index: i as u64,
             input_len: get(&inputs).map(|x| x as u64),
