@@ -93,8 +93,14 @@ mod tests {
         assert_eq!(c("tokens", 7.0, "tokens"), 7.0);
         assert_eq!(c("requests", 7.0, "requests"), 7.0);
         assert_eq!(c("ms", 4007.145722969041, "ms"), 4007.145722969041);
-        assert_eq!(c("s", 0.003468243724688194, "ms"), 0.003468243724688194 * 1000.0);
-        assert_eq!(c("requests/min", 230.27393806693428, "req/s"), 230.27393806693428 / 60.0);
+        assert_eq!(
+            c("s", 0.003468243724688194, "ms"),
+            0.003468243724688194 * 1000.0
+        );
+        assert_eq!(
+            c("requests/min", 230.27393806693428, "req/s"),
+            230.27393806693428 / 60.0
+        );
         assert!(Unit::parse("ms").unwrap().convert(1.0, "req/s").is_err());
         assert!(Unit::parse("tokens").unwrap().convert(1.0, "ms").is_err());
     }
