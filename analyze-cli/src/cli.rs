@@ -98,6 +98,10 @@ pub struct ReportArgs {
     /// the one to report.
     #[arg(long, value_name = "LABEL")]
     pub run: Option<String>,
+    /// The node the files given were read on, beside exported datasets: an instance name
+    /// a node of the dataset also has becomes NAME/INSTANCE.
+    #[arg(long, value_name = "NAME")]
+    pub node: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -282,6 +286,10 @@ pub struct ExportArgs {
     /// The run's label (default: the first input's folder or file name).
     #[arg(long, value_name = "LABEL")]
     pub run: Option<String>,
+    /// The node these inputs are read on (default: the host name): in a folder many
+    /// nodes export into, an instance name two nodes have becomes NODE/INSTANCE.
+    #[arg(long, value_name = "NAME")]
+    pub node: Option<String>,
     #[command(flatten)]
     pub completions: CompletionArgs,
     #[command(flatten)]

@@ -17,6 +17,10 @@ fn files(dir: &Path, out: &mut Vec<PathBuf>) {
         if p.ends_with("suites") {
             continue;
         }
+        // saved reads are read through their export folder (`export.rs`), not as files
+        if p.ends_with("saved") {
+            continue;
+        }
         if p.is_dir() {
             files(&p, out);
         } else if !matches!(

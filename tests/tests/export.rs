@@ -199,3 +199,141 @@ fn an_export_is_not_exported_again() {
     );
     assert!(!std::path::Path::new(&to).exists());
 }
+
+/// The fleet's saved reads merge to the same report whatever order the nodes' exports ran
+/// in (here: reversed, and shuffled), each node named by `--node`.
+#[test]
+fn the_merge_does_not_depend_on_the_order_exports_ran() {
+    let fleet = std::path::PathBuf::from(fixture("runs/fleet"));
+    let mut logs: Vec<String> = std::fs::read_dir(&fleet)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "log"))
+        .map(|p| p.display().to_string())
+        .collect();
+    logs.sort();
+    let want = report(&logs.iter().map(String::as_str).collect::<Vec<_>>());
+    let tmp = tempfile::tempdir().unwrap();
+    for (k, order) in [[6, 5, 4, 3, 2, 1, 0], [2, 0, 5, 1, 6, 3, 4]]
+        .iter()
+        .enumerate()
+    {
+        let dir = tmp.path().join(format!("order-{k}"));
+        for &i in order {
+            let node = format!("node{i}");
+            export(
+                std::slice::from_ref(&logs[i]),
+                &dir,
+                &["--partition-by", "run", "--run", "fleet", "--node", &node],
+            );
+        }
+        let got = report(&[dir.to_str().unwrap()]);
+        assert!(
+            got == want,
+            "order {order:?}: {}",
+            first_difference(&want, &got)
+        );
+    }
+}
+
+/// Two nodes' logs of one name are two instances, as the raw read names them; a log
+/// exported twice by one node counts once, and two logs of one name and time on one node
+/// are merged with a warning, never silently.
+#[test]
+fn same_named_logs_of_two_nodes_are_two_instances() {
+    let fleet = std::path::PathBuf::from(fixture("runs/fleet"));
+    let mut logs: Vec<std::path::PathBuf> = std::fs::read_dir(&fleet)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "log"))
+        .collect();
+    logs.sort();
+    let tmp = tempfile::tempdir().unwrap();
+    let mut raw = Vec::new();
+    for (node, log) in ["nodeA", "nodeB"].iter().zip(&logs) {
+        let d = tmp.path().join(node);
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::copy(log, d.join("server.log")).unwrap();
+        raw.push(d.join("server.log").display().to_string());
+    }
+    let want = report(&raw.iter().map(String::as_str).collect::<Vec<_>>());
+    let names = |json: &str| -> Vec<String> {
+        let v: serde_json::Value = serde_json::from_str(json).unwrap();
+        v["instances"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| i["instance"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(names(&want), ["nodeA/server", "nodeB/server"]);
+    let dir = tmp.path().join("dataset");
+    for (node, log) in ["nodeB", "nodeA"].iter().zip(raw.iter().rev()) {
+        export(
+            std::slice::from_ref(log),
+            &dir,
+            &["--partition-by", "run", "--run", "r", "--node", node],
+        );
+    }
+    let d = dir.to_str().unwrap();
+    let got = report(&[d]);
+    assert!(got == want, "{}", first_difference(&want, &got));
+    // the same log exported again by nodeA (a retried task): counted once, said so
+    export(
+        std::slice::from_ref(&raw[0]),
+        &dir,
+        &["--partition-by", "run", "--run", "r", "--node", "nodeA"],
+    );
+    let v: serde_json::Value = serde_json::from_str(&report(&[d])).unwrap();
+    let w: serde_json::Value = serde_json::from_str(&want).unwrap();
+    assert_eq!(v["instances"], w["instances"]);
+    let warnings = v["warnings"].as_array().unwrap();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(
+        warnings[0]
+            .as_str()
+            .unwrap()
+            .contains("hold the same read (node nodeA"),
+        "{warnings:?}"
+    );
+    // nodeB's log given to nodeA as well: one instance nodeA/server held twice over one time
+    let twice = tmp.path().join("twice");
+    export(
+        std::slice::from_ref(&raw[0]),
+        &twice,
+        &["--partition-by", "run", "--node", "nodeA", "--run", "t"],
+    );
+    let other = tmp.path().join("other");
+    std::fs::create_dir_all(&other).unwrap();
+    std::fs::copy(&raw[1], other.join("server.log")).unwrap();
+    export(
+        &[other.join("server.log").display().to_string()],
+        &twice,
+        &["--partition-by", "run", "--node", "nodeA", "--run", "t"],
+    );
+    let v: serde_json::Value = serde_json::from_str(&report(&[twice.to_str().unwrap()])).unwrap();
+    assert_eq!(names(&v.to_string()), ["server"]);
+    let warnings = v["warnings"].as_array().unwrap();
+    assert!(
+        warnings.len() == 1
+            && warnings[0]
+                .as_str()
+                .unwrap()
+                .starts_with("instance server: ")
+            && warnings[0]
+                .as_str()
+                .unwrap()
+                .contains("its figures count both"),
+        "{warnings:?}"
+    );
+}
+
+/// A saved read of format 1 (tokstat 0.1.0 before saved reads had a format of their own,
+/// `fixtures/saved/format-1`: `export --run demo ../fixtures/runs/demo
+/// ../fixtures/runs/completions`) is read by this build: the report of the raw inputs.
+#[test]
+fn a_saved_read_of_format_1_is_read() {
+    let want = report(&["../fixtures/runs/demo", "../fixtures/runs/completions"]);
+    let got = report(&["../fixtures/saved/format-1"]);
+    assert!(got == want, "{}", first_difference(&want, &got));
+}

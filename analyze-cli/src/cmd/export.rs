@@ -14,6 +14,7 @@ pub fn run(a: &ExportArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<i
         by_run: a.partition_by.contains(&Partition::Run),
         by_instance: a.partition_by.contains(&Partition::Instance),
         run: a.run.clone(),
+        node: a.node.clone(),
     };
     let (written, report) = export::run(&opts)?;
     for w in &written {

@@ -82,6 +82,7 @@ fn run(cli: Cli, style: Style, out: &mut dyn Write, err: &mut dyn Write) -> Resu
         Command::Report(a) => report::run(
             &crate::report::Options {
                 run: a.run.clone(),
+                node: a.node.clone(),
                 ..report::options(&a.input.inputs, &a.input.dates, &a.completions, &a.server)
             },
             a.format.format,

@@ -27,6 +27,7 @@ pub fn options(
         progress: None,
         limits: None,
         run: None,
+        node: None,
         benchmark: None,
     }
 }

@@ -52,6 +52,8 @@ pub struct Options {
     pub by_instance: bool,
     /// The run's label (default: the folder or file name of the first input).
     pub run: Option<String>,
+    /// The node the inputs are read on (default: the host name), saved with the read.
+    pub node: Option<String>,
 }
 
 /// One table written.
@@ -75,14 +77,19 @@ pub(crate) fn compression() -> ParquetCompression {
     ParquetCompression::Zstd(polars_parquet::write::ZstdLevel::try_new(1).ok())
 }
 
-/// A name unique to this writer: host, process and start time.
-fn writer_id() -> String {
-    let host = std::fs::read_to_string("/etc/hostname")
+/// The host's name (`host` when none is found).
+fn host_name() -> String {
+    std::fs::read_to_string("/etc/hostname")
         .ok()
         .or_else(|| std::env::var("HOSTNAME").ok())
         .map(|h| h.trim().to_string())
         .filter(|h| !h.is_empty())
-        .unwrap_or_else(|| "host".into());
+        .unwrap_or_else(|| "host".into())
+}
+
+/// A name unique to this writer: host, process and start time.
+fn writer_id() -> String {
+    let host = host_name();
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos());
@@ -252,7 +259,8 @@ pub fn run(opts: &Options) -> Result<(Vec<Written>, report::Report)> {
         // the read saved for `report DIR` (the analyses leave it as it is)
         let built = read.and_then(|read| {
             let built = report::analyze(read, &opts.report)?;
-            let header = saved::Header::new(run, writer, &opts.report.inputs);
+            let node = opts.node.clone().unwrap_or_else(host_name);
+            let header = saved::Header::new(run, Some(&node), writer, &opts.report.inputs);
             saved::save(&saved_path(opts, run, writer), &header, &built.read)?;
             Ok(built)
         });
@@ -383,6 +391,7 @@ mod tests {
             by_run: false,
             by_instance: false,
             run: None,
+            node: None,
         };
         let (written, report) = run(&opts).unwrap();
         let names: Vec<&str> = written.iter().map(|w| w.table).collect();

@@ -65,6 +65,7 @@ impl Ingested {
         }
         self.files.append(&mut other.files);
         self.skipped.append(&mut other.skipped);
+        self.warnings.append(&mut other.warnings);
     }
 }
 

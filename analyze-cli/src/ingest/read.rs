@@ -55,4 +55,8 @@ pub struct Ingested {
     /// Benchmark result files.
     pub runs: Vec<Run>,
     pub scrapes: Scrapes,
+    /// What a merge of saved reads could not tell apart, said in the report (see
+    /// [`crate::ingest::saved::merge`]); not saved, so that the layout stays format 1's.
+    #[serde(skip)]
+    pub warnings: Vec<String>,
 }

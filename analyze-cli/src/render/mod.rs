@@ -64,11 +64,12 @@ impl Format {
 }
 
 /// The notes every text rendering opens with, after the line accounting: records of no
-/// known shape, and places not placed exactly in time.
-pub fn opening_notes(r: &Report) -> impl Iterator<Item = String> {
+/// known shape, places not placed exactly in time, and the warnings of a merge.
+pub fn opening_notes(r: &Report) -> impl Iterator<Item = String> + '_ {
     unknown_note(r.unknown_records)
         .into_iter()
         .chain(inexact_note(r.inexact))
+        .chain(r.warnings.iter().map(|w| format!("Warning: {w}")))
 }
 
 /// Whether the incident census comes before the server's figures (something broke), or

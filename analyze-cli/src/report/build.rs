@@ -42,6 +42,9 @@ pub struct Options {
     pub limits: crate::ingest::Limits,
     /// Of an exported dataset holding several runs, the one to report (`--run`).
     pub run: Option<String>,
+    /// The node the raw inputs were read on (`--node`): an instance name a saved read of
+    /// another node also has is qualified by it (see [`saved::merge`]).
+    pub node: Option<String>,
     /// Of the benchmark runs of the result files, the one to report: its place from 1, or
     /// its name (`compare`'s `path#N`).
     pub benchmark: Option<String>,
@@ -78,8 +81,9 @@ pub fn build_with(opts: &Options, steps: Option<&mut StepsSink<'_>>) -> Result<B
 }
 
 /// Reads the inputs into one read: files as they are, and the reads an export saved (see
-/// [`saved`]) for folders that hold an exported dataset, merged after them in the order
-/// given. Every chunk's stats lines of the files go to `steps` as they are read.
+/// [`saved`]) for folders that hold an exported dataset, merged after them in the order of
+/// what they read ([`saved::merge`]). Every chunk's stats lines of the files go to `steps`
+/// as they are read.
 pub fn read(opts: &Options, steps: Option<&mut StepsSink<'_>>) -> Result<Ingested> {
     let (exports, files) = saved::split(&opts.inputs, opts.run.is_some())?;
     let mut r = if files.is_empty() {
@@ -89,10 +93,17 @@ pub fn read(opts: &Options, steps: Option<&mut StepsSink<'_>>) -> Result<Ingeste
     } else {
         read_files(&files, opts, steps)?
     };
+    let mut reads = Vec::new();
     for (dir, found) in exports {
-        for read in saved::reads(&dir, found, opts.run.as_deref(), opts.bucket_ms)? {
-            r.extend(read);
-        }
+        reads.extend(saved::reads(
+            &dir,
+            found,
+            opts.run.as_deref(),
+            opts.bucket_ms,
+        )?);
+    }
+    if !reads.is_empty() {
+        r = saved::merge(r, opts.node.as_deref(), reads);
     }
     r.finish(opts.interval_s);
     Ok(r)
@@ -267,6 +278,7 @@ fn assemble(
         metrics,
         lifecycle: crate::analysis::lifecycle::report(&server.lifecycle),
         incidents,
+        warnings: r.warnings.clone(),
     }
 }
 

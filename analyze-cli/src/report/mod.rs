@@ -62,6 +62,9 @@ pub struct Report {
     pub incidents: Vec<Incident>,
     /// How each server instance spent its time: starting, serving, idle.
     pub lifecycle: Lifecycle,
+    /// What the figures may be wrong by that no other key says: saved reads a merge could
+    /// not tell apart (the same read twice, an instance held by two reads over one time).
+    pub warnings: Vec<String>,
 }
 
 /// Line counts.

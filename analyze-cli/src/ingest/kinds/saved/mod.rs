@@ -5,16 +5,21 @@
 //!
 //! What is saved is a writer's [`Ingested`] before any analysis: per instance its aggregates
 //! and digest (239 KB for the 1.1 GB benchmark log, whose per-line rows are the `steps`
-//! table),
-//! the completion rows, the benchmark runs, the scrapes, and every input's line accounting.
-//! The tables alone would not give the same figures: a report's sums are made chunk by
-//! chunk as the logs are read, and the float sums of the same rows added in another order
-//! differ in their last digits.
+//! table), the completion rows, the benchmark runs, the scrapes, and every input's line
+//! accounting. The tables alone would not give the same figures: a report's sums are made
+//! chunk by chunk as the logs are read, and the float sums of the same rows added in another
+//! order differ in their last digits.
 //!
 //! The file (`_tokstat/…/read-WRITER.bin`, a folder query engines leave out) is one line of
 //! JSON, the [`Header`] (readable with `head -1`), then the read, encoded by `postcard` and
-//! compressed by zstd. The encoding follows the in-memory layout, so a file is read back only
-//! by the tokstat version that wrote it; another says so and asks for the export again.
+//! compressed by zstd. Its layout has a version of its own, [`FORMAT`], independent of
+//! tokstat's: every later tokstat reads every format since the first (format 1, tokstat
+//! 0.1.0), and refuses a newer one, naming both (`tests/tests/export.rs` reads the frozen
+//! files of `fixtures/saved/`). How reads are merged, in an order of their own: [`merge`].
+
+mod merge;
+
+pub use merge::merge;
 
 use crate::ingest::read::Ingested;
 use anyhow::{bail, Context, Result};
@@ -24,8 +29,13 @@ use std::path::{Path, PathBuf};
 /// The folder of an export that holds its saved reads.
 pub const DIR: &str = "_tokstat";
 
-/// Bumped when the layout of a saved read changes within a version.
-const FORMAT: u32 = 1;
+/// The layout of saved reads this tokstat writes. Format 1 (tokstat 0.1.0) has the header
+/// without `node`; format 2 adds it, the read's layout unchanged. A change of the read's
+/// layout is a new format, with the reading of the one before kept beside it.
+pub const FORMAT: u32 = 2;
+
+/// The formats this tokstat reads.
+const READS: std::ops::RangeInclusive<u32> = 1..=FORMAT;
 
 /// What a saved read says of itself.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -35,6 +45,10 @@ pub struct Header {
     pub tokstat: String,
     /// The run's label (`--run`).
     pub run: String,
+    /// The node that read the inputs (`--node`; the host name by default): instances of
+    /// one name read by two nodes are two instances (see [`merge`]). None in format 1.
+    #[serde(default)]
+    pub node: Option<String>,
     /// The writer: host, process and start time.
     pub writer: String,
     /// The inputs as given to `export`.
@@ -42,11 +56,12 @@ pub struct Header {
 }
 
 impl Header {
-    pub fn new(run: &str, writer: &str, inputs: &[String]) -> Header {
+    pub fn new(run: &str, node: Option<&str>, writer: &str, inputs: &[String]) -> Header {
         Header {
             format: FORMAT,
             tokstat: env!("CARGO_PKG_VERSION").to_string(),
             run: run.to_string(),
+            node: node.map(str::to_string),
             writer: writer.to_string(),
             inputs: inputs.to_vec(),
         }
@@ -80,27 +95,53 @@ pub fn header(path: &Path) -> Result<Header> {
         .with_context(|| format!("{}: not a read saved by tokstat export", path.display()))
 }
 
-/// Reads a saved read back.
-pub fn load(path: &Path) -> Result<(Header, Ingested)> {
+/// A saved read, read back.
+pub struct Saved {
+    pub path: PathBuf,
+    pub header: Header,
+    /// The read as encoded: what tells two reads of the same inputs apart, or not.
+    pub encoded: Vec<u8>,
+    pub read: Ingested,
+}
+
+/// Reads a saved read back: any format from 1 to [`FORMAT`].
+pub fn load(path: &Path) -> Result<Saved> {
     let bytes = std::fs::read(path).with_context(|| format!("cannot open {}", path.display()))?;
     let cut = memchr::memchr(b'\n', &bytes).unwrap_or(bytes.len());
     let header: Header = serde_json::from_slice(&bytes[..cut])
         .with_context(|| format!("{}: not a read saved by tokstat export", path.display()))?;
-    if header.format != FORMAT || header.tokstat != env!("CARGO_PKG_VERSION") {
+    if !READS.contains(&header.format) {
         bail!(
-            "{}: saved by tokstat {} (format {}); this is tokstat {} (format {FORMAT}): \
-             export the logs again with this version",
+            "{}: saved by tokstat {} in saved-read format {}; this is tokstat {}, which reads \
+             formats {} to {FORMAT}: report on it with tokstat {} or later",
             path.display(),
             header.tokstat,
             header.format,
-            env!("CARGO_PKG_VERSION")
+            env!("CARGO_PKG_VERSION"),
+            READS.start(),
+            header.tokstat,
         );
     }
-    let raw = zstd::decode_all(bytes.get(cut + 1..).unwrap_or_default())
-        .with_context(|| format!("{}: the saved read is damaged", path.display()))?;
-    let read: Ingested = postcard::from_bytes(&raw)
-        .with_context(|| format!("{}: the saved read is damaged", path.display()))?;
-    Ok((header, read))
+    let damaged = || format!("{}: the saved read is damaged", path.display());
+    let encoded =
+        zstd::decode_all(bytes.get(cut + 1..).unwrap_or_default()).with_context(damaged)?;
+    // (a read is its bytes exactly: one that leaves bytes over is of another layout)
+    let read = match postcard::take_from_bytes::<Ingested>(&encoded) {
+        Ok((read, [])) => read,
+        Ok(_) => bail!(
+            "{}: the saved read has bytes past its end: damaged, or written by a development \
+             build of tokstat {} in another layout; export the logs again",
+            path.display(),
+            header.tokstat
+        ),
+        Err(e) => return Err(anyhow::Error::new(e).context(damaged())),
+    };
+    Ok(Saved {
+        path: path.to_path_buf(),
+        header,
+        encoded,
+        read,
+    })
 }
 
 /// The saved reads of an export folder, in name order; `None` when `dir` is not one.
@@ -179,10 +220,11 @@ pub fn reads(
     found: Vec<PathBuf>,
     run: Option<&str>,
     bucket_ms: Option<i64>,
-) -> Result<Vec<Ingested>> {
+) -> Result<Vec<Saved>> {
     let mut out = Vec::new();
     for path in of_run(dir, found, run)? {
-        let (_, read) = load(&path)?;
+        let saved = load(&path)?;
+        let read = &saved.read;
         if read.logs.bucket != bucket_ms && !read.logs.instances.is_empty() {
             bail!(
                 "{}: exported with {}; report it with the same (its timeline cells are summed at that length)",
@@ -192,7 +234,7 @@ pub fn reads(
                     .map_or("no --bucket".to_string(), |b| format!("--bucket {b}ms"))
             );
         }
-        out.push(read);
+        out.push(saved);
     }
     Ok(out)
 }
@@ -250,8 +292,8 @@ fn list(runs: &[String]) -> String {
 mod tests {
     use super::*;
 
-    /// A saved read comes back; one cut short, one of another version and a foreign file
-    /// each get a message naming the file and what to do.
+    /// A saved read comes back; one cut short, one of a newer format and a foreign file
+    /// each get a message naming the file and what to do; one of format 1 (no node) is read.
     #[test]
     fn damaged_or_foreign_reads_say_so() {
         let dir = std::env::temp_dir().join(format!("tokstat-saved-{}", std::process::id()));
@@ -260,10 +302,13 @@ mod tests {
             dropped_choices: 7,
             ..Ingested::default()
         };
-        let header = Header::new("c128", "host-1-ab", &["logs/".to_string()]);
+        let header = Header::new("c128", Some("nodeA"), "host-1-ab", &["logs/".to_string()]);
         save(&path, &header, &read).unwrap();
-        let (h, back) = load(&path).unwrap();
-        assert_eq!((h, back.dropped_choices), (header.clone(), 7));
+        let back = load(&path).unwrap();
+        assert_eq!(
+            (back.header, back.read.dropped_choices),
+            (header.clone(), 7)
+        );
         let err = |p: &Path| match load(p) {
             Ok(_) => panic!("{} read back", p.display()),
             Err(e) => format!("{e:#}"),
@@ -272,17 +317,31 @@ mod tests {
         std::fs::write(&path, &bytes[..bytes.len() - 4]).unwrap();
         let e = err(&path);
         assert!(e.contains("read.bin: the saved read is damaged"), "{e}");
-        let old = Header {
-            tokstat: "0.0.1".into(),
-            ..header
+        let newer = Header {
+            tokstat: "9.0.0".into(),
+            format: FORMAT + 1,
+            ..header.clone()
         };
-        save(&path, &old, &read).unwrap();
+        save(&path, &newer, &read).unwrap();
         let e = err(&path);
         assert!(
-            e.contains("saved by tokstat 0.0.1 (format 1)")
-                && e.contains("export the logs again with this version"),
+            e.contains(&format!(
+                "saved by tokstat 9.0.0 in saved-read format {}; this is tokstat {}, which reads formats 1 to {FORMAT}: report on it with tokstat 9.0.0 or later",
+                FORMAT + 1,
+                env!("CARGO_PKG_VERSION")
+            )),
             "{e}"
         );
+        // format 1: the header had no node
+        let mut v1 = serde_json::to_value(&header).unwrap();
+        v1.as_object_mut().unwrap().remove("node");
+        v1["format"] = 1.into();
+        let mut file = serde_json::to_vec(&v1).unwrap();
+        file.push(b'\n');
+        file.extend(zstd::encode_all(&postcard::to_stdvec(&read).unwrap()[..], 3).unwrap());
+        std::fs::write(&path, file).unwrap();
+        let back = load(&path).unwrap();
+        assert_eq!((back.header.node, back.header.format), (None, 1));
         std::fs::write(&path, "steps,rows\n1,2\n").unwrap();
         assert!(err(&path).contains("read.bin: not a read saved by tokstat export"));
         std::fs::remove_dir_all(&dir).unwrap();
