@@ -127,6 +127,11 @@ fn a_fleet_exported_node_by_node_reports_as_one_run() {
     assert!(err.contains("holds no run labelled \"nope\""), "{err}");
 }
 
+/// Asserts two JSON reports are equal, showing where they first differ.
+fn same(want: &str, got: &str, what: &str) {
+    assert!(got == want, "{what}: {}", first_difference(want, got));
+}
+
 /// The first line where two JSON texts differ, with a little context.
 fn first_difference(a: &str, b: &str) -> String {
     let (a, b): (Vec<&str>, Vec<&str>) = (a.lines().collect(), b.lines().collect());
@@ -228,11 +233,7 @@ fn the_merge_does_not_depend_on_the_order_exports_ran() {
             );
         }
         let got = report(&[dir.to_str().unwrap()]);
-        assert!(
-            got == want,
-            "order {order:?}: {}",
-            first_difference(&want, &got)
-        );
+        same(&want, &got, &format!("order {order:?}"));
     }
 }
 
