@@ -84,14 +84,10 @@ fn formats_report_from_their_export() {
 /// folder is told apart by `--run`.
 #[test]
 fn a_fleet_exported_node_by_node_reports_as_one_run() {
-    let fleet = std::path::PathBuf::from(fixture("runs/fleet"));
-    let mut logs: Vec<String> = std::fs::read_dir(&fleet)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "log"))
+    let logs: Vec<String> = fleet_logs()
+        .iter()
         .map(|p| p.display().to_string())
         .collect();
-    logs.sort();
     assert_eq!(logs.len(), 7, "{logs:?}");
     let want = report(&logs.iter().map(String::as_str).collect::<Vec<_>>());
     let tmp = tempfile::tempdir().unwrap();
@@ -125,6 +121,17 @@ fn a_fleet_exported_node_by_node_reports_as_one_run() {
     let (code, _, err) = tokstat(&["report", "-q", d, "--run", "nope"]);
     assert_eq!(code, 1, "{err}");
     assert!(err.contains("holds no run labelled \"nope\""), "{err}");
+}
+
+/// The fleet fixture's logs, in name order.
+fn fleet_logs() -> Vec<std::path::PathBuf> {
+    let mut logs: Vec<_> = std::fs::read_dir(fixture("runs/fleet"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "log"))
+        .collect();
+    logs.sort();
+    logs
 }
 
 /// Asserts two JSON reports are equal, showing where they first differ.
@@ -209,14 +216,10 @@ fn an_export_is_not_exported_again() {
 /// in (here: reversed, and shuffled), each node named by `--node`.
 #[test]
 fn the_merge_does_not_depend_on_the_order_exports_ran() {
-    let fleet = std::path::PathBuf::from(fixture("runs/fleet"));
-    let mut logs: Vec<String> = std::fs::read_dir(&fleet)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "log"))
+    let logs: Vec<String> = fleet_logs()
+        .iter()
         .map(|p| p.display().to_string())
         .collect();
-    logs.sort();
     let want = report(&logs.iter().map(String::as_str).collect::<Vec<_>>());
     let tmp = tempfile::tempdir().unwrap();
     for (k, order) in [[6, 5, 4, 3, 2, 1, 0], [2, 0, 5, 1, 6, 3, 4]]
@@ -242,13 +245,7 @@ fn the_merge_does_not_depend_on_the_order_exports_ran() {
 /// are merged with a warning, never silently.
 #[test]
 fn same_named_logs_of_two_nodes_are_two_instances() {
-    let fleet = std::path::PathBuf::from(fixture("runs/fleet"));
-    let mut logs: Vec<std::path::PathBuf> = std::fs::read_dir(&fleet)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "log"))
-        .collect();
-    logs.sort();
+    let logs = fleet_logs();
     let tmp = tempfile::tempdir().unwrap();
     let mut raw = Vec::new();
     for (node, log) in ["nodeA", "nodeB"].iter().zip(&logs) {
