@@ -11,15 +11,15 @@
 //! stamp are one row (their tokens summed; their gauges are left to the decode rows). Times are naive datetimes in milliseconds, as
 //! the engines log local time without a zone.
 
-use crate::ingest::kinds::datetime;
-use crate::report::TimelineRow;
+use crate::ingest::kinds::{datetime, datetime_opt, signed};
+use crate::report::{InstanceReport, SegmentReport, TimelineRow};
 use polars::prelude::*;
 
 pub mod steps;
 
 /// The timeline: the run's total (`instance` null) and, with several instances, each one,
 /// as the report has it.
-pub fn timeline(rows: &[TimelineRow]) -> PolarsResult<DataFrame> {
+pub fn timeline(rows: &[TimelineRow], bucket_s: f64) -> PolarsResult<DataFrame> {
     let f =
         |g: fn(&TimelineRow) -> Option<f64>| -> Vec<Option<f64>> { rows.iter().map(g).collect() };
     let n =
@@ -47,6 +47,122 @@ pub fn timeline(rows: &[TimelineRow]) -> PolarsResult<DataFrame> {
             "steady".into(),
             rows.iter().map(|r| r.steady).collect::<Vec<_>>(),
         ),
+        Column::new(
+            "covered_s".into(),
+            rows.iter().map(|r| r.covered_s).collect::<Vec<_>>(),
+        ),
+        Column::new("bucket_s".into(), vec![bucket_s; rows.len()]),
+    ])
+    .and_then(signed)
+}
+
+/// The timeline as `export` writes it: the report's rows and, where the report has no rows
+/// of its own for each instance (a run of one instance), that instance's rows, which are
+/// the total's; so a query by instance finds every instance whatever the number of them.
+pub fn timeline_by_instance(
+    rows: &[TimelineRow],
+    instances: &[InstanceReport],
+    bucket_s: f64,
+) -> PolarsResult<DataFrame> {
+    match instances {
+        [one] if rows.iter().all(|r| r.instance.is_none()) => {
+            let mut all = rows.to_vec();
+            all.extend(rows.iter().map(|r| TimelineRow {
+                instance: Some(one.instance.clone()),
+                ..r.clone()
+            }));
+            timeline(&all, bucket_s)
+        }
+        _ => timeline(rows, bucket_s),
+    }
+}
+
+/// The report's instances, a row each.
+pub fn instances(rows: &[InstanceReport]) -> PolarsResult<DataFrame> {
+    let f = |g: fn(&InstanceReport) -> Option<f64>| -> Vec<Option<f64>> {
+        rows.iter().map(g).collect()
+    };
+    let n =
+        |g: fn(&InstanceReport) -> u64| -> Vec<i64> { rows.iter().map(|r| g(r) as i64).collect() };
+    DataFrame::new_infer_height(vec![
+        Column::new(
+            "instance".into(),
+            rows.iter().map(|r| r.instance.as_str()).collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "engine".into(),
+            rows.iter().map(|r| r.engine).collect::<Vec<_>>(),
+        ),
+        datetime_opt(
+            "first_ts",
+            rows.iter().map(|r| r.first_ts.map(|t| t.0)).collect(),
+        )?,
+        datetime_opt(
+            "last_ts",
+            rows.iter().map(|r| r.last_ts.map(|t| t.0)).collect(),
+        )?,
+        Column::new("span_s".into(), f(|r| r.span_s)),
+        Column::new("stat_lines".into(), n(|r| r.stat_lines)),
+        Column::new("prefill_lines".into(), n(|r| r.prefill_lines)),
+        Column::new("gen_tps".into(), f(|r| r.gen_tps)),
+        Column::new("vs_median".into(), f(|r| r.vs_median)),
+        Column::new(
+            "imbalanced".into(),
+            rows.iter().map(|r| r.imbalanced).collect::<Vec<_>>(),
+        ),
+        Column::new("gen_tokens".into(), f(|r| r.gen_tokens)),
+        Column::new("gen_tps_mean".into(), f(|r| r.gen_tps_mean)),
+        Column::new("gen_tps_max".into(), f(|r| r.gen_tps_max)),
+        Column::new("running_mean".into(), f(|r| r.running_mean)),
+        Column::new("running_max".into(), f(|r| r.running_max)),
+        Column::new("waiting_mean".into(), f(|r| r.waiting_mean)),
+        Column::new("kv_usage_mean".into(), f(|r| r.kv_usage_mean)),
+        Column::new("kv_usage_max".into(), f(|r| r.kv_usage_max)),
+        Column::new("prefill_tokens".into(), n(|r| r.prefill_tokens)),
+        Column::new("retractions".into(), n(|r| r.retractions)),
+        Column::new("preemptions".into(), n(|r| r.preemptions)),
+        Column::new("errors".into(), n(|r| r.errors)),
+    ])
+}
+
+/// The report's segments, a row each, with their steady windows.
+pub fn segments(rows: &[SegmentReport]) -> PolarsResult<DataFrame> {
+    let f =
+        |g: fn(&SegmentReport) -> Option<f64>| -> Vec<Option<f64>> { rows.iter().map(g).collect() };
+    DataFrame::new_infer_height(vec![
+        Column::new(
+            "segment".into(),
+            rows.iter().map(|r| r.index as i64).collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "reason".into(),
+            rows.iter().map(|r| r.reason).collect::<Vec<_>>(),
+        ),
+        datetime("start", rows.iter().map(|r| r.start.0).collect())?,
+        datetime("end", rows.iter().map(|r| r.end.0).collect())?,
+        Column::new("duration_s".into(), f(|r| Some(r.duration_s))),
+        Column::new(
+            "instances".into(),
+            rows.iter().map(|r| r.instances as i64).collect::<Vec<_>>(),
+        ),
+        Column::new("gen_tokens".into(), f(|r| Some(r.gen_tokens))),
+        Column::new("gen_tps".into(), f(|r| r.gen_tps)),
+        Column::new("gen_tps_mean".into(), f(|r| r.gen_tps_mean)),
+        Column::new("peak_gen_tps".into(), f(|r| r.peak_gen_tps)),
+        datetime_opt(
+            "steady_from",
+            rows.iter()
+                .map(|r| r.steady.as_ref().map(|w| w.from.0))
+                .collect(),
+        )?,
+        datetime_opt(
+            "steady_to",
+            rows.iter()
+                .map(|r| r.steady.as_ref().map(|w| w.to.0))
+                .collect(),
+        )?,
+        Column::new("ramp_up_s".into(), f(|r| r.ramp_up_s)),
+        Column::new("drain_s".into(), f(|r| r.drain_s)),
     ])
 }
 
@@ -76,6 +192,8 @@ pub fn json_rows(df: &DataFrame) -> PolarsResult<Vec<serde_json::Value>> {
             }
             DataType::String => put(c.str()?.iter().map(|x| json!(x)).collect()),
             DataType::Boolean => put(c.bool()?.iter().map(|x| json!(x)).collect()),
+            DataType::Int64 => put(c.i64()?.iter().map(|x| json!(x)).collect()),
+            DataType::Int32 => put(c.i32()?.iter().map(|x| json!(x)).collect()),
             DataType::UInt64 => put(c.u64()?.iter().map(|x| json!(x)).collect()),
             DataType::Float64 => put(c
                 .f64()?
@@ -101,8 +219,8 @@ mod tests {
     use crate::ingest::instance::Instance;
     use crate::ingest::series::{EventPoint, Order, Point, PointKind, Prefill, Series, Setting};
     use crate::ingest::Ingested;
+    use crate::schema::dtype as dtype_of;
     use crate::schema::TABLES;
-    use crate::testing::dtype_of;
     use std::collections::BTreeMap;
     use tokstat_parsers::record::EventKind;
 
@@ -114,7 +232,7 @@ mod tests {
     ) -> PolarsResult<DataFrame> {
         let mut columns = steps::StepColumns::default();
         columns.push(name, engine, series);
-        columns.frame(true)
+        columns.frame("run")
     }
 
     /// Every column of a frame is a documented column of its table, with its type.
@@ -208,8 +326,9 @@ mod tests {
             http_4xx: None,
             http_5xx: Some(1),
             steady: true,
+            covered_s: 60.0,
         };
-        let t = timeline(&[row(0, None), row(0, Some("gpu0"))]).unwrap();
+        let t = timeline(&[row(0, None), row(0, Some("gpu0"))], 60.0).unwrap();
         documented("timeline", &t);
         assert_eq!(t.height(), 2);
     }

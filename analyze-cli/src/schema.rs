@@ -4,36 +4,45 @@
 /// A column: name, type, meaning.
 pub type Column = (&'static str, &'static str, &'static str);
 
+/// The run's label (`export --run`), first in every exported table, so that each file holds
+/// what its path says (export only: `parse` has no run).
+const RUN: Column = (
+    "run",
+    "str",
+    "the run's label (export --run; default: the first input's name)",
+);
+
 /// `(table, columns)`.
 pub const TABLES: &[(&str, &[Column])] = &[
     (
         "steps",
         &[
+            RUN,
             ("source", "str", "input path"),
-            ("line", "u64", "1-based line number"),
+            ("line", "i64", "1-based line number"),
             ("instance", "str", "file stem, plus #DP<n> for a DP rank"),
             ("engine", "str", "sglang | vllm"),
             ("kind", "str", "decode | prefill | stats | spec | cache"),
             ("ts", "datetime", "naive local time, as logged"),
-            ("dp", "u32", "data-parallel rank (vLLM engine index)"),
-            ("tp", "u32", "tensor-parallel rank"),
-            ("pp", "u32", "pipeline-parallel rank"),
-            ("ep", "u32", "expert-parallel rank"),
-            ("running", "u64", "requests in the running batch"),
+            ("dp", "i32", "data-parallel rank (vLLM engine index)"),
+            ("tp", "i32", "tensor-parallel rank"),
+            ("pp", "i32", "pipeline-parallel rank"),
+            ("ep", "i32", "expert-parallel rank"),
+            ("running", "i64", "requests in the running batch"),
             (
                 "waiting",
-                "u64",
+                "i64",
                 "requests queued (#queue-req, Pending, Waiting)",
             ),
             ("gen_tps", "f64", "generation tokens/s as logged"),
             ("prompt_tps", "f64", "prompt (prefill) tokens/s as logged"),
             ("kv_usage", "f64", "KV pool usage, fraction 0-1"),
-            ("tokens", "u64", "KV slots in use"),
-            ("new_seq", "u64", "requests in a prefill batch"),
-            ("new_tokens", "u64", "tokens computed in a prefill batch"),
+            ("tokens", "i64", "KV slots in use"),
+            ("new_seq", "i64", "requests in a prefill batch"),
+            ("new_tokens", "i64", "tokens computed in a prefill batch"),
             (
                 "cached_tokens",
-                "u64",
+                "i64",
                 "prefix-cache hits in a prefill batch",
             ),
             ("accept_len", "f64", "speculative mean acceptance length"),
@@ -52,7 +61,7 @@ pub const TABLES: &[(&str, &[Column])] = &[
             ),
             (
                 "preemptions",
-                "u64",
+                "i64",
                 "preemptions in the interval (vLLM V1)",
             ),
             ("extra", "json", "unmodelled key: value pairs"),
@@ -61,8 +70,9 @@ pub const TABLES: &[(&str, &[Column])] = &[
     (
         "events",
         &[
+            RUN,
             ("source", "str", "input path"),
-            ("line", "u64", "1-based line number"),
+            ("line", "i64", "1-based line number"),
             ("instance", "str", "as in steps"),
             ("ts", "datetime", "naive local time"),
             (
@@ -73,7 +83,7 @@ pub const TABLES: &[(&str, &[Column])] = &[
             ("message", "str", "the message text"),
             (
                 "count",
-                "u64",
+                "i64",
                 "requests retracted, or vLLM's cumulative preemption count; for http_4xx / http_5xx in export, the access lines of the instance's time slot starting at ts (a second; a minute or more on logs spanning over 5 h)",
             ),
         ],
@@ -81,6 +91,7 @@ pub const TABLES: &[(&str, &[Column])] = &[
     (
         "config",
         &[
+            RUN,
             ("source", "str", "input path"),
             ("instance", "str", "as in steps"),
             ("ts", "datetime", "naive local time"),
@@ -95,8 +106,9 @@ pub const TABLES: &[(&str, &[Column])] = &[
     (
         "metrics",
         &[
+            RUN,
             ("source", "str", "input path"),
-            ("scrape", "u64", "0-based scrape number, in time order"),
+            ("scrape", "i64", "0-based scrape number, in time order"),
             (
                 "ts",
                 "datetime",
@@ -119,6 +131,7 @@ pub const TABLES: &[(&str, &[Column])] = &[
     (
         "timeline",
         &[
+            RUN,
             (
                 "ts",
                 "datetime",
@@ -163,31 +176,42 @@ pub const TABLES: &[(&str, &[Column])] = &[
             ),
             (
                 "http_ok",
-                "u64",
+                "i64",
                 "HTTP access lines answered (status below 400); null without access lines",
             ),
-            ("http_4xx", "u64", "HTTP access lines with a 4xx status"),
-            ("http_5xx", "u64", "HTTP access lines with a 5xx status"),
+            ("http_4xx", "i64", "HTTP access lines with a 4xx status"),
+            ("http_5xx", "i64", "HTTP access lines with a 5xx status"),
             ("steady", "bool", "inside a segment's steady window"),
+            (
+                "covered_s",
+                "f64",
+                "time the stats lines cover in the bucket (the most any instance covers, for the total): steady tok/s = sum(serving_gen_tps × covered_s) / sum(covered_s) over steady rows",
+            ),
+            (
+                "bucket_s",
+                "f64",
+                "the bucket's length (report --format json: timeline_bucket_s)",
+            ),
         ],
     ),
     (
         "completions",
         &[
+            RUN,
             ("source", "str", "input path of the record"),
             (
                 "record",
-                "u64",
+                "i64",
                 "1-based place among the file's completions (choices)",
             ),
-            ("output_tokens", "u64", "tokens generated"),
-            ("input_tokens", "u64", "prompt tokens"),
+            ("output_tokens", "i64", "tokens generated"),
+            ("input_tokens", "i64", "prompt tokens"),
             (
                 "reasoning_tokens",
-                "u64",
+                "i64",
                 "reasoning tokens, where the record splits them out",
             ),
-            ("output_chars", "u64", "characters of the output text"),
+            ("output_chars", "i64", "characters of the output text"),
             (
                 "finish_reason",
                 "str",
@@ -204,11 +228,12 @@ pub const TABLES: &[(&str, &[Column])] = &[
     (
         "requests",
         &[
+            RUN,
             ("tool", "str", "the load generator that wrote the file (vllm bench serve, AIPerf, GuideLLM, inference-perf, LLMPerf, genai-bench, …)"),
-            ("run", "str", "the benchmark run (backend / label, strategy, stage)"),
-            ("request", "u64", "place in the run"),
-            ("input_tokens", "u64", "prompt tokens"),
-            ("output_tokens", "u64", "tokens generated"),
+            ("bench_run", "str", "the benchmark run in the tool's file (backend / label, strategy, stage)"),
+            ("request", "i64", "place in the run"),
+            ("input_tokens", "i64", "prompt tokens"),
+            ("output_tokens", "i64", "tokens generated"),
             ("ttft_ms", "f64", "time to first token"),
             ("tpot_ms", "f64", "time per output token after the first"),
             ("itl_ms", "f64", "mean inter-token latency"),
@@ -219,12 +244,61 @@ pub const TABLES: &[(&str, &[Column])] = &[
             ("end", "datetime", "when its last byte came, where the tool records it"),
         ],
     ),
+    (
+        "instances",
+        &[
+            RUN,
+            ("instance", "str", "as in steps"),
+            ("engine", "str", "sglang | vllm"),
+            ("first_ts", "datetime", "its first stats line"),
+            ("last_ts", "datetime", "its last stats line"),
+            ("span_s", "f64", "last_ts - first_ts"),
+            ("stat_lines", "i64", "decode (SGLang) or periodic stats (vLLM) lines"),
+            ("prefill_lines", "i64", "prefill batch lines"),
+            ("gen_tps", "f64", "steady tok/s: its serving rate over the run's steady buckets, weighted by the time covered (report: instances[].gen_tps)"),
+            ("vs_median", "f64", "relative difference from the median instance's steady rate"),
+            ("imbalanced", "bool", "beyond ±15% of the median"),
+            ("gen_tokens", "f64", "tokens generated, from the logged rates"),
+            ("gen_tps_mean", "f64", "mean over its stats lines"),
+            ("gen_tps_max", "f64", "maximum over its stats lines"),
+            ("running_mean", "f64", "mean over its stats lines"),
+            ("running_max", "f64", "maximum over its stats lines"),
+            ("waiting_mean", "f64", "mean over its stats lines"),
+            ("kv_usage_mean", "f64", "mean, fraction 0-1"),
+            ("kv_usage_max", "f64", "maximum, fraction 0-1"),
+            ("prefill_tokens", "i64", "prompt tokens of its prefill batches"),
+            ("retractions", "i64", "retraction events"),
+            ("preemptions", "i64", "preemptions"),
+            ("errors", "i64", "error lines"),
+        ],
+    ),
+    (
+        "segments",
+        &[
+            RUN,
+            ("segment", "i64", "0-based, in time order (report: segments[].index)"),
+            ("reason", "str", "why it starts: the first, a restart, a gap, a change of settings"),
+            ("start", "datetime", "its first bucket"),
+            ("end", "datetime", "the end of its last bucket"),
+            ("duration_s", "f64", "end - start"),
+            ("instances", "i64", "instances serving in it"),
+            ("gen_tokens", "f64", "tokens generated in it"),
+            ("gen_tps", "f64", "its steady tok/s (null without a steady window)"),
+            ("gen_tps_mean", "f64", "tokens over its busy time"),
+            ("peak_gen_tps", "f64", "its best rate over the peak window"),
+            ("steady_from", "datetime", "its steady window's start (null without one)"),
+            ("steady_to", "datetime", "its steady window's end"),
+            ("ramp_up_s", "f64", "start to steady"),
+            ("drain_s", "f64", "steady to end"),
+        ],
+    ),
 ];
 
 /// The unit of a column, from its name: what a notebook needs to read a number right.
 pub fn unit(column: &str) -> &'static str {
     match column {
-        "ts" | "created" => "datetime (ms)",
+        "ts" | "created" | "start" | "end" | "steady_from" | "steady_to" => "datetime (ms)",
+        c if c.ends_with("_ts") => "datetime (ms)",
         c if c.ends_with("_tps") => "tokens/s",
         c if c.ends_with("_ms") => "ms",
         c if c.ends_with("_s") => "s",
@@ -233,7 +307,42 @@ pub fn unit(column: &str) -> &'static str {
         "running" | "waiting" | "new_seq" => "requests",
         "output_chars" => "characters",
         "line" | "record" | "request" | "scrape" | "count" | "events" | "preemptions" => "count",
+        "stat_lines" | "prefill_lines" | "retractions" | "errors" | "segment" => "count",
+        "instances" => "instances",
         c if c.starts_with("http_") => "count",
         _ => "",
+    }
+}
+
+/// The polars type of a documented type (`str` and `json` are text).
+pub fn dtype(schema: &str) -> polars::prelude::DataType {
+    use polars::prelude::{DataType, TimeUnit};
+    match schema {
+        "i64" => DataType::Int64,
+        "i32" => DataType::Int32,
+        "f64" => DataType::Float64,
+        "bool" => DataType::Boolean,
+        "datetime" => DataType::Datetime(TimeUnit::Milliseconds, None),
+        _ => DataType::String,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// Every column has a type `dtype` knows, and no table names a column twice.
+    #[test]
+    fn every_type_is_known() {
+        for (table, cols) in super::TABLES {
+            for (i, (name, ty, _)) in cols.iter().enumerate() {
+                assert!(
+                    ["str", "json", "i64", "i32", "f64", "bool", "datetime"].contains(ty),
+                    "{table}.{name}: {ty}"
+                );
+                assert!(
+                    !cols[..i].iter().any(|c| c.0 == *name),
+                    "{table}.{name} twice"
+                );
+            }
+        }
     }
 }

@@ -19,17 +19,3 @@ impl Lcg {
         (self.next_u64() >> 33) % n
     }
 }
-
-/// The polars type of a schema type name (`tokstat schema`).
-pub fn dtype_of(schema: &str) -> polars::prelude::DataType {
-    use polars::prelude::{DataType, TimeUnit};
-    match schema {
-        "str" | "json" => DataType::String,
-        "u64" => DataType::UInt64,
-        "u32" => DataType::UInt32,
-        "f64" => DataType::Float64,
-        "bool" => DataType::Boolean,
-        "datetime" => DataType::Datetime(TimeUnit::Milliseconds, None),
-        other => panic!("{other}"),
-    }
-}

@@ -194,22 +194,108 @@ fn an_export_without_a_saved_read_asks_for_another() {
     );
 }
 
-/// An export of an exported dataset is refused (its saved read holds no `steps` line, which
-/// the new tables would silently lack).
+/// The fleet exported node by node, then its dataset exported again: the merged run's own
+/// tables and report. Its report (and `report` on it) is the raw logs' report; its timeline
+/// has every instance's rows with the run's steady flags, from which each instance's and the
+/// run's steady tok/s are found again by a query alone; its instances are the report's. No
+/// `steps` (a saved read keeps no stats line), and a dataset with raw files beside it is
+/// refused.
 #[test]
-fn an_export_is_not_exported_again() {
+fn an_exported_dataset_exports_the_merged_run() {
+    let logs = fleet_logs();
+    let raw: Vec<&str> = logs.iter().map(|p| p.to_str().unwrap()).collect();
+    let want = report(&raw);
     let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path().join("first");
-    export(&[fixture("runs/demo")], &dir, &[]);
-    let to = tmp.path().join("second").display().to_string();
+    let dir = tmp.path().join("nodes");
+    for (k, log) in logs.iter().enumerate() {
+        let node = format!("node{k}");
+        export(
+            &[log.display().to_string()],
+            &dir,
+            &[
+                "--partition-by",
+                "run,instance",
+                "--run",
+                "fleet",
+                "--node",
+                &node,
+            ],
+        );
+    }
+    let merged = tmp.path().join("merged");
+    let m = merged.display().to_string();
     let d = dir.display().to_string();
-    let (code, _, err) = tokstat(&["export", "-q", "--to", &to, &d]);
+    let (code, out, err) = tokstat(&[
+        "export", "-q", "--year", "2026", "--format", "jsonl", "--to", &m, &d,
+    ]);
+    assert!(code == 0 || code == 2, "{err}");
+    assert!(
+        out.contains("steps        not written: a saved read keeps no stats line"),
+        "{out}"
+    );
+    assert!(!merged.join("steps.jsonl").exists());
+    let json = |p: &str| std::fs::read_to_string(merged.join(p)).unwrap();
+    let rows = |p: &str| -> Vec<serde_json::Value> {
+        json(p)
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    };
+    let mut written: serde_json::Value = serde_json::from_str(&json("report.json")).unwrap();
+    let mut raw_report: serde_json::Value = serde_json::from_str(&want).unwrap();
+    // (the report the export writes is the one `report` gives: files and all)
+    for r in [&mut written, &mut raw_report] {
+        r.as_object_mut().unwrap().remove("files");
+    }
+    assert_eq!(written, raw_report);
+    same(&want, &report(&[&m]), "report on the merged export");
+    let report: serde_json::Value = serde_json::from_str(&want).unwrap();
+    // every instance's steady tok/s from its timeline rows alone
+    let timeline = rows("timeline.jsonl");
+    let steady_rate = |instance: Option<&str>| {
+        let (mut tokens, mut covered) = (0.0, 0.0);
+        for r in timeline.iter().filter(|r| {
+            r["steady"] == true && r["instance"].as_str() == instance && r["run"] == "fleet"
+        }) {
+            if let Some(rate) = r["serving_gen_tps"].as_f64() {
+                tokens += rate * r["covered_s"].as_f64().unwrap();
+                covered += r["covered_s"].as_f64().unwrap();
+            }
+        }
+        tokens / covered
+    };
+    let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * b.abs();
+    let instances = report["instances"].as_array().unwrap();
+    assert_eq!(instances.len(), 7);
+    for i in instances {
+        let name = i["instance"].as_str().unwrap();
+        let got = steady_rate(Some(name));
+        let want = i["gen_tps"].as_f64().unwrap();
+        assert!(close(got, want), "{name}: {got} against {want}");
+    }
+    let got = steady_rate(None);
+    let run = report["steady"]["gen_tps"].as_f64().unwrap();
+    assert!(close(got, run), "the run: {got} against {run}");
+    assert!(timeline
+        .iter()
+        .all(|r| r["bucket_s"] == report["timeline_bucket_s"]));
+    // the instances table is the report's
+    let table = rows("instances.jsonl");
+    assert_eq!(table.len(), 7);
+    for (row, i) in table.iter().zip(instances) {
+        for key in ["instance", "stat_lines", "gen_tps", "prefill_tokens"] {
+            assert_eq!(row[key], i[key], "{key}");
+        }
+    }
+    // the merged run is a dataset of its own
+    assert!(merged.join("_tokstat/read.bin").is_file());
+    // a dataset and raw files together: refused
+    let (code, _, err) = tokstat(&["export", "-q", "--to", &m, &d, raw[0]]);
     assert_eq!(code, 1, "{err}");
     assert!(
-        err.contains("is an exported dataset: report on it with `tokstat report"),
+        err.contains("export reads either exported datasets or the files"),
         "{err}"
     );
-    assert!(!std::path::Path::new(&to).exists());
 }
 
 /// The fleet's saved reads merge to the same report whatever order the nodes' exports ran

@@ -16,7 +16,11 @@ pub fn run(a: &ExportArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<i
         run: a.run.clone(),
         node: a.node.clone(),
     };
-    let (written, report) = export::run(&opts)?;
+    let export::Exported {
+        written,
+        report,
+        merged,
+    } = export::run(&opts)?;
     for w in &written {
         writeln!(
             out,
@@ -24,6 +28,13 @@ pub fn run(a: &ExportArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<i
             w.table,
             group(w.rows as u64),
             w.files
+        )?;
+    }
+    if merged {
+        writeln!(
+            out,
+            "{:<12} not written: a saved read keeps no stats line (each node's export has its own)",
+            "steps"
         )?;
     }
     writeln!(out, "written to {}", a.to.display())?;

@@ -3,10 +3,11 @@
 //! tokstat and schema versions, the table, the run, the inputs and each column's unit), CSV
 //! or JSON lines — with the report beside them as `report.json`.
 //!
-//! `--partition-by run,instance` lays tables out as Hive partitions,
-//! `TABLE/run=LABEL/instance=NAME/part-WRITER.parquet`, with file names unique per writer
-//! (host, process, time), so that the nodes of a cluster export their own logs into one
-//! shared folder and DuckDB, polars or Spark read the union as one table per kind.
+//! `--partition-by run,instance` lays tables out in folders,
+//! `TABLE/run-LABEL/instance-NAME/part-WRITER.parquet` (see [`part_dir`]), with file names
+//! unique per writer (host, process, time), so that the nodes of a cluster export their own
+//! logs into one shared folder and DuckDB, polars, Spark or Dask read the union as one table
+//! per kind. Every file of a table has one schema ([`conform`]).
 
 mod pages;
 mod steps;
@@ -64,6 +65,15 @@ pub struct Written {
     pub files: usize,
 }
 
+/// What an export wrote.
+#[derive(Debug)]
+pub struct Exported {
+    pub written: Vec<Written>,
+    pub report: report::Report,
+    /// Read from exported datasets' saved reads: no `steps` (the nodes' exports hold them).
+    pub merged: bool,
+}
+
 /// Chunks read and not yet gathered into `steps`, at most: the reading runs ahead of the
 /// writing by this much (each is a few hundred kilobytes) before it waits.
 const CHUNKS_WAITING: usize = 64;
@@ -96,8 +106,7 @@ fn writer_id() -> String {
     format!("{}-{}-{nanos:x}", escape(&host), std::process::id())
 }
 
-/// A value as a Hive partition path component: characters outside `[A-Za-z0-9._-]` as
-/// `%XX`; a null as `__HIVE_DEFAULT_PARTITION__`, as Hive, Spark and DuckDB write it.
+/// A value as a path component: characters outside `[A-Za-z0-9._-]` as `%XX`.
 pub(crate) fn escape(v: &str) -> String {
     v.bytes()
         .map(|b| {
@@ -110,8 +119,26 @@ pub(crate) fn escape(v: &str) -> String {
         .collect()
 }
 
-/// The run's label: given, or the first input's folder or file name.
+/// The run's label: given; from exported datasets, the label their saved reads share;
+/// else the first input's folder or file name.
 fn label(opts: &Options) -> String {
+    if let Some(run) = &opts.run {
+        return run.clone();
+    }
+    let mut runs = std::collections::BTreeSet::new();
+    for input in &opts.report.inputs {
+        for path in saved::find(Path::new(input)).unwrap_or_default() {
+            match saved::header(&path) {
+                Ok(h) => runs.insert(h.run),
+                Err(_) => runs.insert(String::new()),
+            };
+        }
+    }
+    if runs.len() == 1 {
+        if let Some(run) = runs.pop_first().filter(|r| !r.is_empty()) {
+            return run;
+        }
+    }
     opts.run.clone().unwrap_or_else(|| {
         opts.report
             .inputs
@@ -199,11 +226,38 @@ fn write_file(
     Ok(())
 }
 
+/// The folder of a table's files in a partitioned export: `TABLE/run-LABEL`, then
+/// `instance-NAME` (or `total`, for the run's total timeline rows) when partitioned by
+/// instance. `KEY-VALUE`, not Hive's `KEY=VALUE`: Spark, pyarrow, DuckDB and polars infer a
+/// Hive value such as `run=128` as a number, and every file holds its `run` and `instance`
+/// columns itself. (A folder of Spark's starts with neither `_` nor `.`, which it skips.)
+pub(crate) fn part_dir(opts: &Options, table: &str, run: &str, instance: Part) -> PathBuf {
+    let mut dir = opts.to.join(table);
+    if opts.by_run {
+        dir = dir.join(format!("run-{}", escape(run)));
+    }
+    match instance {
+        Part::Whole => dir,
+        Part::Total => dir.join("total"),
+        Part::Instance(name) => dir.join(format!("instance-{}", escape(name))),
+    }
+}
+
+/// Which rows of a table a file of a partitioned export holds.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Part<'a> {
+    /// All of them (a table with no `instance`, or no partitioning by instance).
+    Whole,
+    /// The run's total rows (`instance` null).
+    Total,
+    Instance(&'a str),
+}
+
 /// Where the read is saved: one file per writer when partitioned, as the tables are.
 fn saved_path(opts: &Options, run: &str, writer: &str) -> PathBuf {
     let dir = opts.to.join(saved::DIR);
     if opts.by_run || opts.by_instance {
-        dir.join(format!("run={}", escape(run)))
+        dir.join(format!("run-{}", escape(run)))
             .join(format!("read-{writer}.bin"))
     } else {
         dir.join("read.bin")
@@ -211,28 +265,72 @@ fn saved_path(opts: &Options, run: &str, writer: &str) -> PathBuf {
 }
 
 /// The tables of a build other than `steps`, by name, in the schema's order (empty ones
-/// left out): each input kind's, and the report's timeline.
-fn tables(built: &Built) -> Result<Vec<(&'static str, DataFrame)>> {
+/// left out), each as [`conform`] makes it: each input kind's, and the report's timeline,
+/// instances and segments.
+fn tables(built: &Built, run: &str) -> Result<Vec<(&'static str, DataFrame)>> {
+    let r = &built.report;
     let mut all = kinds::tables(&built.read)?;
-    all.push(("timeline", frames::timeline(&built.report.timeline)?));
+    all.push((
+        "timeline",
+        frames::timeline_by_instance(&r.timeline, &r.instances, r.timeline_bucket_s)?,
+    ));
+    all.push(("instances", frames::instances(&r.instances)?));
+    all.push(("segments", frames::segments(&r.segments)?));
     let rank = |name: &str| TABLES.iter().position(|t| t.0 == name);
     all.sort_by_key(|(name, _)| rank(name));
-    Ok(all.into_iter().filter(|(_, df)| df.height() > 0).collect())
+    all.into_iter()
+        .filter(|(_, df)| df.height() > 0)
+        .map(|(name, df)| Ok((name, conform(name, run, df)?)))
+        .collect()
 }
 
-/// Reads the inputs once, writes every table and `report.json`; returns what was written
-/// and the report.
-pub fn run(opts: &Options) -> Result<(Vec<Written>, report::Report)> {
-    // (a saved read holds no line of `steps`: an export of it would leave them out)
-    if let Some(dir) = opts
+/// A table as every file and writer has it, whatever its rows: the run's label first, then
+/// every documented column in the schema's order, one that no row has typed as documented
+/// (a reader of many files then finds one schema, with no column left out of some).
+fn conform(table: &str, run: &str, df: DataFrame) -> Result<DataFrame> {
+    let (_, cols) = TABLES
+        .iter()
+        .find(|t| t.0 == table)
+        .with_context(|| format!("{table} is not a table of the schema"))?;
+    if let Some(c) = df
+        .get_column_names()
+        .iter()
+        .find(|c| !cols.iter().any(|d| d.0 == c.as_str()))
+    {
+        bail!("{table}.{c} is not a documented column");
+    }
+    let height = df.height();
+    let columns = cols
+        .iter()
+        .map(|&(name, ty, _)| match (name, df.column(name)) {
+            ("run", _) => Ok(Column::new("run".into(), vec![run; height])),
+            (_, Ok(c)) => Ok(c.clone()),
+            (_, Err(_)) => Ok(Column::full_null(
+                name.into(),
+                height,
+                &crate::schema::dtype(ty),
+            )),
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(DataFrame::new(height, columns)?)
+}
+
+/// Reads the inputs once (logs and other files, or the saved reads of exported datasets:
+/// not both), writes every table and `report.json`; returns what was written and the report.
+/// From saved reads, `steps` is not written (a read keeps no stats line: each node's export
+/// has its own) and the merged read is saved, so the merged run is itself a dataset.
+pub fn run(opts: &Options) -> Result<Exported> {
+    let datasets = opts
         .report
         .inputs
         .iter()
-        .find(|i| saved::find(Path::new(i)).is_some())
-    {
+        .filter(|i| saved::find(Path::new(i)).is_some())
+        .count();
+    if datasets > 0 && datasets < opts.report.inputs.len() {
         bail!(
-            "{dir} is an exported dataset: report on it with `tokstat report {dir}`, or export \
-             the logs it was made from (an export reads logs, not the tables of another)"
+            "export reads either exported datasets or the files they were made from, not both \
+             (the steps table would hold the lines of some inputs only): export the files \
+             first, then export the datasets together"
         );
     }
     let run = label(opts);
@@ -256,11 +354,16 @@ pub fn run(opts: &Options) -> Result<(Vec<Written>, report::Report)> {
             }),
         );
         drop(send);
-        // the read saved for `report DIR` (the analyses leave it as it is)
+        // the read saved for `report DIR` (the analyses leave it as it is); a merged
+        // read names no node of its own unless given one
         let built = read.and_then(|read| {
             let built = report::analyze(read, &opts.report)?;
-            let node = opts.node.clone().unwrap_or_else(host_name);
-            let header = saved::Header::new(run, Some(&node), writer, &opts.report.inputs);
+            let node = match (&opts.node, datasets) {
+                (Some(n), _) => Some(n.clone()),
+                (None, 0) => Some(host_name()),
+                (None, _) => None,
+            };
+            let header = saved::Header::new(run, node.as_deref(), writer, &opts.report.inputs);
             saved::save(&saved_path(opts, run, writer), &header, &built.read)?;
             Ok(built)
         });
@@ -278,8 +381,7 @@ pub fn run(opts: &Options) -> Result<(Vec<Written>, report::Report)> {
             files,
         });
     }
-    for (table, mut df) in tables(&built)? {
-        debug_assert!(TABLES.iter().any(|t| t.0 == table));
+    for (table, mut df) in tables(&built, &run)? {
         let meta = metadata(table, &df, &run, &opts.report.inputs);
         if !partitioned {
             write_file(
@@ -295,26 +397,21 @@ pub fn run(opts: &Options) -> Result<(Vec<Written>, report::Report)> {
             });
             continue;
         }
-        let mut dir = opts.to.join(table);
-        if opts.by_run {
-            dir = dir.join(format!("run={}", escape(&run)));
-        }
         let by_instance = opts.by_instance
             && df
                 .get_column_names()
                 .iter()
                 .any(|c| c.as_str() == "instance");
-        let parts: Vec<(Option<String>, DataFrame)> = if by_instance {
-            // the key is the path's: dropped from the files, as readers add it back from there
+        // (the key stays in the files: each file holds what its path says)
+        let parts: Vec<(Option<Option<String>>, DataFrame)> = if by_instance {
             df.partition_by_stable(["instance"], true)?
                 .into_iter()
-                .map(|mut part| {
+                .map(|part| {
                     let name = part
                         .column("instance")
                         .ok()
                         .and_then(|c| c.str().ok()?.get(0).map(str::to_string));
-                    let _ = part.drop_in_place("instance");
-                    (name, part)
+                    (Some(name), part)
                 })
                 .collect()
         } else {
@@ -323,17 +420,13 @@ pub fn run(opts: &Options) -> Result<(Vec<Written>, report::Report)> {
         let rows = df.height();
         let files = parts.len();
         for (instance, mut part) in parts {
-            let mut d = dir.clone();
-            if by_instance {
-                d = d.join(format!(
-                    "instance={}",
-                    instance
-                        .as_deref()
-                        .map_or_else(|| "__HIVE_DEFAULT_PARTITION__".to_string(), escape)
-                ));
-            }
+            let which = match &instance {
+                None => Part::Whole,
+                Some(None) => Part::Total,
+                Some(Some(name)) => Part::Instance(name),
+            };
             write_file(
-                &d.join(format!("part-{writer}.{ext}")),
+                &part_dir(opts, table, &run, which).join(format!("part-{writer}.{ext}")),
                 &mut part,
                 opts.format,
                 meta.clone(),
@@ -342,10 +435,10 @@ pub fn run(opts: &Options) -> Result<(Vec<Written>, report::Report)> {
         written.push(Written { table, rows, files });
     }
     // the report beside the tables (one per writer when partitioned)
-    let report_path = if opts.by_run || opts.by_instance {
+    let report_path = if partitioned {
         opts.to
             .join("report")
-            .join(format!("run={}", escape(&run)))
+            .join(format!("run-{}", escape(&run)))
             .join(format!("report-{writer}.json"))
     } else {
         opts.to.join("report.json")
@@ -361,14 +454,18 @@ pub fn run(opts: &Options) -> Result<(Vec<Written>, report::Report)> {
     if written.is_empty() && built.report.bench_runs.is_empty() {
         bail!("nothing to export: no input held a record of any table");
     }
-    Ok((written, built.report))
+    Ok(Exported {
+        written,
+        report: built.report,
+        merged: datasets > 0,
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::schema::dtype as dtype_of;
     use crate::schema::TABLES;
-    use crate::testing::dtype_of;
 
     fn fixtures(rel: &str) -> String {
         format!("{}/../fixtures/{rel}", env!("CARGO_MANIFEST_DIR"))
@@ -393,10 +490,22 @@ mod tests {
             run: None,
             node: None,
         };
-        let (written, report) = run(&opts).unwrap();
+        let Exported {
+            written, report, ..
+        } = run(&opts).unwrap();
         let names: Vec<&str> = written.iter().map(|w| w.table).collect();
         // the demo logs have no events (retractions, preemptions)
-        assert_eq!(names, ["steps", "config", "timeline", "completions"]);
+        assert_eq!(
+            names,
+            [
+                "steps",
+                "config",
+                "timeline",
+                "completions",
+                "instances",
+                "segments"
+            ]
+        );
         for w in &written {
             let file = std::fs::File::open(dir.join(format!("{}.parquet", w.table))).unwrap();
             let df = ParquetReader::new(file).finish().unwrap();
@@ -409,6 +518,14 @@ mod tests {
                     .unwrap_or_else(|| panic!("{}.{} is not documented", w.table, c.name()));
                 assert_eq!(c.dtype(), &dtype_of(ty), "{}.{}", w.table, c.name());
             }
+            // one schema in every file: each documented column, in order (`steps` holds
+            // those the analyses keep)
+            let have: Vec<&str> = df.get_column_names().iter().map(|c| c.as_str()).collect();
+            if w.table != "steps" {
+                let names: Vec<&str> = cols.iter().map(|c| c.0).collect();
+                assert_eq!(have, names, "{}", w.table);
+            }
+            assert_eq!(have[0], "run");
         }
         let c = report.completions.as_ref().unwrap();
         assert_eq!(written[3].rows as u64, c.figures.count);

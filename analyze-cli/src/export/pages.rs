@@ -24,7 +24,7 @@ pub fn floats<T: Number>(values: &[T], type_: &PrimitiveType) -> Page {
     page(buf, values.len(), &present, type_, Encoding::Plain)
 }
 
-/// A page of counts, written delta-packed as `INT64` (as polars stores a `u64`).
+/// A page of counts, written delta-packed as `INT64` (signed: see `frames::steps`).
 pub fn counts<T: Number>(values: &[T], type_: &PrimitiveType) -> Page {
     let (mut buf, present) = levels(values, |v: T| v.to_u64() as i64);
     delta_binary_packed(&mut buf, &present);

@@ -3,7 +3,7 @@
 //! gathered into row groups, and written; nothing keeps a log's rows.
 
 use super::pages;
-use super::{escape, metadata_pairs, FileFormat, Options, ROW_GROUP};
+use super::{metadata_pairs, part_dir, FileFormat, Options, Part, ROW_GROUP};
 use crate::frames::steps::{Numbers, StepColumns, Strings};
 use crate::ingest::series::Series;
 use anyhow::{Context, Result};
@@ -63,20 +63,14 @@ impl Steps<'_> {
     /// The file an instance's rows go to, and its key among the parts.
     fn path(&self, instance: &str) -> (String, PathBuf) {
         let (o, ext) = (self.opts, self.opts.format.extension());
-        let mut dir = o.to.join("steps");
-        if o.by_run {
-            dir = dir.join(format!("run={}", escape(self.run)));
-        }
+        let file = format!("part-{}.{ext}", self.writer);
         if o.by_instance {
-            let d = dir.join(format!("instance={}", escape(instance)));
-            (
-                instance.to_string(),
-                d.join(format!("part-{}.{ext}", self.writer)),
-            )
+            let dir = part_dir(o, "steps", self.run, Part::Instance(instance));
+            (instance.to_string(), dir.join(file))
         } else if o.by_run {
             (
                 String::new(),
-                dir.join(format!("part-{}.{ext}", self.writer)),
+                part_dir(o, "steps", self.run, Part::Whole).join(file),
             )
         } else {
             (String::new(), o.to.join(format!("steps.{ext}")))
@@ -127,17 +121,15 @@ fn flush(part: &mut StepsFile, opts: &Options, run: &str) -> Result<()> {
     if part.pending.is_empty() {
         return Ok(());
     }
-    // (a partitioned dataset has the instance in its paths: readers add it back from there)
-    let instance = !opts.by_instance;
     let sink = match &mut part.sink {
         Some(sink) => sink,
-        None => part.sink.insert(open(&part.path, opts, run, instance)?),
+        None => part.sink.insert(open(&part.path, opts, run)?),
     };
     match sink {
-        Sink::Parquet(w) => w.write(&part.pending, instance)?,
-        Sink::Csv(w) => w.write_batch(&part.pending.frame(instance)?)?,
+        Sink::Parquet(w) => w.write(&part.pending, run)?,
+        Sink::Csv(w) => w.write_batch(&part.pending.frame(run)?)?,
         Sink::Jsonl(w) => {
-            for row in crate::frames::json_rows(&part.pending.frame(instance)?)? {
+            for row in crate::frames::json_rows(&part.pending.frame(run)?)? {
                 serde_json::to_writer(&mut *w, &row)?;
                 w.write_all(b"\n")?;
             }
@@ -155,20 +147,17 @@ enum Sink {
 }
 
 /// Creates a file of `steps` (and its folder).
-fn open(path: &Path, opts: &Options, run: &str, instance: bool) -> Result<Sink> {
+fn open(path: &Path, opts: &Options, run: &str) -> Result<Sink> {
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     }
     let file = File::create(path).with_context(|| format!("cannot write {}", path.display()))?;
     Ok(match opts.format {
-        FileFormat::Parquet => Sink::Parquet(Box::new(ParquetSink::new(
-            file,
-            instance,
-            run,
-            &opts.report.inputs,
-        )?)),
+        FileFormat::Parquet => {
+            Sink::Parquet(Box::new(ParquetSink::new(file, run, &opts.report.inputs)?))
+        }
         FileFormat::Csv => {
-            let schema = StepColumns::default().frame(instance)?.schema().clone();
+            let schema = StepColumns::default().frame(run)?.schema().clone();
             Sink::Csv(CsvWriter::new(file).batched(&schema)?)
         }
         FileFormat::Jsonl => Sink::Jsonl(BufWriter::new(file)),
@@ -189,8 +178,8 @@ struct ParquetSink {
 }
 
 impl ParquetSink {
-    fn new(file: File, instance: bool, run: &str, inputs: &[String]) -> Result<ParquetSink> {
-        let empty = StepColumns::default().frame(instance)?;
+    fn new(file: File, run: &str, inputs: &[String]) -> Result<ParquetSink> {
+        let empty = StepColumns::default().frame(run)?;
         let schema = Arc::new(empty.schema().to_arrow(CompatLevel::newest()));
         let options = WriteOptions {
             statistics: StatisticsOptions::default(),
@@ -217,11 +206,11 @@ impl ParquetSink {
     }
 
     /// Writes the rows as one row group.
-    fn write(&mut self, rows: &StepColumns, instance: bool) -> Result<()> {
+    fn write(&mut self, rows: &StepColumns, run: &str) -> Result<()> {
         let options = self.options;
         let compressed = |page| Ok(compress(page, vec![], options.compression)?);
         let mut columns: Vec<Vec<CompressedPage>> = Vec::with_capacity(self.fields.len());
-        let labels = rows.labels(Strings::Dictionary, instance)?;
+        let labels = rows.labels(Strings::Dictionary, run)?;
         let mut fields = self.fields.iter();
         for ((_, array), field) in labels.into_iter().zip(fields.by_ref()) {
             for pages in array_to_columns(array, field.clone(), options, &[encoding(field)])? {
@@ -327,45 +316,43 @@ mod tests {
     }
 
     /// What the Parquet file holds is what was gathered, row for row and null for null, over
-    /// several row groups, three instances (one with no engine) and either layout of
-    /// `instance`. (The interop check, `tests/interop/check_export.py`, compares every row
-    /// group's statistics with its values.)
+    /// several row groups and three instances (one with no engine), with its run's label.
+    /// (The interop check, `tests/interop/check_export.py`, compares every row group's
+    /// statistics with its values.)
     #[test]
     fn a_written_file_reads_back_as_its_rows() {
-        for instance in [true, false] {
-            let dir = std::env::temp_dir().join(format!(
-                "tokstat-steps-test-{}-{instance}",
-                std::process::id()
-            ));
-            std::fs::create_dir_all(&dir).unwrap();
-            let path = dir.join("steps.parquet");
-            let mut sink =
-                ParquetSink::new(File::create(&path).unwrap(), instance, "run", &[]).unwrap();
-            let mut all = StepColumns::default();
-            for (group, (name, engine, points)) in [
-                ("gpu0", Some("sglang"), 1000),
-                ("engine1", Some("vllm"), 4099),
-                ("odd", None, 1),
-                ("gpu0", Some("sglang"), 129),
-                ("gpu0", Some("sglang"), 2),
-            ]
-            .into_iter()
-            .enumerate()
-            {
-                let series = mixed(points, group as u64);
-                let mut rows = StepColumns::default();
-                rows.push(name, engine, &series);
-                sink.write(&rows, instance).unwrap();
-                all.push(name, engine, &series);
-            }
-            sink.finish().unwrap();
-            let read = ParquetReader::new(File::open(&path).unwrap())
-                .finish()
-                .unwrap();
-            let want = all.frame(instance).unwrap();
-            assert_eq!(read.height(), want.height());
-            assert!(read.equals_missing(&want), "{read:?}\n{want:?}");
-            let _ = std::fs::remove_dir_all(&dir);
+        let dir = std::env::temp_dir().join(format!("tokstat-steps-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("steps.parquet");
+        let mut sink = ParquetSink::new(File::create(&path).unwrap(), "c128", &[]).unwrap();
+        let mut all = StepColumns::default();
+        for (group, (name, engine, points)) in [
+            ("gpu0", Some("sglang"), 1000),
+            ("engine1", Some("vllm"), 4099),
+            ("odd", None, 1),
+            ("gpu0", Some("sglang"), 129),
+            ("gpu0", Some("sglang"), 2),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let series = mixed(points, group as u64);
+            let mut rows = StepColumns::default();
+            rows.push(name, engine, &series);
+            sink.write(&rows, "c128").unwrap();
+            all.push(name, engine, &series);
         }
+        sink.finish().unwrap();
+        let read = ParquetReader::new(File::open(&path).unwrap())
+            .finish()
+            .unwrap();
+        let want = all.frame("c128").unwrap();
+        assert_eq!(read.height(), want.height());
+        assert!(read.equals_missing(&want), "{read:?}\n{want:?}");
+        assert_eq!(
+            read.column("run").unwrap().str().unwrap().get(7),
+            Some("c128")
+        );
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

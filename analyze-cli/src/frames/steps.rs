@@ -53,7 +53,7 @@ pub enum Numbers<'a> {
     /// Written as `f64`.
     F32(&'a [f32]),
     F64(&'a [f64]),
-    /// Counts, written as `u64` (a negative one, never logged, would be 0).
+    /// Counts, written as `i64` (a negative one, never logged, would be 0).
     Count32(&'a [f32]),
     Count64(&'a [f64]),
 }
@@ -163,33 +163,34 @@ impl StepColumns {
         self.new_tokens.clear();
     }
 
-    /// The columns as arrays, in the schema's order (`instance` left out when `instance` is
-    /// false: a partitioned dataset has it in its paths).
+    /// The columns as arrays, in the schema's order, with `run` (the run's label) first.
     pub fn arrays(
         &self,
         strings: Strings,
-        instance: bool,
+        run: &str,
     ) -> PolarsResult<Vec<(&'static str, ArrayRef)>> {
-        let mut out = self.labels(strings, instance)?;
+        let mut out = self.labels(strings, run)?;
         out.extend(self.numbers().map(|(name, n)| (name, n.array())));
         Ok(out)
     }
 
-    /// The columns before the numbers, in the schema's order: `instance` (as in
-    /// [`StepColumns::arrays`]), `engine`, `kind` and `ts`.
+    /// The columns before the numbers, in the schema's order: `run`, `instance`, `engine`,
+    /// `kind` and `ts`.
     pub fn labels(
         &self,
         strings: Strings,
-        instance: bool,
+        run: &str,
     ) -> PolarsResult<Vec<(&'static str, ArrayRef)>> {
-        let mut out: Vec<(&'static str, ArrayRef)> = Vec::with_capacity(11);
-        if instance {
-            let names = self
-                .owners
-                .iter()
-                .map(|(name, _, rows)| (Some(name.as_str()), *rows));
-            out.push(("instance", strings_of(names, strings)?));
-        }
+        let mut out: Vec<(&'static str, ArrayRef)> = Vec::with_capacity(12);
+        out.push((
+            "run",
+            strings_of(std::iter::once((Some(run), self.len())), strings)?,
+        ));
+        let names = self
+            .owners
+            .iter()
+            .map(|(name, _, rows)| (Some(name.as_str()), *rows));
+        out.push(("instance", strings_of(names, strings)?));
         let engines = self.owners.iter().map(|(_, engine, rows)| (*engine, *rows));
         out.push(("engine", strings_of(engines, strings)?));
         out.push(("kind", kinds(&self.kind, strings)?));
@@ -218,11 +219,10 @@ impl StepColumns {
         ]
     }
 
-    /// The rows as a frame named and typed as the schema's `steps` (`instance` as in
-    /// [`StepColumns::arrays`]).
-    pub fn frame(&self, instance: bool) -> PolarsResult<DataFrame> {
+    /// The rows as a frame named and typed as the schema's `steps`, of the run `run`.
+    pub fn frame(&self, run: &str) -> PolarsResult<DataFrame> {
         let columns = self
-            .arrays(Strings::Plain, instance)?
+            .arrays(Strings::Plain, run)?
             .into_iter()
             .map(|(name, a)| polars::series::Series::from_arrow(name.into(), a).map(Column::from))
             .collect::<PolarsResult<Vec<_>>>()?;
@@ -294,11 +294,12 @@ fn float<T: Number>(values: &[T]) -> ArrayRef {
 /// A count logged as a float (`running`, `waiting`) as an integer column.
 fn count<T: Number>(values: &[T]) -> ArrayRef {
     let present = validity(values);
-    let ints: Vec<u64> = values
+    // (signed: Spark reads an unsigned 64-bit column as `decimal(20,0)`; every count fits)
+    let ints: Vec<i64> = values
         .iter()
-        .map(|&v| if v.present() { v.to_u64() } else { 0 })
+        .map(|&v| if v.present() { v.to_u64() as i64 } else { 0 })
         .collect();
-    PrimitiveArray::new(ArrowDataType::UInt64, ints.into(), present).boxed()
+    PrimitiveArray::new(ArrowDataType::Int64, ints.into(), present).boxed()
 }
 
 /// A string column given as runs of one value (or null) each.

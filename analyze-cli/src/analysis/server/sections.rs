@@ -79,6 +79,11 @@ pub struct TimelineRow {
     pub http_5xx: Option<u64>,
     /// Whether the bucket lies in a steady window.
     pub steady: bool,
+    /// The time the stats lines cover in the bucket, seconds (the most any instance
+    /// covers, for the total): the weight of `serving_gen_tps` in the steady rates. In
+    /// export's `timeline`; not in the report's JSON.
+    #[serde(skip)]
+    pub covered_s: f64,
 }
 
 /// A time range.
@@ -206,6 +211,7 @@ fn timeline_row(
         http_4xx: count(1),
         http_5xx: count(2),
         steady,
+        covered_s: b.covered_s(bucket_ms),
     }
 }
 

@@ -171,7 +171,10 @@ pub fn requests(read: &Ingested) -> PolarsResult<DataFrame> {
     };
     DataFrame::new_infer_height(vec![
         Column::new("tool".into(), rows.iter().map(|r| r.2).collect::<Vec<_>>()),
-        Column::new("run".into(), rows.iter().map(|r| r.0).collect::<Vec<_>>()),
+        Column::new(
+            "bench_run".into(),
+            rows.iter().map(|r| r.0).collect::<Vec<_>>(),
+        ),
         Column::new(
             "request".into(),
             rows.iter().map(|r| r.1.index).collect::<Vec<_>>(),

@@ -18,7 +18,7 @@ pub mod saved;
 
 use crate::ingest::instance::StepsSink;
 use crate::ingest::read::{Ingested, ReadOptions};
-use polars::prelude::{Column, DataFrame, DataType, PolarsResult, TimeUnit};
+use polars::prelude::{Column, DataFrame, DataType, PlSmallStr, PolarsResult, TimeUnit};
 use std::sync::atomic::AtomicU64;
 use tokstat_parsers::detect::Kind;
 use tokstat_parsers::source::{Input, Source};
@@ -77,9 +77,30 @@ pub static READERS: [&dyn Reader; 4] = [
 pub fn tables(read: &Ingested) -> PolarsResult<Vec<(&'static str, DataFrame)>> {
     let mut all = Vec::new();
     for r in READERS {
-        all.extend(r.tables(read)?);
+        for (name, df) in r.tables(read)? {
+            all.push((name, signed(df)?));
+        }
     }
     Ok(all)
+}
+
+/// Counts as signed integers: Spark reads an unsigned 64-bit column as `decimal(20,0)`, and
+/// every count fits.
+pub fn signed(mut df: DataFrame) -> PolarsResult<DataFrame> {
+    let names: Vec<(PlSmallStr, DataType)> = df
+        .columns()
+        .iter()
+        .filter_map(|c| match c.dtype() {
+            DataType::UInt64 => Some((c.name().clone(), DataType::Int64)),
+            DataType::UInt32 => Some((c.name().clone(), DataType::Int32)),
+            _ => None,
+        })
+        .collect();
+    for (name, to) in names {
+        let cast = df.column(&name)?.strict_cast(&to)?;
+        df.with_column(cast)?;
+    }
+    Ok(df)
 }
 
 /// A column of naive datetimes in milliseconds (the engines log local time without a zone).
