@@ -4,6 +4,7 @@
 
 Usage: examples/notebook.py DIR      (pip install duckdb)
 """
+import os
 import sys
 
 import duckdb
@@ -13,13 +14,21 @@ db = duckdb.connect()
 
 
 def t(name):
-    return f"read_parquet('{d}/{name}/**/*.parquet', hive_partitioning = true)"
+    # a partitioned export has a folder per table (run and instance are columns of every
+    # file, so no Hive partitioning), an unpartitioned one a file
+    files = f"{d}/{name}/**/*.parquet" if os.path.isdir(f"{d}/{name}") else f"{d}/{name}.parquet"
+    return f"read_parquet('{files}', hive_partitioning = false)"
 
 
 QUERIES = {
-    "steady tok/s per run and instance (mean of steady buckets)":
-        f"select run, instance, round(avg(gen_tps), 1) as steady_tps from {t('timeline')} "
-        f"where steady and instance is not null group by all order by all",
+    "steady tok/s per run and instance (the report's: steady buckets weighted by time covered)":
+        f"select run, coalesce(instance, '(run)') as instance, "
+        f"round(sum(serving_gen_tps * covered_s) / sum(covered_s), 1) as steady_tps "
+        f"from {t('timeline')} where steady and serving_gen_tps is not null "
+        f"group by all order by all",
+    "instances side by side":
+        f"select run, instance, engine, span_s, gen_tps, vs_median, imbalanced, running_mean, "
+        f"kv_usage_max, preemptions from {t('instances')} order by all",
     "throughput per minute (the run's total)":
         f"select run, time_bucket(interval 1 minute, ts) as minute, round(avg(gen_tps)) as gen_tps, "
         f"round(avg(running), 1) as running from {t('timeline')} where instance is null "

@@ -1,6 +1,12 @@
 //! The documented tables: every column of what `parse` writes and `export` exports, with
 //! its type, unit and meaning (`tokstat schema` prints them).
 
+/// The tables' schema version (`tokstat_table_schema_version` in every Parquet file): raised
+/// when a column is renamed or removed or changes type or meaning. 2: `run` (and `instance`)
+/// in every file, every column in every file, counts signed, `requests.run` renamed
+/// `bench_run`, `timeline.bucket_s` and `covered_s`, the `instances` and `segments` tables.
+pub const VERSION: u32 = 2;
+
 /// A column: name, type, meaning.
 pub type Column = (&'static str, &'static str, &'static str);
 

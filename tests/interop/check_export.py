@@ -3,9 +3,12 @@
 completions, and vLLM at 128 clients) exported by two writers into one folder, partitioned
 by run and instance, then read back as one table per kind. DuckDB must reproduce the report's
 completions count, cap-hit rate, output-token p99 and each instance's steady tok/s (the
-report.json each writer left beside its tables); pyarrow must read the same rows; every
-Parquet file must carry tokstat's key-value metadata; `tokstat report DIR --run RUN` must give
-each writer's report back.
+report.json each writer left beside its tables) by query alone; pyarrow must read the same rows;
+every file of a table must have the one schema (signed integers, no null-typed column, run and
+instance in the files: the layout `TABLE/run-R/instance-I/` is not Hive's, so no reader turns
+`run-128` into a number); every Parquet file must carry tokstat's key-value metadata;
+`tokstat report DIR --run RUN` must give each writer's report back; and `export DIR --to DIR2`
+must write the merged run's tables, which reproduce the same figures.
 
 Usage: tests/interop/check_export.py TOKSTAT_BINARY
 """
@@ -29,6 +32,41 @@ def close(a, b):
     return abs(a - b) <= 1e-9 * max(1.0, abs(a), abs(b))
 
 
+def figures(db, table, run, report):
+    """The report's figures by query alone: each instance's and the run's steady tok/s (the
+    covered-time-weighted serving rate of the steady buckets), the completions' count, cap-hit
+    rate and output-token p99. Returns the number of checks."""
+    checks = 0
+    steady = (f"select instance, sum(serving_gen_tps * covered_s) / sum(covered_s) "
+              f"from {table('timeline')} where run = ? and steady and serving_gen_tps is not null "
+              f"group by instance")
+    rows = dict(db.execute(steady, [run]).fetchall())
+    want = {i["instance"]: i["gen_tps"] for i in report["instances"]}
+    want[None] = report["steady"]["gen_tps"]
+    assert rows.keys() == want.keys(), (run, rows, want)
+    for inst, tps in rows.items():
+        assert close(tps, want[inst]), (run, inst, tps, want[inst])
+        checks += 1
+    (bucket,) = db.execute(f"select distinct bucket_s from {table('timeline')} where run = ?",
+                           [run]).fetchone()
+    assert close(bucket, report["timeline_bucket_s"]), (bucket, report["timeline_bucket_s"])
+    got = dict(db.execute(f"select instance, stat_lines from {table('instances')} where run = ?",
+                          [run]).fetchall())
+    assert got == {i["instance"]: i["stat_lines"] for i in report["instances"]}, got
+    checks += 2
+    c = report["completions"]
+    if c is not None:
+        n, hits, p99 = db.execute(
+            f"select count(*), count(*) filter (finish_reason = 'length'), "
+            f"quantile_cont(output_tokens, 0.99) from {table('completions')} where run = ?", [run]
+        ).fetchone()
+        assert n == c["count"], (n, c["count"])
+        assert close(hits / n, c["cap"]["hit_rate"]), (hits / n, c["cap"])
+        assert close(p99, c["output_tokens"]["p99"]), (p99, c["output_tokens"])
+        checks += 3
+    return checks
+
+
 def main():
     tokstat = os.path.abspath(sys.argv[1])
     checks = 0
@@ -39,49 +77,49 @@ def main():
                             os.path.join(RUNS, path)], check=True, stdout=subprocess.DEVNULL)
         db = duckdb.connect()
 
-        def table(name):
-            return f"read_parquet('{out}/{name}/**/*.parquet', hive_partitioning = true)"
+        def table(name, root=out):
+            # a partitioned export has a folder per table, an unpartitioned one a file
+            files = f"{root}/{name}/**/*.parquet" if os.path.isdir(f"{root}/{name}") \
+                else f"{root}/{name}.parquet"
+            return f"read_parquet('{files}', hive_partitioning = false)"
 
+        reports = {}
         for run in ("fleet", "c128"):
-            (report_path,) = glob.glob(f"{out}/report/run={run}/*.json")
-            report = json.load(open(report_path))
-            # each instance's steady tok/s: the mean of its steady buckets
-            rows = db.execute(
-                f"select instance, avg(gen_tps) from {table('timeline')} "
-                f"where run = ? and steady and instance is not null group by instance", [run]
-            ).fetchall()
-            want = {i["instance"]: i["gen_tps"] for i in report["instances"]}
-            if len(want) > 1:
-                assert dict((k, v) for k, v in rows).keys() == want.keys(), (rows, want)
-                for inst, tps in rows:
-                    assert close(tps, want[inst]), (run, inst, tps, want[inst])
-                    checks += 1
-            # the run's steady tok/s: the mean of the total's steady buckets
-            (steady,) = db.execute(
-                f"select avg(gen_tps) from {table('timeline')} "
-                f"where run = ? and steady and instance is null", [run]
-            ).fetchone()
-            if len(want) == 1:
-                # one instance: its rows are the total's (no per-instance rows are written)
-                (steady,) = db.execute(
-                    f"select avg(gen_tps) from {table('timeline')} where run = ? and steady", [run]
-                ).fetchone()
-            assert close(steady, report["steady"]["gen_tps"]), (run, steady, report["steady"])
+            (report_path,) = glob.glob(f"{out}/report/run-{run}/*.json")
+            reports[run] = json.load(open(report_path))
+            checks += figures(db, table, run, reports[run])
+        # one schema per table, whatever the file (Spark and pyarrow read the first file's)
+        for name in ("steps", "timeline", "completions", "instances", "segments", "config",
+                     "events"):
+            schemas = {str(pq.read_schema(p).remove_metadata())
+                       for p in glob.glob(f"{out}/{name}/**/*.parquet", recursive=True)}
+            assert len(schemas) == 1, (name, schemas)
+            (schema,) = schemas
+            assert "null" not in schema and "uint" not in schema, (name, schema)
             checks += 1
-            c = report["completions"]
-            if c is None:
-                continue
-            n, hits, p99 = db.execute(
-                f"select count(*), count(*) filter (finish_reason = 'length'), "
-                f"quantile_cont(output_tokens, 0.99) from {table('completions')} where run = ?", [run]
-            ).fetchone()
-            assert n == c["count"], (n, c["count"])
-            assert close(hits / n, c["cap"]["hit_rate"]), (hits / n, c["cap"])
-            assert close(p99, c["output_tokens"]["p99"]), (p99, c["output_tokens"])
-            checks += 3
-        # pyarrow reads the same rows, partitions included
+        # the merged run: the fleet exported node by node (in a shuffled order), then
+        # `export DATASET --to DIR2`, whose tables give the same figures by query alone
+        with tempfile.TemporaryDirectory() as nodes_root:
+            nodes, merged = (os.path.join(nodes_root, d) for d in ("nodes", "merged"))
+            fleet = os.path.join(RUNS, "fleet")
+            parts = sorted(os.listdir(fleet))
+            for k in (3, 0, 7, 5, 1, 6, 2, 4):
+                subprocess.run([tokstat, "export", "-q", "--year", "2026", "--to", nodes,
+                                "--partition-by", "run,instance", "--run", "fleet",
+                                "--node", f"node{k}", os.path.join(fleet, parts[k])],
+                               check=True, stdout=subprocess.DEVNULL)
+            done = subprocess.run([tokstat, "export", "-q", "--year", "2026", "--to", merged,
+                                   nodes], stdout=subprocess.DEVNULL)
+            assert done.returncode in (0, 2), done
+            back = json.load(open(os.path.join(merged, "report.json")))
+            want = dict(reports["fleet"])
+            for r in (back, want):
+                r.pop("files")
+            assert back == want, "the merged export's report"
+            checks += 1 + figures(db, lambda name: table(name, merged), "fleet", back)
+        # pyarrow reads the same rows, run and instance included
         for name in ("steps", "timeline", "completions"):
-            arrow = ds.dataset(f"{out}/{name}", format="parquet", partitioning="hive").to_table()
+            arrow = ds.dataset(f"{out}/{name}", format="parquet").to_table()
             (duck,) = db.execute(f"select count(*) from {table(name)}").fetchone()
             assert arrow.num_rows == duck > 0, (name, arrow.num_rows, duck)
             assert "run" in arrow.column_names
@@ -91,7 +129,7 @@ def main():
             "running", "waiting", "gen_tps", "prompt_tps", "kv_usage", "new_tokens", "accept_len"))
         duck = db.execute(f"select {sums}, count(distinct kind), min(ts), max(ts) "
                           f"from {table('steps')}").fetchone()
-        arrow = ds.dataset(f"{out}/steps", format="parquet", partitioning="hive").to_table()
+        arrow = ds.dataset(f"{out}/steps", format="parquet").to_table()
         mine = []
         for c in ("running", "waiting", "gen_tps", "prompt_tps", "kv_usage", "new_tokens",
                   "accept_len"):
@@ -122,9 +160,11 @@ def main():
         for path in glob.glob(f"{out}/*/**/*.parquet", recursive=True):
             meta = {k.decode(): v.decode() for k, v in db.execute(
                 "select key, value from parquet_kv_metadata(?)", [path]).fetchall()}
-            for key in ("tokstat_version", "tokstat_schema_version", "tokstat_table",
+            for key in ("tokstat_version", "tokstat_schema_version",
+                        "tokstat_table_schema_version", "tokstat_table",
                         "tokstat_run", "tokstat_inputs", "tokstat_units"):
                 assert key in meta, (path, meta.keys())
+            assert meta["tokstat_table_schema_version"] == "2", meta
             units = json.loads(meta["tokstat_units"])
             assert "ts" not in units or units["ts"].startswith("datetime"), units
         checks += 1
@@ -132,7 +172,7 @@ def main():
         for run in ("fleet", "c128"):
             back = subprocess.run([tokstat, "report", "--format", "json", "-q", "--run", run, out],
                                   check=True, capture_output=True).stdout
-            (report_path,) = glob.glob(f"{out}/report/run={run}/*.json")
+            (report_path,) = glob.glob(f"{out}/report/run-{run}/*.json")
             assert json.loads(back) == json.load(open(report_path)), run
             checks += 1
     print(f"export: {checks} passed, 0 failed")

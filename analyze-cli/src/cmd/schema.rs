@@ -1,7 +1,7 @@
 //! `tokstat schema`: the documented tables ([`crate::schema`]).
 
 use crate::cli::Format;
-use crate::schema::{unit, TABLES};
+use crate::schema::{unit, TABLES, VERSION};
 use anyhow::Result;
 use serde_json::json;
 use std::io::Write;
@@ -23,6 +23,10 @@ pub fn run(format: Format, out: &mut dyn Write) -> Result<i32> {
             writeln!(out)?;
         }
         Format::Table => {
+            writeln!(
+                out,
+                "tables of schema version {VERSION} (tokstat_table_schema_version)\n"
+            )?;
             for (t, cols) in TABLES {
                 writeln!(out, "{t}")?;
                 let w = cols.iter().map(|c| c.0.len()).max().unwrap_or(0);

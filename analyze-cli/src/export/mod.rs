@@ -157,8 +157,8 @@ pub(crate) fn metadata(
     KeyValueMetadata::from_static(metadata_pairs(table, df, run, inputs))
 }
 
-/// The key-value metadata of a table's Parquet files: tokstat and schema versions, the
-/// table, the run, the inputs and each column's unit.
+/// The key-value metadata of a table's Parquet files: tokstat's version, the report's
+/// (`report.json` beside) and the tables' schema versions, the table, the run, the inputs and each column's unit.
 pub(crate) fn metadata_pairs(
     table: &str,
     df: &DataFrame,
@@ -176,6 +176,10 @@ pub(crate) fn metadata_pairs(
         (
             "tokstat_schema_version".into(),
             crate::report::SCHEMA_VERSION.to_string(),
+        ),
+        (
+            "tokstat_table_schema_version".into(),
+            crate::schema::VERSION.to_string(),
         ),
         ("tokstat_table".into(), table.into()),
         ("tokstat_run".into(), run.into()),
