@@ -320,6 +320,11 @@ pub fn unit(column: &str) -> &'static str {
     }
 }
 
+/// The documented columns of `table`, in the schema's order.
+pub fn columns(table: &str) -> Option<&'static [Column]> {
+    TABLES.iter().find(|t| t.0 == table).map(|t| t.1)
+}
+
 /// The polars type of a documented type (`str` and `json` are text).
 pub fn dtype(schema: &str) -> polars::prelude::DataType {
     use polars::prelude::{DataType, TimeUnit};

@@ -292,9 +292,7 @@ fn tables(built: &Built, run: &str) -> Result<Vec<(&'static str, DataFrame)>> {
 /// every documented column in the schema's order, one that no row has typed as documented
 /// (a reader of many files then finds one schema, with no column left out of some).
 fn conform(table: &str, run: &str, df: DataFrame) -> Result<DataFrame> {
-    let (_, cols) = TABLES
-        .iter()
-        .find(|t| t.0 == table)
+    let cols = crate::schema::columns(table)
         .with_context(|| format!("{table} is not a table of the schema"))?;
     if let Some(c) = df
         .get_column_names()

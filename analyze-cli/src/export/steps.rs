@@ -4,7 +4,7 @@
 
 use super::pages;
 use super::{metadata_pairs, part_dir, FileFormat, Options, Part, ROW_GROUP};
-use crate::frames::steps::{Numbers, StepColumns, Strings};
+use crate::frames::steps::{Numbers, StepColumn, StepColumns, Strings};
 use crate::ingest::series::Series;
 use anyhow::{Context, Result};
 use polars::prelude::*;
@@ -210,24 +210,31 @@ impl ParquetSink {
         let options = self.options;
         let compressed = |page| Ok(compress(page, vec![], options.compression)?);
         let mut columns: Vec<Vec<CompressedPage>> = Vec::with_capacity(self.fields.len());
-        let labels = rows.labels(Strings::Dictionary, run)?;
-        let mut fields = self.fields.iter();
-        for ((_, array), field) in labels.into_iter().zip(fields.by_ref()) {
-            for pages in array_to_columns(array, field.clone(), options, &[encoding(field)])? {
+        for ((name, column), field) in rows
+            .columns(Strings::Dictionary, run)?
+            .into_iter()
+            .zip(&self.fields)
+        {
+            let (array, encoding) = match column {
+                StepColumn::Label(array) => (array, encoding(field)),
+                StepColumn::Null(array) => (array, Encoding::Plain),
+                StepColumn::Numbers(numbers) => {
+                    let ParquetType::PrimitiveType(t) = field else {
+                        anyhow::bail!("steps: {name} is not a number column");
+                    };
+                    let page = match numbers {
+                        Numbers::F32(v) => pages::floats(v, t),
+                        Numbers::F64(v) => pages::floats(v, t),
+                        Numbers::Count32(v) => pages::counts(v, t),
+                        Numbers::Count64(v) => pages::counts(v, t),
+                    };
+                    columns.push(vec![compressed(page)?]);
+                    continue;
+                }
+            };
+            for pages in array_to_columns(array, field.clone(), options, &[encoding])? {
                 columns.push(pages.map(|p| compressed(p?)).collect::<Result<_>>()?);
             }
-        }
-        for ((_, numbers), field) in rows.numbers().into_iter().zip(fields) {
-            let ParquetType::PrimitiveType(t) = field else {
-                anyhow::bail!("steps: {} is not a number column", field.name());
-            };
-            let page = match numbers {
-                Numbers::F32(v) => pages::floats(v, t),
-                Numbers::F64(v) => pages::floats(v, t),
-                Numbers::Count32(v) => pages::counts(v, t),
-                Numbers::Count64(v) => pages::counts(v, t),
-            };
-            columns.push(vec![compressed(page)?]);
         }
         let group = DynIter::new(columns.iter().map(|pages| {
             Ok(DynStreamingIterator::new(

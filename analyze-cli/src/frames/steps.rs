@@ -58,6 +58,16 @@ pub enum Numbers<'a> {
     Count64(&'a [f64]),
 }
 
+/// A column of [`StepColumns::columns`].
+pub enum StepColumn<'a> {
+    /// A label (strings laid out as asked, or the stamps).
+    Label(ArrayRef),
+    /// A number column the rows keep.
+    Numbers(Numbers<'a>),
+    /// A documented column the rows do not keep: all null.
+    Null(ArrayRef),
+}
+
 impl Numbers<'_> {
     /// The column as an Arrow array.
     pub fn array(self) -> ArrayRef {
@@ -169,18 +179,61 @@ impl StepColumns {
         strings: Strings,
         run: &str,
     ) -> PolarsResult<Vec<(&'static str, ArrayRef)>> {
-        let mut out = self.labels(strings, run)?;
-        out.extend(self.numbers().map(|(name, n)| (name, n.array())));
-        Ok(out)
+        Ok(self
+            .columns(strings, run)?
+            .into_iter()
+            .map(|(name, c)| {
+                let array = match c {
+                    StepColumn::Label(a) | StepColumn::Null(a) => a,
+                    StepColumn::Numbers(n) => n.array(),
+                };
+                (name, array)
+            })
+            .collect())
     }
 
-    /// The columns before the numbers, in the schema's order: `run`, `instance`, `engine`,
-    /// `kind` and `ts`.
-    pub fn labels(
+    /// Every documented column of `steps`, in the schema's order: the labels, the numbers
+    /// the rows keep, and the columns a stats line has but the read does not keep (its
+    /// source line, ranks, KV slots, …: `tokstat parse` gives them) all null, so that every
+    /// file of the table has one schema.
+    pub fn columns(
         &self,
         strings: Strings,
         run: &str,
-    ) -> PolarsResult<Vec<(&'static str, ArrayRef)>> {
+    ) -> PolarsResult<Vec<(&'static str, StepColumn<'_>)>> {
+        let mut labels = self.labels(strings, run)?.into_iter().peekable();
+        let mut numbers = self.numbers().into_iter().peekable();
+        let documented = crate::schema::columns("steps").unwrap_or_default();
+        let mut out = Vec::with_capacity(documented.len());
+        for &(name, ty, _) in documented {
+            let column = if labels.peek().is_some_and(|l| l.0 == name) {
+                StepColumn::Label(labels.next().map(|l| l.1).unwrap_or_else(|| unreachable!()))
+            } else if numbers.peek().is_some_and(|n| n.0 == name) {
+                StepColumn::Numbers(
+                    numbers
+                        .next()
+                        .map(|n| n.1)
+                        .unwrap_or_else(|| unreachable!()),
+                )
+            } else {
+                let null = polars::series::Series::full_null(
+                    name.into(),
+                    self.len(),
+                    &crate::schema::dtype(ty),
+                );
+                StepColumn::Null(null.to_arrow(0, CompatLevel::newest()))
+            };
+            out.push((name, column));
+        }
+        // (a column gathered here that the schema does not name, or names in another
+        // order, is a bug of this file: the test below finds it)
+        debug_assert!(labels.next().is_none() && numbers.next().is_none());
+        Ok(out)
+    }
+
+    /// The label columns, in the schema's order: `run`, `instance`, `engine`, `kind` and
+    /// `ts`.
+    fn labels(&self, strings: Strings, run: &str) -> PolarsResult<Vec<(&'static str, ArrayRef)>> {
         let mut out: Vec<(&'static str, ArrayRef)> = Vec::with_capacity(12);
         out.push((
             "run",
@@ -206,8 +259,8 @@ impl StepColumns {
         Ok(out)
     }
 
-    /// The number columns, after the [`StepColumns::labels`], in the schema's order.
-    pub fn numbers(&self) -> [(&'static str, Numbers<'_>); 7] {
+    /// The number columns the rows keep, in the schema's order.
+    fn numbers(&self) -> [(&'static str, Numbers<'_>); 7] {
         [
             ("running", Numbers::Count32(&self.running)),
             ("waiting", Numbers::Count32(&self.waiting)),
