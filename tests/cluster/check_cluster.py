@@ -15,7 +15,7 @@ nodes), in a shuffled order, into one shared folder. Then:
 
 Prints each step's wall time (the costs docs/cluster.md quotes).
 
-Usage: tests/cluster/check_cluster.py TOKSTAT_BINARY [spark|dask ...]
+Usage: tests/cluster/check_cluster.py TOKSTAT_BINARY [spark|dask|ray ...]   (default: spark dask)
 """
 import json
 import os
@@ -83,6 +83,10 @@ def schedule(engine, tokstat, shared, order):
     if engine == "spark":
         sc = spark_session().sparkContext
         done = sc.parallelize(tasks, len(tasks)).map(export_task).collect()
+    elif engine == "ray":
+        import ray
+        remote = ray_session().remote(export_task)
+        done = ray.get([remote.remote(t) for t in tasks])
     else:
         from dask.distributed import as_completed
         futures = dask_client().map(export_task, tasks, pure=False)
@@ -92,6 +96,16 @@ def schedule(engine, tokstat, shared, order):
 
 _spark = None
 _dask = None
+_ray = None
+
+
+def ray_session():
+    global _ray
+    if _ray is None:
+        import ray
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+        _ray = ray
+    return _ray
 
 
 def spark_session():
@@ -181,6 +195,22 @@ def dask_figures(merged):
                     "p50": float(out.quantile(0.5)), "p99": float(out.quantile(0.99))}
 
 
+def ray_figures(merged):
+    """The merged run's figures by Ray Data (and pandas on the gathered rows)."""
+    import ray.data
+    t = ray.data.read_parquet(f"{merged}/timeline").to_pandas()
+    t = t[t.steady & t.serving_gen_tps.notnull()]
+    t = t.assign(tokens=t.serving_gen_tps * t.covered_s,
+                 instance=t.instance.astype("object").fillna("(run)"))
+    sums = t.groupby("instance")[["tokens", "covered_s"]].sum()
+    steady = {k: r.tokens / r.covered_s for k, r in sums.iterrows()}
+    c = ray.data.read_parquet(f"{merged}/completions").to_pandas()
+    out = c.output_tokens.dropna()
+    return steady, {"count": len(c), "hit_rate": (c.finish_reason == "length").sum() / len(c),
+                    "mean": float(out.mean()), "p50": float(out.quantile(0.5)),
+                    "p99": float(out.quantile(0.99))}
+
+
 def main():
     tokstat = os.path.abspath(sys.argv[1])
     engines = sys.argv[2:] or ["spark", "dask"]
@@ -197,10 +227,7 @@ def main():
         with tempfile.TemporaryDirectory() as work:
             shared, merged = os.path.join(work, "shared"), os.path.join(work, "merged")
             t = time.perf_counter()
-            if engine == "spark":
-                spark_session()
-            else:
-                dask_client()
+            {"spark": spark_session, "dask": dask_client, "ray": ray_session}[engine]()
             start = time.perf_counter() - t
             t = time.perf_counter()
             done = schedule(engine, tokstat, shared, order)
@@ -219,6 +246,8 @@ def main():
             if engine == "spark":
                 n, steady, completions = spark_tables(shared, merged, documented)
                 checks += n
+            elif engine == "ray":
+                steady, completions = ray_figures(merged)
             else:
                 checks += dask_tables(shared, documented)
                 steady, completions = dask_figures(merged)

@@ -95,7 +95,9 @@ def main():
                        for p in glob.glob(f"{out}/{name}/**/*.parquet", recursive=True)}
             assert len(schemas) == 1, (name, schemas)
             (schema,) = schemas
-            assert "null" not in schema and "uint" not in schema, (name, schema)
+            # (no null-typed or unsigned column; strings as large_string: pandas, and so Ray
+            # Data, cannot take polars' string_view)
+            assert not any(t in schema for t in (": null", "uint", "string_view")), (name, schema)
             checks += 1
         # the merged run: the fleet exported node by node (in a shuffled order), then
         # `export DATASET --to DIR2`, whose tables give the same figures by query alone

@@ -171,7 +171,13 @@ pub(crate) fn metadata_pairs(
         .iter()
         .map(|c| (c.to_string(), serde_json::Value::from(unit(c))))
         .collect();
+    // the Arrow schema readers take the columns' types from: strings as `large_string`
+    // (polars' own `string_view` is one pandas, and so Ray Data and older pyarrow-based
+    // readers, cannot take); the Parquet columns are the same either way
+    let arrow = df.schema().to_arrow(CompatLevel::oldest());
+    let arrow = polars_parquet::write::schema_to_metadata_key(&arrow);
     vec![
+        (arrow.key, arrow.value.unwrap_or_default()),
         ("tokstat_version".into(), env!("CARGO_PKG_VERSION").into()),
         (
             "tokstat_schema_version".into(),

@@ -9,9 +9,8 @@ use crate::ingest::series::Series;
 use anyhow::{Context, Result};
 use polars::prelude::*;
 use polars_parquet::write::{
-    array_to_columns, compress, fallible_streaming_iterator, schema_to_metadata_key,
-    CompressedPage, DynIter, DynStreamingIterator, Encoding, FileWriter, KeyValue, ParquetType,
-    Version, WriteOptions,
+    array_to_columns, compress, fallible_streaming_iterator, CompressedPage, DynIter,
+    DynStreamingIterator, Encoding, FileWriter, KeyValue, ParquetType, Version, WriteOptions,
 };
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -168,8 +167,8 @@ fn open(path: &Path, opts: &Options, run: &str) -> Result<Sink> {
 /// encodings chosen per column, rather than polars' default (a dictionary tried for every
 /// column, found by hashing each row): the strings as the dictionaries [`StepColumns`]
 /// builds and the stamps delta-packed (by polars-parquet's encoders), the number columns
-/// as [`pages`] makes them. The file reads as one polars writes (the same Arrow schema in
-/// its metadata).
+/// as [`pages`] makes them. The file reads as every exported file does (the Arrow schema in
+/// its metadata: [`metadata_pairs`]).
 struct ParquetSink {
     writer: FileWriter<BufWriter<File>>,
     fields: Vec<ParquetType>,
@@ -189,14 +188,13 @@ impl ParquetSink {
         };
         let writer = FileWriter::try_new(BufWriter::new(file), (*schema).clone(), options)?;
         let fields = writer.parquet_schema().fields().to_vec();
-        let mut metadata: Vec<KeyValue> = metadata_pairs("steps", &empty, run, inputs)
+        let metadata: Vec<KeyValue> = metadata_pairs("steps", &empty, run, inputs)
             .into_iter()
             .map(|(key, value)| KeyValue {
                 key,
                 value: Some(value),
             })
             .collect();
-        metadata.insert(0, schema_to_metadata_key(&schema));
         Ok(ParquetSink {
             writer,
             fields,
