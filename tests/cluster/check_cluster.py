@@ -15,7 +15,8 @@ nodes), in a shuffled order, into one shared folder. Then:
 
 Prints each step's wall time (the costs docs/cluster.md quotes).
 
-Usage: tests/cluster/check_cluster.py TOKSTAT_BINARY [spark|dask|ray ...]   (default: spark dask)
+Usage: tests/cluster/check_cluster.py [--fleet DIR] TOKSTAT_BINARY [spark|dask|ray ...]
+       (default: the fixture fleet, spark dask; DIR: one entry per node)
 """
 import json
 import os
@@ -35,9 +36,13 @@ def close(a, b):
     return abs(a - b) <= REL * max(abs(a), abs(b))
 
 
-def nodes():
-    """The fleet as eight nodes: `(node name, input)`, in the order `report` is given them."""
-    return [(f"node{k}", os.path.join(FLEET, p)) for k, p in enumerate(sorted(os.listdir(FLEET)))]
+def nodes(fleet):
+    """The fleet as nodes, `(node name, input)` in the order `report` is given them: each
+    entry of `fleet` one node, named after its folder (`nodeA/server.log`, `nodeB/…`) or,
+    where the entries are files, `node0`, `node1`, …"""
+    entries = sorted(os.listdir(fleet))
+    folders = all(os.path.isdir(os.path.join(fleet, e)) for e in entries)
+    return [(e if folders else f"node{k}", os.path.join(fleet, e)) for k, e in enumerate(entries)]
 
 
 def export_task(task):
@@ -129,6 +134,14 @@ def dask_client():
     return _dask
 
 
+def tables(shared):
+    """The tables of the shared folder (one with no rows is not written), the ones every
+    fleet has among them."""
+    found = sorted(t for t in os.listdir(shared) if t not in ("_tokstat", "report"))
+    assert {"steps", "timeline", "completions", "instances", "segments"} <= set(found), found
+    return found
+
+
 def spark_tables(shared, merged, documented):
     """Spark reads every table of the shared folder as documented, and the merged run's
     figures by Spark SQL alone."""
@@ -141,7 +154,7 @@ def spark_tables(shared, merged, documented):
         df.createOrReplaceTempView(name)
         return df
 
-    for name in ("steps", "timeline", "completions", "instances", "segments", "config", "events"):
+    for name in tables(shared):
         df = view(shared, name)
         cols = [f.name for f in df.schema.fields]
         assert cols == documented[name], (name, cols, documented[name])
@@ -167,7 +180,7 @@ def dask_tables(shared, documented):
     """Dask reads every table of the shared folder as documented, without a schema given."""
     import dask.dataframe as dd
     checks = 0
-    for name in ("steps", "timeline", "completions", "instances", "segments", "config", "events"):
+    for name in tables(shared):
         df = dd.read_parquet(f"{shared}/{name}")
         assert list(df.columns) == documented[name], (name, list(df.columns), documented[name])
         types = {c: str(t) for c, t in df.dtypes.items()}
@@ -212,11 +225,17 @@ def ray_figures(merged):
 
 
 def main():
-    tokstat = os.path.abspath(sys.argv[1])
-    engines = sys.argv[2:] or ["spark", "dask"]
+    args = sys.argv[1:]
+    fleet = FLEET
+    if "--fleet" in args:
+        i = args.index("--fleet")
+        fleet = os.path.abspath(args[i + 1])
+        del args[i:i + 2]
+    tokstat = os.path.abspath(args[0])
+    engines = args[1:] or ["spark", "dask"]
     documented = {t: [c["name"] for c in cols] for t, cols in json.loads(subprocess.run(
         [tokstat, "schema", "--format", "json"], check=True, capture_output=True).stdout).items()}
-    fleet = nodes()
+    fleet = nodes(fleet)
     t = time.perf_counter()
     raw = report(tokstat, [p for _, p in fleet])
     print(f"report on the raw inputs: {time.perf_counter() - t:.2f} s")
@@ -255,7 +274,7 @@ def main():
             checks += check_figures(engine, steady, completions, raw)
             print(f"{engine}: scheduled {' '.join(n for n, _ in order)}; finished "
                   f"{' '.join(d[0] for d in done)}")
-            print(f"{engine}: start {start:.2f} s, 8 exports {exports:.2f} s "
+            print(f"{engine}: start {start:.2f} s, {len(order)} exports {exports:.2f} s "
                   f"(each {min(d[1] for d in done):.2f}-{max(d[1] for d in done):.2f} s on its "
                   f"worker), report DIR {merge:.2f} s, merged export {merged_export:.2f} s, "
                   f"figures by query {query:.2f} s")
