@@ -174,6 +174,9 @@ struct ParquetSink {
     fields: Vec<ParquetType>,
     options: WriteOptions,
     metadata: Vec<KeyValue>,
+    /// The pages of the all-null columns (a list per leaf) by column and rows: every full row group has the
+    /// same, so they are encoded and compressed once.
+    nulls: BTreeMap<(usize, usize), Vec<Vec<CompressedPage>>>,
 }
 
 impl ParquetSink {
@@ -200,6 +203,7 @@ impl ParquetSink {
             fields,
             options,
             metadata,
+            nulls: BTreeMap::new(),
         })
     }
 
@@ -207,15 +211,38 @@ impl ParquetSink {
     fn write(&mut self, rows: &StepColumns, run: &str) -> Result<()> {
         let options = self.options;
         let compressed = |page| Ok(compress(page, vec![], options.compression)?);
-        let mut columns: Vec<Vec<CompressedPage>> = Vec::with_capacity(self.fields.len());
-        for ((name, column), field) in rows
+        // the column chunks in the schema's order: encoded for these rows, or the cached
+        // pages of an all-null column
+        enum Chunk {
+            Rows(usize),
+            Null((usize, usize), usize),
+        }
+        let mut encoded: Vec<Vec<CompressedPage>> = Vec::with_capacity(self.fields.len());
+        let mut chunks = Vec::with_capacity(self.fields.len());
+        for (i, ((name, column), field)) in rows
             .columns(Strings::Dictionary, run)?
             .into_iter()
             .zip(&self.fields)
+            .enumerate()
         {
             let (array, encoding) = match column {
                 StepColumn::Label(array) => (array, encoding(field)),
-                StepColumn::Null(array) => (array, Encoding::Plain),
+                StepColumn::Null(name, dtype) => {
+                    let key = (i, rows.len());
+                    if !self.nulls.contains_key(&key) {
+                        let array = StepColumn::null_array(name, &dtype, rows.len());
+                        let leaves =
+                            array_to_columns(array, field.clone(), options, &[Encoding::Plain])?
+                                .into_iter()
+                                .map(|pages| {
+                                    pages.map(|p| compressed(p?)).collect::<Result<Vec<_>>>()
+                                })
+                                .collect::<Result<Vec<_>>>()?;
+                        self.nulls.insert(key, leaves);
+                    }
+                    chunks.extend((0..self.nulls[&key].len()).map(|leaf| Chunk::Null(key, leaf)));
+                    continue;
+                }
                 StepColumn::Numbers(numbers) => {
                     let ParquetType::PrimitiveType(t) = field else {
                         anyhow::bail!("steps: {name} is not a number column");
@@ -226,15 +253,22 @@ impl ParquetSink {
                         Numbers::Count32(v) => pages::counts(v, t),
                         Numbers::Count64(v) => pages::counts(v, t),
                     };
-                    columns.push(vec![compressed(page)?]);
+                    chunks.push(Chunk::Rows(encoded.len()));
+                    encoded.push(vec![compressed(page)?]);
                     continue;
                 }
             };
             for pages in array_to_columns(array, field.clone(), options, &[encoding])? {
-                columns.push(pages.map(|p| compressed(p?)).collect::<Result<_>>()?);
+                chunks.push(Chunk::Rows(encoded.len()));
+                encoded.push(pages.map(|p| compressed(p?)).collect::<Result<_>>()?);
             }
         }
-        let group = DynIter::new(columns.iter().map(|pages| {
+        let nulls = &self.nulls;
+        let group = DynIter::new(chunks.iter().map(|chunk| {
+            let pages = match chunk {
+                Chunk::Rows(i) => &encoded[*i],
+                Chunk::Null(key, leaf) => &nulls[key][*leaf],
+            };
             Ok(DynStreamingIterator::new(
                 fallible_streaming_iterator::convert(pages.iter().map(Ok)),
             ))

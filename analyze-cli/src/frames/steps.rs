@@ -64,8 +64,17 @@ pub enum StepColumn<'a> {
     Label(ArrayRef),
     /// A number column the rows keep.
     Numbers(Numbers<'a>),
-    /// A documented column the rows do not keep: all null.
-    Null(ArrayRef),
+    /// A documented column the rows do not keep: all null, of this type (made into an
+    /// array only where asked: [`StepColumn::null_array`]).
+    Null(&'static str, DataType),
+}
+
+impl StepColumn<'_> {
+    /// The all-null array of a [`StepColumn::Null`] of `rows` rows.
+    pub fn null_array(name: &str, dtype: &DataType, rows: usize) -> ArrayRef {
+        polars::series::Series::full_null(name.into(), rows, dtype)
+            .to_arrow(0, CompatLevel::newest())
+    }
 }
 
 impl Numbers<'_> {
@@ -184,7 +193,10 @@ impl StepColumns {
             .into_iter()
             .map(|(name, c)| {
                 let array = match c {
-                    StepColumn::Label(a) | StepColumn::Null(a) => a,
+                    StepColumn::Label(a) => a,
+                    StepColumn::Null(name, dtype) => {
+                        StepColumn::null_array(name, &dtype, self.len())
+                    }
                     StepColumn::Numbers(n) => n.array(),
                 };
                 (name, array)
@@ -216,12 +228,7 @@ impl StepColumns {
                         .unwrap_or_else(|| unreachable!()),
                 )
             } else {
-                let null = polars::series::Series::full_null(
-                    name.into(),
-                    self.len(),
-                    &crate::schema::dtype(ty),
-                );
-                StepColumn::Null(null.to_arrow(0, CompatLevel::newest()))
+                StepColumn::Null(name, crate::schema::dtype(ty))
             };
             out.push((name, column));
         }
