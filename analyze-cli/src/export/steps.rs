@@ -229,7 +229,8 @@ impl ParquetSink {
                 StepColumn::Label(array) => (array, encoding(field)),
                 StepColumn::Null(name, dtype) => {
                     let key = (i, rows.len());
-                    if !self.nulls.contains_key(&key) {
+                    if let std::collections::btree_map::Entry::Vacant(slot) = self.nulls.entry(key)
+                    {
                         let array = StepColumn::null_array(name, &dtype, rows.len());
                         let leaves =
                             array_to_columns(array, field.clone(), options, &[Encoding::Plain])?
@@ -238,7 +239,7 @@ impl ParquetSink {
                                     pages.map(|p| compressed(p?)).collect::<Result<Vec<_>>>()
                                 })
                                 .collect::<Result<Vec<_>>>()?;
-                        self.nulls.insert(key, leaves);
+                        slot.insert(leaves);
                     }
                     chunks.extend((0..self.nulls[&key].len()).map(|leaf| Chunk::Null(key, leaf)));
                     continue;
