@@ -179,13 +179,13 @@ pub struct ServerArgs {
     pub interval: Option<f64>,
 }
 
-fn parse_interval(s: &str) -> Result<f64, String> {
+pub fn parse_interval(s: &str) -> Result<f64, String> {
     crate::analysis::bench::duration(s)
         .filter(|&secs| secs > 0.0)
         .ok_or_else(|| format!("`{s}`: expected a duration, like 15s or 1m"))
 }
 
-fn parse_bucket(s: &str) -> Result<i64, String> {
+pub fn parse_bucket(s: &str) -> Result<i64, String> {
     crate::analysis::bench::duration(s)
         .map(|secs| (secs * 1000.0).round() as i64)
         .filter(|&ms| ms >= 1000)
@@ -209,7 +209,7 @@ pub struct CompletionArgs {
     pub slo: Option<crate::analysis::bench::Slo>,
 }
 
-fn parse_slo(s: &str) -> Result<crate::analysis::bench::Slo, String> {
+pub fn parse_slo(s: &str) -> Result<crate::analysis::bench::Slo, String> {
     crate::analysis::bench::Slo::parse(s)
 }
 
@@ -249,7 +249,7 @@ pub struct CompareArgs {
     pub server: ServerArgs,
 }
 
-fn parse_share(s: &str) -> Result<f64, String> {
+pub fn parse_share(s: &str) -> Result<f64, String> {
     let t = s.trim();
     let v = match t.strip_suffix('%') {
         Some(p) => p.trim().parse::<f64>().map(|x| x / 100.0),

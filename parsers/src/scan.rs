@@ -681,6 +681,7 @@ where
             }
         }
         Data::Owned(v) => whole(&v, &mut at, MapHooks::default()),
+        Data::Shared(v) => whole(&v, &mut at, MapHooks::default()),
         Data::Stream(reader) => {
             let (tx, rx) = std::sync::mpsc::sync_channel::<io::Result<Filled>>(per_stream_batch);
             // the reading thread (a decompressor, often the slowest stage) keeps a core of

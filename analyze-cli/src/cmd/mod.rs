@@ -6,7 +6,7 @@ mod export;
 mod parse;
 mod progress;
 mod pulse;
-mod report;
+pub mod report;
 mod schema;
 mod watch;
 

@@ -262,6 +262,15 @@ pub fn build(opts: &Options) -> Result<Comparison> {
             report::build_with_samples(&o).map_err(|e| anyhow::anyhow!("{}: {e:#}", run.label))
         })
         .collect::<Result<_>>()?;
+    of_reports(opts, &built)
+}
+
+/// Compares runs already analysed: `built[i]` is the report of `opts.runs[i]` (the Python
+/// package's `compare` of reads in memory), as [`build`] does once it has read them.
+pub fn of_reports(opts: &Options, built: &[(Report, Samples)]) -> Result<Comparison> {
+    if built.len() != opts.runs.len() {
+        bail!("{} runs and {} reports", opts.runs.len(), built.len());
+    }
     let units: Vec<Unit<'_>> = if opts.segments {
         let u = segments(&opts.runs[0].inputs, &built[0].0);
         if u.len() < 2 {
@@ -274,7 +283,7 @@ pub fn build(opts: &Options) -> Result<Comparison> {
     } else {
         opts.runs
             .iter()
-            .zip(&built)
+            .zip(built)
             .map(|(spec, (r, s))| whole_run(&spec.label, &spec.inputs, r, s))
             .collect()
     };

@@ -11,7 +11,7 @@ mod figures;
 mod provenance;
 mod summary;
 
-pub use build::{build, Options, RunSpec};
+pub use build::{build, of_reports, Options, RunSpec};
 
 use serde::Serialize;
 

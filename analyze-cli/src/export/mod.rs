@@ -16,7 +16,8 @@ use crate::frames;
 use crate::ingest::kinds;
 use crate::ingest::saved;
 use crate::ingest::series::Series;
-use crate::report::{self, Built};
+use crate::ingest::Ingested;
+use crate::report::{self, Report};
 use crate::schema::{unit, TABLES};
 use anyhow::{bail, Context, Result};
 use polars::prelude::*;
@@ -88,7 +89,7 @@ pub(crate) fn compression() -> ParquetCompression {
 }
 
 /// The host's name (`host` when none is found).
-fn host_name() -> String {
+pub fn host_name() -> String {
     std::fs::read_to_string("/etc/hostname")
         .ok()
         .or_else(|| std::env::var("HOSTNAME").ok())
@@ -98,7 +99,7 @@ fn host_name() -> String {
 }
 
 /// A name unique to this writer: host, process and start time.
-fn writer_id() -> String {
+pub fn writer_id() -> String {
     let host = host_name();
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -159,7 +160,7 @@ pub(crate) fn metadata(
 
 /// The key-value metadata of a table's Parquet files: tokstat's version, the report's
 /// (`report.json` beside) and the tables' schema versions, the table, the run, the inputs and each column's unit.
-pub(crate) fn metadata_pairs(
+pub fn metadata_pairs(
     table: &str,
     df: &DataFrame,
     run: &str,
@@ -274,12 +275,11 @@ fn saved_path(opts: &Options, run: &str, writer: &str) -> PathBuf {
     }
 }
 
-/// The tables of a build other than `steps`, by name, in the schema's order (empty ones
-/// left out), each as [`conform`] makes it: each input kind's, and the report's timeline,
-/// instances and segments.
-fn tables(built: &Built, run: &str) -> Result<Vec<(&'static str, DataFrame)>> {
-    let r = &built.report;
-    let mut all = kinds::tables(&built.read)?;
+/// The tables of a read and its report other than `steps`, by name, in the schema's order
+/// (empty ones left out), each as [`conform`] makes it: each input kind's, and the report's
+/// timeline, instances and segments.
+pub fn tables(r: &Report, read: &Ingested, run: &str) -> Result<Vec<(&'static str, DataFrame)>> {
+    let mut all = kinds::tables(read)?;
     all.push((
         "timeline",
         frames::timeline_by_instance(&r.timeline, &r.instances, r.timeline_bucket_s)?,
@@ -389,7 +389,7 @@ pub fn run(opts: &Options) -> Result<Exported> {
             files,
         });
     }
-    for (table, mut df) in tables(&built, &run)? {
+    for (table, mut df) in tables(&built.report, &built.read, &run)? {
         let meta = metadata(table, &df, &run, &opts.report.inputs);
         if !partitioned {
             write_file(

@@ -284,10 +284,9 @@ pub fn read_json(input: &Input, mut src: Source, paths: &Paths) -> (JsonPart, Op
     let head = src.head().unwrap_or_default();
     // the first lines whole where the file is at hand: a first record may be longer than the
     // head (long reasoning outputs); a stream has only its head
-    let (text, cut): (&[u8], bool) = match &src.data {
-        Data::Mapped(m) => (m, false),
-        Data::Owned(v) => (v, false),
-        Data::Stream(_) => (&head, head.len() >= HEAD),
+    let (text, cut): (&[u8], bool) = match src.data.at_hand() {
+        Some(all) => (all, false),
+        None => (&head, head.len() >= HEAD),
     };
     if let Some(layout) = loadgen::yaml::sniff(text) {
         return read_results(&name, &input.stem(), layout, Text::Yaml, src);
@@ -484,7 +483,7 @@ fn sample(t: &mut Tally, line: u64, why: &'static str) {
 /// job can be hundreds of megabytes: read where it is mapped, its records on all cores), or
 /// one record.
 fn read_document(name: &str, src: Source, paths: &Paths) -> (JsonPart, Option<Skipped>) {
-    let (mapped, mut owned);
+    let (mapped, mut owned, shared);
     let bytes: &[u8] = match src.data {
         Data::Mapped(m) => {
             mapped = m;
@@ -493,6 +492,10 @@ fn read_document(name: &str, src: Source, paths: &Paths) -> (JsonPart, Option<Sk
         Data::Owned(v) => {
             owned = v;
             &owned
+        }
+        Data::Shared(v) => {
+            shared = v;
+            &shared
         }
         Data::Stream(mut r) => {
             owned = Vec::new();

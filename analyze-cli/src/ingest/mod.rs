@@ -41,7 +41,7 @@ use tokstat_parsers::source::{instance_names, Input};
 fn limit_of(limits: &Limits, input: &Input) -> Option<u64> {
     match input {
         Input::Path(p) => limits.as_ref()?.get(p).copied(),
-        Input::Stdin => None,
+        Input::Stdin | Input::Bytes(_) => None,
     }
 }
 
@@ -87,6 +87,7 @@ pub fn read_with(
     let names = instance_names(inputs);
     let size = |input: &Input| match input {
         Input::Path(p) => std::fs::metadata(p).map_or(0, |m| m.len()),
+        Input::Bytes(b) => b.bytes.len() as u64,
         Input::Stdin => 0,
     };
     let progress = opts.progress.as_deref();
@@ -104,6 +105,7 @@ pub fn read_with(
         Input::Path(p) => {
             std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.len() <= CHUNK as u64)
         }
+        Input::Bytes(b) => b.bytes.len() <= CHUNK,
         Input::Stdin => false,
     };
     let apart: Vec<Option<Ingested>> = inputs

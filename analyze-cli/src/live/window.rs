@@ -21,7 +21,7 @@ impl Marks {
                 .iter()
                 .map(|i| match i {
                     Input::Path(p) => whole_lines_end(p).ok().flatten(),
-                    Input::Stdin => None,
+                    Input::Stdin | Input::Bytes(_) => None,
                 })
                 .collect(),
         )

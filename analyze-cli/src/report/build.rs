@@ -14,6 +14,7 @@ use crate::ingest::{self, saved, Ingested};
 use anyhow::Result;
 use tokstat_parsers::completion::Paths;
 use tokstat_parsers::detect::Kind;
+use tokstat_parsers::source::Input;
 
 /// What to read and how to analyse it: the report's options, independent of any command
 /// line.
@@ -116,7 +117,26 @@ fn read_files(
     steps: Option<&mut StepsSink<'_>>,
 ) -> Result<Ingested> {
     let (inputs, unread) = expand(inputs)?;
-    let read = ingest::ReadOptions {
+    let mut r = ingest::read_with(&inputs, &read_options(opts)?, steps);
+    // met while listing the inputs, before any was read
+    r.skipped.splice(0..0, unread);
+    Ok(r)
+}
+
+/// Reads inputs as they are given, bytes in memory among them (the Python package's
+/// `read_bytes`), as [`read`] reads files (`opts.inputs` left aside), and finishes the read.
+pub fn read_inputs(
+    inputs: &[Input],
+    opts: &Options,
+    steps: Option<&mut StepsSink<'_>>,
+) -> Result<Ingested> {
+    let mut r = ingest::read_with(inputs, &read_options(opts)?, steps);
+    r.finish(opts.interval_s);
+    Ok(r)
+}
+
+fn read_options(opts: &Options) -> Result<ingest::ReadOptions> {
+    Ok(ingest::ReadOptions {
         dates: Dates::new(opts.year, opts.date.as_deref())?,
         paths: Paths {
             tokens: opts.tokens_path.as_deref().map(Paths::pointer),
@@ -125,11 +145,7 @@ fn read_files(
         progress: opts.progress.clone(),
         limits: opts.limits.clone(),
         bucket: opts.bucket_ms,
-    };
-    let mut r = ingest::read_with(&inputs, &read, steps);
-    // met while listing the inputs, before any was read
-    r.skipped.splice(0..0, unread);
-    Ok(r)
+    })
 }
 
 /// Runs every analysis on what was read (finished: see [`Ingested::finish`]), keeping it.

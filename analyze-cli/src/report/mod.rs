@@ -7,7 +7,8 @@
 mod build;
 
 pub use build::{
-    analyze, build, build_full, build_with, build_with_samples, figures, read, Built, Options,
+    analyze, build, build_full, build_with, build_with_samples, figures, read, read_inputs, Built,
+    Options,
 };
 
 use crate::analysis::bench::RunReport;

@@ -1,12 +1,43 @@
 //! An input as the user names it, and the instance each log is named after.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
-/// One input as named on the command line or found in a folder.
+/// One input as named on the command line or found in a folder, or handed over in memory.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Input {
     Path(PathBuf),
     Stdin,
+    /// A file's bytes handed over by a program (the Python package's `read_bytes`: a Spark
+    /// `binaryFile` row, an object store's object), under the file's name: read as the file
+    /// would be, where it is (never copied), its name giving its instance.
+    Bytes(Arc<Named>),
+}
+
+/// Bytes in memory, and the name of the file they are.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Named {
+    pub name: PathBuf,
+    pub bytes: Arc<Vec<u8>>,
+}
+
+impl Input {
+    /// An input of bytes in memory, named `name`.
+    pub fn bytes(name: impl Into<PathBuf>, bytes: impl Into<Arc<Vec<u8>>>) -> Input {
+        Input::Bytes(Arc::new(Named {
+            name: name.into(),
+            bytes: bytes.into(),
+        }))
+    }
+
+    /// The path the input is named by (none for stdin).
+    pub fn path(&self) -> Option<&Path> {
+        match self {
+            Input::Path(p) => Some(p),
+            Input::Bytes(b) => Some(&b.name),
+            Input::Stdin => None,
+        }
+    }
 }
 
 impl Input {
@@ -14,15 +45,16 @@ impl Input {
     pub fn display(&self) -> String {
         match self {
             Input::Path(p) => p.display().to_string(),
+            Input::Bytes(b) => b.name.display().to_string(),
             Input::Stdin => "-".to_string(),
         }
     }
 
     /// The file stem, used as the default instance name (`gpu3` for `logs/gpu3.log.zst`).
     pub fn stem(&self) -> String {
-        match self {
-            Input::Stdin => "stdin".to_string(),
-            Input::Path(p) => {
+        match self.path() {
+            None => "stdin".to_string(),
+            Some(p) => {
                 let name = p
                     .file_name()
                     .map(|n| n.to_string_lossy().into_owned())
@@ -64,10 +96,7 @@ impl Input {
 /// a stem (`node1/gpu0.log`, `node2/gpu0.log`) the folder name is put in front.
 pub fn instance_names(inputs: &[Input]) -> Vec<String> {
     use std::collections::{HashMap, HashSet};
-    let parent = |i: &Input| match i {
-        Input::Path(p) => p.parent().map(Path::to_path_buf),
-        Input::Stdin => None,
-    };
+    let parent = |i: &Input| i.path().and_then(Path::parent).map(Path::to_path_buf);
     let stems: Vec<String> = inputs.iter().map(Input::stem).collect();
     let mut dirs: HashMap<&str, HashSet<Option<PathBuf>>> = HashMap::new();
     for (input, stem) in inputs.iter().zip(&stems) {

@@ -17,7 +17,7 @@ mod pipe;
 pub use chunks::{keep_spare, release, ChunkGrid, Filled, StreamChunks};
 pub use error::{Shrank, SourceError};
 pub use expand::{expand, Expanded, Unread};
-pub use input::{instance_names, Input};
+pub use input::{instance_names, Input, Named};
 pub use open::{AtOpen, Compression, Data, FileChange, Source};
 pub use pipe::set_pipe_timeout;
 

@@ -98,6 +98,8 @@ impl AtOpen {
 pub enum Data {
     Mapped(memmap2::Mmap),
     Owned(Vec<u8>),
+    /// Bytes handed over in memory ([`Input::Bytes`]).
+    Shared(std::sync::Arc<Vec<u8>>),
     Stream(Box<dyn Read + Send>),
 }
 
@@ -108,11 +110,22 @@ impl Data {
         match self {
             Data::Mapped(m) => guarded_copy(&m, ..),
             Data::Owned(v) => Ok(v),
+            Data::Shared(v) => Ok(std::sync::Arc::unwrap_or_clone(v)),
             Data::Stream(mut r) => {
                 let mut v = Vec::new();
                 r.read_to_end(&mut v)?;
                 Ok(v)
             }
+        }
+    }
+
+    /// The bytes, where they are all at hand (a map, or in memory): not a stream.
+    pub fn at_hand(&self) -> Option<&[u8]> {
+        match self {
+            Data::Mapped(m) => Some(m),
+            Data::Owned(v) => Some(v),
+            Data::Shared(v) => Some(v),
+            Data::Stream(_) => None,
         }
     }
 }
@@ -133,6 +146,28 @@ impl Source {
         };
         match input {
             Input::Stdin => stream(input, io::stdin(), None).map_err(read_err),
+            Input::Bytes(named) => {
+                let bytes = &named.bytes;
+                let compression = Compression::sniff(bytes);
+                let data = if compression != Compression::None {
+                    let r = io::Cursor::new(SharedBytes(bytes.clone()));
+                    Data::Stream(decoder(compression, Box::new(r)).map_err(read_err)?)
+                } else {
+                    let end = limit.map_or(bytes.len(), |l| bytes.len().min(l as usize));
+                    if end < bytes.len() {
+                        Data::Owned(bytes[..end].to_vec())
+                    } else {
+                        Data::Shared(bytes.clone())
+                    }
+                };
+                Ok(Source {
+                    input: input.clone(),
+                    compression,
+                    modified: None,
+                    at_open: None,
+                    data,
+                })
+            }
             Input::Path(path) => {
                 let open_err = |source| SourceError::Open {
                     path: name.clone(),
@@ -219,6 +254,7 @@ impl Source {
         match &mut self.data {
             Data::Mapped(m) => guarded_copy(m, ..m.len().min(HEAD)),
             Data::Owned(v) => Ok(v[..v.len().min(HEAD)].to_vec()),
+            Data::Shared(v) => Ok(v[..v.len().min(HEAD)].to_vec()),
             Data::Stream(r) => {
                 let mut head = Vec::with_capacity(HEAD);
                 let mut limited = r.take(HEAD as u64);
@@ -253,6 +289,15 @@ fn guarded_copy(
     match guard.fault() {
         Some(at) => Err(Shrank::error(at, map.len())),
         None => Ok(v),
+    }
+}
+
+/// Shared bytes as a slice, for a cursor over them.
+struct SharedBytes(std::sync::Arc<Vec<u8>>);
+
+impl AsRef<[u8]> for SharedBytes {
+    fn as_ref(&self) -> &[u8] {
+        &self.0
     }
 }
 

@@ -14,7 +14,7 @@ use polars::prelude::*;
 use tokstat_parsers::completion::Finish;
 use tokstat_parsers::detect::Kind;
 use tokstat_parsers::loadgen::Request;
-use tokstat_parsers::source::{Data, Input, Source};
+use tokstat_parsers::source::{Input, Source};
 
 pub struct JsonReader;
 
@@ -49,9 +49,7 @@ impl Reader for JsonReader {
 
     fn read_apart(&self, input: &Input, src: Source, opts: &ReadOptions) -> Option<Ingested> {
         // (a plain file: a stream's bytes are read once, in order)
-        if !matches!(src.data, Data::Mapped(_) | Data::Owned(_)) {
-            return None;
-        }
+        src.data.at_hand()?;
         let at_open = src.at_open;
         let (part, err) = read_json(input, src, &opts.paths);
         let mut read = Ingested::default();

@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 use tokstat_parsers::detect::Kind;
 use tokstat_parsers::record::EventKind;
 use tokstat_parsers::scan::Chunk;
-use tokstat_parsers::source::{Data, Input, Source};
+use tokstat_parsers::source::{Input, Source};
 use tokstat_parsers::stamp::Calendar;
 
 pub struct LogReader;
@@ -38,7 +38,7 @@ impl Reader for LogReader {
     fn read(&self, into: &mut Ingested, input: &Input, src: Source, at: &mut InOrder<'_, '_>) {
         // chunks of a plain file count as they are read (a stream's decompressed bytes are
         // not its size on disk: it counts when done)
-        let plain = matches!(src.data, Data::Mapped(_) | Data::Owned(_));
+        let plain = src.data.at_hand().is_some();
         let kind = at.kind;
         let progress = at.opts.progress.as_deref();
         let counted = at.counted;

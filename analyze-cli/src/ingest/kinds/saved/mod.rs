@@ -75,14 +75,28 @@ pub fn save(path: &Path, header: &Header, read: &Ingested) -> Result<()> {
             std::fs::create_dir_all(dir)?;
         }
         let mut out = std::io::BufWriter::new(std::fs::File::create(path)?);
-        serde_json::to_writer(&mut out, header)?;
-        out.write_all(b"\n")?;
-        let mut z = zstd::Encoder::new(out, 3)?;
-        postcard::to_io(read, &mut z)?;
-        z.finish()?.flush()?;
+        write(&mut out, header, read)?;
+        out.flush()?;
         Ok(())
     };
     write().with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// A read as the bytes of a saved read's file (what the Python package's `Read.to_bytes`
+/// gives).
+pub fn to_bytes(header: &Header, read: &Ingested) -> Result<Vec<u8>> {
+    let mut out = Vec::new();
+    write(&mut out, header, read)?;
+    Ok(out)
+}
+
+fn write(out: &mut impl Write, header: &Header, read: &Ingested) -> Result<()> {
+    serde_json::to_writer(&mut *out, header)?;
+    out.write_all(b"\n")?;
+    let mut z = zstd::Encoder::new(out, 3)?;
+    postcard::to_io(read, &mut z)?;
+    z.finish()?;
+    Ok(())
 }
 
 /// Reads the header of a saved read.
@@ -107,7 +121,13 @@ pub struct Saved {
 /// Reads a saved read back: any format from 1 to [`FORMAT`].
 pub fn load(path: &Path) -> Result<Saved> {
     let bytes = std::fs::read(path).with_context(|| format!("cannot open {}", path.display()))?;
-    let cut = memchr::memchr(b'\n', &bytes).unwrap_or(bytes.len());
+    from_bytes(&bytes, path)
+}
+
+/// A saved read from its file's bytes, `path` naming it in messages: any format from 1 to
+/// [`FORMAT`].
+pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<Saved> {
+    let cut = memchr::memchr(b'\n', bytes).unwrap_or(bytes.len());
     let header: Header = serde_json::from_slice(&bytes[..cut])
         .with_context(|| format!("{}: not a read saved by tokstat export", path.display()))?;
     if !READS.contains(&header.format) {
