@@ -105,7 +105,7 @@ fn refuse(r: &report::Report, strict: bool) -> anyhow::Result<()> {
 ///
 /// Keyword arguments: `node` (the node that read them, which tells same-named logs of two
 /// nodes apart; default: the host name, as `tokstat export`), `run` (the run's label;
-/// default: the first input's name), `steps` (keep the stats lines' rows for
+/// default: none, and the tables say the inputs' folder), `steps` (keep the stats lines' rows for
 /// `Read.tables()`), and the reading flags `bucket`, `interval`, `year`, `date`,
 /// `tokens_path`, `finish_path`.
 #[pyfunction(name = "read")]
@@ -187,7 +187,7 @@ fn py_read_bytes(
 }
 
 /// A read of `o.inputs` as a [`Read`]: its node (the host name by default) and run label
-/// (the first input's name by default) in its header.
+/// (none by default: see [`read::label`]) in its header.
 fn partial(
     o: &Options,
     run: Option<String>,
@@ -195,14 +195,13 @@ fn partial(
     steps: Option<StepColumns>,
 ) -> Read {
     let node = o.node.clone().unwrap_or_else(host_name);
-    let run = run.unwrap_or_else(|| {
-        o.inputs
-            .first()
-            .and_then(|i| Path::new(i.trim_end_matches('/')).file_name())
-            .map_or_else(|| "run".into(), |n| n.to_string_lossy().into_owned())
-    });
     Read {
-        header: Header::new(&run, Some(&node), &tokstat::export::writer_id(), &o.inputs),
+        header: Header::new(
+            &run.unwrap_or_default(),
+            Some(&node),
+            &tokstat::export::writer_id(),
+            &o.inputs,
+        ),
         read,
         steps,
         interval_s: o.interval_s,

@@ -76,7 +76,7 @@ impl Read {
     /// The tables of the schema (`steps` only when read with `steps=True`), as
     /// `pyarrow.Table`s by name, equal to the Parquet files `tokstat export` writes.
     fn tables<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let run = self.header.run.clone();
+        let run = label(&self.header);
         let frames = py.detach(|| -> anyhow::Result<_> {
             let (r, _) = self.figures(Options::default())?;
             let mut all = export::tables(&r, &self.read, &run)?;
@@ -132,10 +132,11 @@ impl Read {
         self.header.node.clone()
     }
 
-    /// The run's label (the tables' `run` column).
+    /// The run's label (the tables' `run` column): as given, or the folder the inputs
+    /// share (the file's name, for one), as `tokstat export` labels a run.
     #[getter]
     fn run(&self) -> String {
-        self.header.run.clone()
+        label(&self.header)
     }
 
     /// The inputs as given.
@@ -209,11 +210,22 @@ pub fn merge(
             other.header.inputs.join(" ")
         )));
     }
-    let mut runs: Vec<&str> = saved.iter().map(|s| s.header.run.as_str()).collect();
+    let mut runs: Vec<&str> = saved
+        .iter()
+        .map(|s| s.header.run.as_str())
+        .filter(|r| !r.is_empty())
+        .collect();
     runs.sort_unstable();
     runs.dedup();
+    let mut inputs: Vec<String> = saved
+        .iter()
+        .flat_map(|s| s.header.inputs.iter().cloned())
+        .collect();
+    inputs.sort();
+    inputs.dedup();
     let label = match (run, runs.as_slice()) {
         (Some(r), _) => r,
+        (None, []) => String::new(),
         (None, [one]) => one.to_string(),
         (None, many) => {
             return Err(PyValueError::new_err(format!(
@@ -223,12 +235,6 @@ pub fn merge(
             )))
         }
     };
-    let mut inputs: Vec<String> = saved
-        .iter()
-        .flat_map(|s| s.header.inputs.iter().cloned())
-        .collect();
-    inputs.sort();
-    inputs.dedup();
     let mut base = Ingested::default();
     base.logs.bucket = bucket.flatten();
     let mut merged = saved::merge(base, None, saved);
@@ -239,4 +245,28 @@ pub fn merge(
         steps: None,
         interval_s,
     })
+}
+
+/// A read's run label: as given (`run=`), else the last folder its inputs share, else the
+/// name of its one input (`tokstat export fleet/` labels its run `fleet`), else `run`.
+pub fn label(h: &Header) -> String {
+    if !h.run.is_empty() {
+        return h.run.clone();
+    }
+    let paths: Vec<&Path> = h
+        .inputs
+        .iter()
+        .map(|i| Path::new(i.trim_end_matches('/')))
+        .collect();
+    let name = |p: &Path| p.file_name().map(|n| n.to_string_lossy().into_owned());
+    let shared = match paths.as_slice() {
+        [] => None,
+        [one] => name(one),
+        [first, rest @ ..] => first
+            .ancestors()
+            .skip(1)
+            .find(|a| rest.iter().all(|p| p.starts_with(a)))
+            .and_then(name),
+    };
+    shared.unwrap_or_else(|| "run".into())
 }

@@ -241,15 +241,21 @@ fn nothing_to_compare(units: &[Unit<'_>], rows: &[FigureRow]) -> Result<()> {
     Ok(())
 }
 
-/// Analyses each run as `report` does (side by side) and compares every later run with the
-/// first.
-pub fn build(opts: &Options) -> Result<Comparison> {
+/// Refuses a comparison of too few runs, before any is read.
+fn runs_asked(opts: &Options) -> Result<()> {
     if opts.segments && opts.runs.len() != 1 {
         bail!("--segments compares the segments of one run: give one RUN");
     }
     if !opts.segments && opts.runs.len() < 2 {
         bail!("compare needs two runs or more (or one run with --segments)");
     }
+    Ok(())
+}
+
+/// Analyses each run as `report` does (side by side) and compares every later run with the
+/// first.
+pub fn build(opts: &Options) -> Result<Comparison> {
+    runs_asked(opts)?;
     let built: Vec<(Report, Samples)> = opts
         .runs
         .par_iter()
@@ -268,6 +274,7 @@ pub fn build(opts: &Options) -> Result<Comparison> {
 /// Compares runs already analysed: `built[i]` is the report of `opts.runs[i]` (the Python
 /// package's `compare` of reads in memory), as [`build`] does once it has read them.
 pub fn of_reports(opts: &Options, built: &[(Report, Samples)]) -> Result<Comparison> {
+    runs_asked(opts)?;
     if built.len() != opts.runs.len() {
         bail!("{} runs and {} reports", opts.runs.len(), built.len());
     }
