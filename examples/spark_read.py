@@ -12,6 +12,7 @@ last digit (what CI runs on the fixture fleet).
 """
 import argparse
 import os
+import sys
 
 import pyarrow as pa
 import tokstat
@@ -45,6 +46,8 @@ def main():
     ap.add_argument("--check", action="store_true")
     a = ap.parse_args()
     fleet = os.path.abspath(a.fleet)
+    # the executors run this Python (where tokstat and pyarrow are installed)
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     spark = (SparkSession.builder.master("local[2]").appName("tokstat-read")
              .config("spark.ui.enabled", "false")
              .config("spark.ui.showConsoleProgress", "false").getOrCreate())

@@ -162,7 +162,7 @@ impl Read {
         let lines: u64 = self.read.files.iter().map(|f| f.tally.total).sum();
         format!(
             "<tokstat.Read run={:?} node={} of {} input(s): {} line(s), {} instance(s), {} completion(s)>",
-            self.header.run,
+            label(&self.header),
             self.header.node.as_deref().map_or("none".into(), |n| format!("{n:?}")),
             self.read.files.len(),
             lines,
