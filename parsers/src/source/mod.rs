@@ -114,6 +114,47 @@ mod tests {
         std::fs::remove_dir_all(&tmp).unwrap();
     }
 
+    /// Bytes in memory open as the file they are named after would: shared where plain
+    /// (never copied), decompressed where gzip or zstd, cut at a limit, named and stemmed
+    /// by their name.
+    #[test]
+    fn bytes_in_memory_open_as_their_file() {
+        use std::io::Read;
+        let text = b"line one\nline two\n".to_vec();
+        let input = Input::bytes("nodeA/gpu0.log.1", text.clone());
+        assert_eq!(
+            (input.display(), input.stem()),
+            ("nodeA/gpu0.log.1".into(), "gpu0".into())
+        );
+        let names = instance_names(&[input.clone(), Input::bytes("nodeB/gpu0.log", vec![])]);
+        assert_eq!(names, ["nodeA/gpu0", "nodeB/gpu0"]);
+        let mut src = Source::open(&input).unwrap();
+        assert_eq!(src.head().unwrap(), text);
+        match (&src.data, &input) {
+            (Data::Shared(v), Input::Bytes(named)) => {
+                assert!(std::sync::Arc::ptr_eq(v, &named.bytes))
+            }
+            _ => panic!("not shared"),
+        }
+        assert_eq!(
+            Source::open_upto(&input, Some(9))
+                .unwrap()
+                .data
+                .read_all()
+                .unwrap(),
+            b"line one\n"
+        );
+        let z = zstd::encode_all(&text[..], 3).unwrap();
+        let mut src = Source::open(&Input::bytes("a.log.zst", z)).unwrap();
+        assert_eq!(src.compression, Compression::Zstd);
+        let mut back = Vec::new();
+        let Data::Stream(mut r) = src.data else {
+            panic!("not a stream")
+        };
+        r.read_to_end(&mut back).unwrap();
+        assert_eq!(back, text);
+    }
+
     #[test]
     fn chunks_end_on_newlines() {
         let data = b"aa\nbbbb\ncc\nd";
