@@ -145,7 +145,7 @@ mod tests {
             b"line one\n"
         );
         let z = zstd::encode_all(&text[..], 3).unwrap();
-        let mut src = Source::open(&Input::bytes("a.log.zst", z)).unwrap();
+        let src = Source::open(&Input::bytes("a.log.zst", z)).unwrap();
         assert_eq!(src.compression, Compression::Zstd);
         let mut back = Vec::new();
         let Data::Stream(mut r) = src.data else {
