@@ -16,4 +16,5 @@ mod metrics;
 mod pulse;
 mod server;
 mod snapshots;
+mod steady;
 mod suites;

@@ -51,6 +51,9 @@ pub struct Phase {
     /// With `drain` false: the server is not stopped but dies, SGLang's scheduler logging a
     /// CUDA out-of-memory traceback.
     pub crash: bool,
+    /// A decode step slows by this share over the phase, linearly (0.25: a step takes 25%
+    /// longer at its end, the rate falling by a fifth): a run that drifts.
+    pub slow_by: f64,
 }
 
 impl Default for Phase {
@@ -67,6 +70,7 @@ impl Default for Phase {
             gap_after: 120.0,
             drain: true,
             crash: false,
+            slow_by: 0.0,
         }
     }
 }
@@ -403,7 +407,8 @@ pub fn run_gpu(gpu: &Gpu, phases: &[Phase], path: &Path) -> Result<(Truth, Vec<D
             }
             // one decode step
             let r = running.len();
-            t += (gpu.base + gpu.per_req * r as f64) * gpu.slowdown;
+            let drift = 1.0 + ph.slow_by * ((t - start) / ph.secs).clamp(0.0, 1.0);
+            t += (gpu.base + gpu.per_req * r as f64) * gpu.slowdown * drift;
             phase_tokens += r as u64;
             gen_since += r as u64;
             counters.gen += r as u64;

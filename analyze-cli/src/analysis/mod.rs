@@ -15,6 +15,7 @@ pub mod settle;
 pub mod statistics;
 pub mod steady;
 pub mod timeline;
+pub mod trend;
 
 /// `Some(v)` for a finite value: NaN marks "absent" in the compact rows.
 pub fn finite(v: f64) -> Option<f64> {

@@ -81,6 +81,9 @@ pub struct Unit<'a> {
     /// The steady rate as the report states it: the run's `steady.gen_tps`, a segment's
     /// `gen_tps`.
     pub steady_gen_tps: Option<f64>,
+    /// Why the run has no steady rate, where its trend test found a drift or a ramp (its
+    /// steady throughput is then not compared).
+    pub no_steady: Option<String>,
     /// Start-up settings: per key, the distinct values.
     pub settings: BTreeMap<String, Vec<String>>,
     pub engines: Vec<String>,
@@ -88,6 +91,17 @@ pub struct Unit<'a> {
     /// Running requests at the knee of the curve.
     pub knee: Option<f64>,
     pub hints: Vec<&'a Hint>,
+}
+
+/// A trend that leaves no steady rate, in words.
+fn no_steady(t: Option<&crate::analysis::trend::Trend>) -> Option<String> {
+    t.filter(|t| {
+        matches!(
+            t.verdict,
+            crate::analysis::trend::Verdict::Drifting | crate::analysis::trend::Verdict::Ramping
+        )
+    })
+    .map(|t| t.describe())
 }
 
 fn whole_run<'a>(
@@ -152,6 +166,7 @@ fn whole_run<'a>(
         samples: Some(samples),
         steady: report.total_timeline().filter(|r| r.steady).collect(),
         steady_gen_tps: report.steady.gen_tps,
+        no_steady: no_steady(report.steady.trend.as_ref()),
         settings,
         engines: engines(report),
         instances: report.instances.len(),
@@ -190,6 +205,7 @@ fn segments<'a>(inputs: &[String], report: &'a Report) -> Vec<Unit<'a>> {
                         .collect()
                 }),
                 steady_gen_tps: g.gen_tps,
+                no_steady: no_steady(g.trend.as_ref()),
                 settings: g.settings.clone(),
                 engines: engines(report),
                 instances: g.instances,

@@ -26,6 +26,15 @@ pub fn sentences(units: &[Unit<'_>], rows: &[FigureRow], prov: &Provenance) -> V
             }
             let tps = row(rows, "steady gen tok/s", &u.label);
             let run = row(rows, "mean running", &u.label);
+            // a run with no steady rate: its throughput is not compared, and why is said
+            for (x, which) in [(base, "the baseline"), (u, "this run")] {
+                if let Some(why) = &x.no_steady {
+                    s.push_str(&format!(
+                        "{} ({which}) has {why}: steady throughput not compared; ",
+                        x.label
+                    ));
+                }
+            }
             match tps {
                 Some(t) if t.ratio.is_some() => {
                     let r = t.ratio.unwrap_or(1.0) - 1.0;

@@ -103,6 +103,14 @@ fn key_figures(b: &mut String, r: &Report) {
             "steady generated tok/s (all instances)".into(),
             opt(s.gen_tps, 0),
         ]);
+        if s.trend.is_some() {
+            rows.push(vec![
+                "steady state tested".into(),
+                super::trend_phrase(s)
+                    .trim_start_matches("steady state tested: ")
+                    .to_string(),
+            ]);
+        }
         rows.push(vec![
             format!("peak tok/s (best {})", duration(s.peak_window_s)),
             opt(s.peak_gen_tps, 0),
@@ -189,6 +197,13 @@ fn hints(b: &mut String, r: &Report) {
         }
         if let Some(i) = &e.instance {
             let _ = write!(dl, "<dt>instance</dt><dd>{}</dd>", esc(i));
+        }
+        if let Some(st) = &e.strength {
+            let _ = write!(
+                dl,
+                "<dt>strength</dt><dd>{}</dd>",
+                esc(&super::strength_phrase(st))
+            );
         }
         for (k, v) in &e.figures {
             if let Some(n) = v.number() {

@@ -158,6 +158,9 @@ fn write_hints(out: &mut dyn Write, r: &Report) -> io::Result<()> {
         if let (Some(a), Some(b)) = (h.evidence.from, h.evidence.to) {
             write!(out, " ({a} → {b})")?;
         }
+        if let Some(st) = &h.evidence.strength {
+            write!(out, "; {}", super::strength_phrase(st))?;
+        }
         writeln!(out, "  \n  → {}", h.action)?;
     }
     writeln!(out)
@@ -219,6 +222,10 @@ fn write_server(out: &mut dyn Write, r: &Report) -> io::Result<()> {
             s.ramp_up_s.map_or("–".into(), duration),
             s.drain_s.map_or("–".into(), duration)
         )?;
+        let trend = super::trend_phrase(s);
+        if !trend.is_empty() {
+            writeln!(out, "{trend}\n")?;
+        }
     }
     let mut g = Gfm::new(&super::INSTANCE_COLUMNS);
     for i in &r.instances {

@@ -145,6 +145,38 @@ pub fn span_phrase(s: &crate::report::SteadyReport) -> String {
     })
 }
 
+/// The trend test of the steady window in words, as the text renderers give it beside the
+/// throughput: the verdict, and where the window does not hold steady its mean, which is not
+/// a steady rate (empty without a window).
+pub fn trend_phrase(s: &crate::report::SteadyReport) -> String {
+    let Some(t) = &s.trend else {
+        return String::new();
+    };
+    let mut text = format!("steady state tested: {}", t.describe());
+    if s.gen_tps.is_none() {
+        if let Some(w) = s.window_gen_tps {
+            text.push_str(&format!(
+                "; the window found averages {w:.0} tok/s, which is no steady rate"
+            ));
+        }
+    }
+    text
+}
+
+/// A hint's strength in words: `over 2h 00m of steady time, 4,320 stats lines; effect
+/// 0.820, fires above 0.500`.
+pub fn strength_phrase(s: &crate::analysis::hints::Strength) -> String {
+    let mut text = format!(
+        "over {} of steady time, {} stats lines",
+        num::duration(s.span_s),
+        num::group(s.lines)
+    );
+    if let (Some(e), Some(t)) = (s.effect, s.threshold) {
+        text.push_str(&format!("; effect {e:.3}, fires {} {t:.3}", s.fires));
+    }
+    text
+}
+
 /// The instance table's columns, as every renderer heads them.
 pub const INSTANCE_COLUMNS: [&str; 12] = [
     "instance",

@@ -270,6 +270,10 @@ fn write_server(out: &mut dyn Write, r: &Report) -> io::Result<()> {
             s.drain_s.map_or("–".into(), duration)
         )?;
     }
+    let trend = super::trend_phrase(s);
+    if !trend.is_empty() {
+        writeln!(out, "  {trend}")?;
+    }
     let rates: Vec<f64> = total
         .iter()
         .map(|row| row.gen_tps.unwrap_or(f64::NAN))
@@ -407,6 +411,9 @@ pub fn write_hints(out: &mut dyn Write, hints: &[Hint]) -> io::Result<()> {
             )?;
             if let (Some(a), Some(b)) = (h.evidence.from, h.evidence.to) {
                 writeln!(out, "      during {a} → {b}")?;
+            }
+            if let Some(st) = &h.evidence.strength {
+                writeln!(out, "      {}", super::strength_phrase(st))?;
             }
             writeln!(out, "      → {}", h.action)?;
         }

@@ -48,6 +48,7 @@ pub fn hints(i: &Inputs<'_>) -> Vec<Hint> {
             },
             evidence: Evidence {
                 instance: Some(first.instance.clone()),
+                strength: None,
                 ..evidence(
                     format!(
                         "{}; first at {}:{}: {}",

@@ -32,6 +32,7 @@ pub fn hints(i: &Inputs<'_>) -> Vec<Hint> {
             severity: Severity::Warning,
             evidence: Evidence {
                 instance: Some(name.to_string()),
+                strength: None,
                 ..evidence(
                     format!(
                         "a start-up took {} on {name} ({} of {} instance(s) over {}); {} of instance time went to starting",

@@ -18,7 +18,7 @@ mod steady;
 
 mod vocabulary;
 
-pub use vocabulary::{evidence, fig, Evidence, Figure, Hint, Inputs, Off, Severity};
+pub use vocabulary::{evidence, fig, Evidence, Figure, Hint, Inputs, Off, Severity, Strength};
 
 /// A family of rules: the hints it raises.
 type Rule = fn(&Inputs<'_>) -> Vec<Hint>;

@@ -4,12 +4,13 @@
 //! (`prefill_interference`).
 
 use super::pressure::events_in;
-use super::vocabulary::{evidence, fig, pct, Hint, Inputs, Severity};
+use super::vocabulary::{evidence, fig, pct, Hint, Inputs, Severity, Strength};
 use crate::analysis::curve::Knee;
 use crate::analysis::finite;
 use crate::analysis::server::{Segment, Server};
 use crate::analysis::steady::mean;
 use crate::analysis::timeline::Bucket;
+use crate::analysis::trend::{Trend, Verdict};
 use std::ops::Range;
 
 /// KV usage at or above this is "full".
@@ -24,10 +25,9 @@ pub const BELOW_CAP: f64 = 0.8;
 pub const QUEUE_EMPTY: f64 = 0.5;
 /// Mean accepted tokens per step below this: speculation barely pays.
 pub const ACCEPT_LOW: f64 = 1.5;
-/// A fitted decline of this share over the steady window.
-pub const DECAY: f64 = 0.15;
-/// Steady buckets needed to judge a trend.
-pub const DECAY_MIN_BUCKETS: usize = 10;
+/// Stats lines a steady window must hold for its rules to judge it (a pasted excerpt of a
+/// few lines says "too little data" instead).
+pub const MIN_LINES: u64 = 20;
 /// Decode throughput this much lower in the heaviest-prefill quarter of buckets.
 pub const PREFILL_DIP: f64 = 0.15;
 
@@ -46,9 +46,25 @@ pub fn hints(i: &Inputs<'_>) -> Vec<Hint> {
         let (Some(steady), Some((t0, t1))) = (seg.steady_buckets(), s.steady_span(seg)) else {
             continue;
         };
+        let range = Some((t0, t1));
+        let span_s = (t1 - t0) as f64 / 1000.0;
+        // below the evidence a window must hold, no rule fires: it says so instead
+        if seg.window_lines < MIN_LINES {
+            out.push(Hint {
+                id: "too_little_data",
+                severity: Severity::Info,
+                evidence: evidence(
+                    format!("{}the steady window holds {} stats line(s) over {span_s:.0} s: too little to judge what bounds the run ({} need {MIN_LINES} lines or more)", label(seg), seg.window_lines, WINDOW_RULES.join(", ")),
+                    range,
+                    &[("lines", fig(seg.window_lines)), ("min_lines", fig(MIN_LINES))],
+                ),
+                action: "Give the whole log (or a longer excerpt of it): a few stats lines cannot tell a bottleneck from noise.".into(),
+            });
+            continue;
+        }
+        let from = out.len();
         let rows = steady_rows(s, steady.clone());
         let all: Vec<&Bucket> = rows.iter().flat_map(|(_, v)| v.iter().copied()).collect();
-        let range = Some((t0, t1));
         let kv_full = share(&all, |b| b.kv_usage >= KV_FULL);
         let queue = field(&all, |b| b.waiting);
         let kv_max = all
@@ -90,7 +106,12 @@ pub fn hints(i: &Inputs<'_>) -> Vec<Hint> {
                 below.push((*name, run));
             }
         }
-        let saturated = s.knee.filter(|k| mean_running(&rows) >= k.running);
+        // (a drifting window's rate moves with time, not with concurrency: its knee may be
+        // the drift's)
+        let saturated = s
+            .knee
+            .filter(|k| mean_running(&rows) >= k.running)
+            .filter(|_| seg.trend.is_none_or(|t| !drifts(&t)));
         if !pinned.is_empty() {
             let run = mean(&pinned.iter().map(|p| p.1).collect::<Vec<_>>());
             let q = mean(&pinned.iter().map(|p| p.2).collect::<Vec<_>>());
@@ -135,30 +156,88 @@ pub fn hints(i: &Inputs<'_>) -> Vec<Hint> {
                 action: "Speculation costs more than it gains: use fewer draft tokens, a better-matched draft model, or turn it off.".into(),
             });
         }
-        // throughput_decay
-        let rates: Vec<f64> = steady
-            .clone()
-            .map(|k| s.timeline.total[k].gen_tps)
-            .collect();
-        if rates.len() >= DECAY_MIN_BUCKETS {
-            let (a, b) = fit(&rates);
-            let start = a;
-            let end = a + b * (rates.len() - 1) as f64;
-            if start > 0.0 && end < start * (1.0 - DECAY) {
-                out.push(Hint {
-                    id: "throughput_decay",
-                    severity: Severity::Warning,
-                    evidence: evidence(format!("{}steady throughput falls from {start:.0} to {end:.0} tok/s ({:+.0}%) along the run", label(seg), (end / start - 1.0) * 100.0), range, &[("gen_tps_start", fig(start)), ("gen_tps_end", fig(end))]),
-                    action: "Throughput declines while the load holds: look for growing contexts (multi-turn, long outputs), KV-cache fragmentation, a thermal or memory leak; restart or shorten max_tokens.".into(),
-                });
-            }
+        // throughput_decay: the trend test finds the window falling beyond its bound
+        if let Some(t) = seg.trend.filter(falls) {
+            let (start, end) = (
+                t.start_rate.unwrap_or(f64::NAN),
+                t.end_rate.unwrap_or(f64::NAN),
+            );
+            out.push(Hint {
+                id: "throughput_decay",
+                severity: Severity::Warning,
+                evidence: evidence(
+                    format!("{}steady throughput falls from {start:.0} to {end:.0} tok/s ({:+.0}%) along the run: {}", label(seg), t.change.unwrap_or(0.0) * 100.0, t.describe().trim_start_matches("no steady state: ")),
+                    range,
+                    &[("gen_tps_start", fig(start)), ("gen_tps_end", fig(end)), ("slope_per_h", fig(t.slope_per_h)), ("slope_high_per_h", fig(t.slope_high_per_h)), ("change", fig(t.change)), ("bound", fig(t.bound))],
+                ),
+                action: "Throughput declines while the load holds: look for growing contexts (multi-turn, long outputs), KV-cache fragmentation, a thermal or memory leak; restart or shorten max_tokens.".into(),
+            });
         }
         // prefill_interference: decode rate in the heaviest-prefill quarter vs the lightest
         if let Some(h) = prefill_hint(s, steady, range, &label(seg)) {
             out.push(h);
         }
+        for h in &mut out[from..] {
+            h.evidence.strength = Some(strength(h, span_s, seg.window_lines));
+        }
     }
     out
+}
+
+/// The rules that read a steady window, which [`MIN_LINES`] holds back.
+pub const WINDOW_RULES: [&str; 7] = [
+    "kv_bound",
+    "running_cap",
+    "client_bound",
+    "saturated",
+    "spec_low_accept",
+    "throughput_decay",
+    "prefill_interference",
+];
+
+/// The strength of a steady window's hint: its span and lines, and the effect each rule
+/// measures against the threshold that raised it.
+fn strength(h: &Hint, span_s: f64, lines: u64) -> Strength {
+    let f = |k: &str| h.evidence.figures.get(k).and_then(|v| v.number());
+    let ratio = |a: Option<f64>, b: Option<f64>| match (a, b) {
+        (Some(a), Some(b)) if b > 0.0 => Some(a / b),
+        _ => None,
+    };
+    let (effect, threshold, fires) = match h.id {
+        "kv_bound" => (f("kv_full_share"), Some(MOST), "above"),
+        "running_cap" => (ratio(f("running_mean"), f("cap")), Some(AT_CAP), "above"),
+        "client_bound" => (ratio(f("running_mean"), f("cap")), Some(BELOW_CAP), "below"),
+        "saturated" => (
+            ratio(f("running_mean"), f("knee_running")),
+            Some(1.0),
+            "above",
+        ),
+        "spec_low_accept" => (f("accept_len_mean"), Some(ACCEPT_LOW), "below"),
+        "throughput_decay" => (f("change"), f("bound").map(|b| -b), "below"),
+        "prefill_interference" => (
+            ratio(f("gen_tps_heavy_prefill"), f("gen_tps_light_prefill")).map(|r| r - 1.0),
+            Some(-PREFILL_DIP),
+            "below",
+        ),
+        _ => (None, None, "above"),
+    };
+    Strength {
+        span_s,
+        lines,
+        effect,
+        threshold,
+        fires,
+    }
+}
+
+/// Whether a window's trend is a significant fall beyond its bound.
+fn falls(t: &Trend) -> bool {
+    t.verdict == Verdict::Drifting && t.slope_per_h.is_some_and(|s| s < 0.0)
+}
+
+/// Whether a window's trend is a drift or a ramp: no steady state.
+fn drifts(t: &Trend) -> bool {
+    matches!(t.verdict, Verdict::Drifting | Verdict::Ramping)
 }
 
 /// The configured maximum of running requests of a segment, if its start-up lines said.
@@ -224,21 +303,6 @@ fn saturated_hint(label: &str, k: Knee, running: f64, range: Option<(i64, i64)>)
         ),
         action: "The server is saturated: more concurrency will not raise throughput (only latency). Scale out, use a faster configuration (quantisation, speculative decoding), or shorten outputs.".into(),
     }
-}
-
-/// Least-squares line through `(k, v[k])`: `(intercept, slope)`.
-fn fit(v: &[f64]) -> (f64, f64) {
-    let n = v.len() as f64;
-    let mx = (n - 1.0) / 2.0;
-    let my = v.iter().sum::<f64>() / n;
-    let (mut sxy, mut sxx) = (0.0, 0.0);
-    for (k, y) in v.iter().enumerate() {
-        let dx = k as f64 - mx;
-        sxy += dx * (y - my);
-        sxx += dx * dx;
-    }
-    let b = if sxx > 0.0 { sxy / sxx } else { 0.0 };
-    (my - b * mx, b)
 }
 
 /// Decode throughput in the heaviest-prefill quarter of a steady window's buckets against

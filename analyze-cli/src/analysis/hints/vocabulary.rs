@@ -50,8 +50,24 @@ pub struct Evidence {
     pub to: Option<Ts>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub instance: Option<String>,
+    /// How much the hint stands on (given by the rules that read a steady window).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub strength: Option<Strength>,
     #[serde(flatten)]
     pub figures: BTreeMap<&'static str, Figure>,
+}
+
+/// The strength of a hint's evidence: the time and the stats lines it spans, and the effect
+/// it measured against the threshold that raised it (in one unit; `fires` says on which
+/// side of the threshold it does).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Strength {
+    pub span_s: f64,
+    pub lines: u64,
+    pub effect: Option<f64>,
+    pub threshold: Option<f64>,
+    /// `above` or `below`.
+    pub fires: &'static str,
 }
 
 /// One figure of a hint's evidence.
@@ -123,6 +139,7 @@ pub fn evidence(
         from: range.map(|r| Ts(r.0)),
         to: range.map(|r| Ts(r.1)),
         instance: None,
+        strength: None,
         figures: figures.iter().cloned().collect(),
     }
 }

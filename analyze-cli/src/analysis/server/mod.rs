@@ -10,6 +10,7 @@ use crate::analysis::segments::{self, Reason, SettingChange};
 use crate::analysis::settle::{self, Settled};
 use crate::analysis::steady::{self, Steady};
 use crate::analysis::timeline::{self, Timeline};
+use crate::analysis::trend::{self, Trend, Verdict};
 use crate::ingest::digest::grid::tokens_of;
 use crate::ingest::digest::load::Load;
 use crate::ingest::instance::Instance;
@@ -39,6 +40,11 @@ pub struct Segment {
     /// Seconds its instances were serving (their stats lines' intervals), per instance.
     pub busy_s: f64,
     pub steady: Option<Steady>,
+    /// Whether the steady window holds steady (see [`trend`]).
+    pub trend: Option<Trend>,
+    /// The stats lines of all instances within the steady window: the evidence the
+    /// window's figures and hints stand on.
+    pub window_lines: u64,
     /// Best one-minute window (or as long as the steady window, if that is shorter).
     pub peak_tps: Option<f64>,
     /// The buckets of that window.
@@ -50,7 +56,16 @@ pub struct Segment {
 }
 
 impl Segment {
+    /// The steady rate: the window's mean, unless its trend test finds a drift (or a ramp).
     pub fn steady_tps(&self) -> Option<f64> {
+        let drifts = self
+            .trend
+            .is_some_and(|t| matches!(t.verdict, Verdict::Drifting | Verdict::Ramping));
+        self.steady.filter(|_| !drifts).map(|s| s.rate)
+    }
+
+    /// The mean over the steady window, whatever its trend.
+    pub fn window_tps(&self) -> Option<f64> {
         self.steady.map(|s| s.rate)
     }
 
@@ -78,8 +93,10 @@ pub struct InstanceRow {
 pub struct Server {
     pub timeline: Timeline,
     pub segments: Vec<Segment>,
-    /// Steady rate over all segments' steady windows (time-weighted).
+    /// Steady rate over the segments' steady windows that hold steady (time-weighted).
     pub steady_tps: Option<f64>,
+    /// The mean over all the segments' steady windows, whatever their trends.
+    pub window_tps: Option<f64>,
     pub peak_tps: Option<f64>,
     pub gen_tokens: f64,
     pub curve: Vec<Bin>,
@@ -258,6 +275,27 @@ pub fn analyze(instances: &BTreeMap<String, Instance>, bucket_ms: Option<i64>) -
         let slice = tl.serving_rates(buckets);
         let weights = tl.covered(buckets);
         let steady = steady::find(&slice, &weights);
+        let trend = steady.map(|st| {
+            let w = st.start..st.end;
+            trend::test(
+                &slice[w.clone()],
+                &weights[w],
+                b as f64 / 1000.0,
+                st.end == slice.len(),
+            )
+        });
+        let window_lines = steady.map_or(0, |st| {
+            let t0 = tl.origin + (buckets.0 + st.start) as i64 * b;
+            let t1 = tl.origin + (buckets.0 + st.end) as i64 * b;
+            named
+                .iter()
+                .map(|(_, l, _)| {
+                    let (mut t, _) = l.before(t1);
+                    t.sub(l.before(t0).0);
+                    t.count.max(0) as u64
+                })
+                .sum()
+        });
         // a steady window shorter than the peak's window shrinks it: the best window is then
         // no longer than the steady one, which is among the candidates (peak ≥ steady); a
         // short excerpt's minute would otherwise average its few seconds with silence
@@ -294,6 +332,8 @@ pub fn analyze(instances: &BTreeMap<String, Instance>, bucket_ms: Option<i64>) -
             gen_tps_mean: if busy > 0.0 { tokens / busy_s } else { 0.0 },
             busy_s,
             steady,
+            trend,
+            window_lines,
             peak_tps,
             peak_window,
             instances: active,
@@ -302,14 +342,26 @@ pub fn analyze(instances: &BTreeMap<String, Instance>, bucket_ms: Option<i64>) -
         });
     }
 
-    let (mut st_tokens, mut st_secs) = (0.0, 0.0);
-    for s in &segs {
-        if let Some(st) = s.steady {
-            st_tokens += st.rate * st.weight;
-            st_secs += st.weight;
+    // the steady rate over the windows that hold steady; the mean over all of them beside
+    let mean_over = |steady_only: bool| {
+        let (mut tokens, mut secs) = (0.0, 0.0);
+        for g in &segs {
+            if let (Some(st), Some(rate)) = (
+                g.steady,
+                if steady_only {
+                    g.steady_tps()
+                } else {
+                    g.window_tps()
+                },
+            ) {
+                tokens += rate * st.weight;
+                secs += st.weight;
+            }
         }
-    }
-    let steady_tps = (st_secs > 0.0).then(|| st_tokens / st_secs);
+        (secs > 0.0).then(|| tokens / secs)
+    };
+    let steady_tps = mean_over(true);
+    let window_tps = mean_over(false);
     let peak_tps = segs
         .iter()
         .filter_map(|s| s.peak_tps)
@@ -322,6 +374,7 @@ pub fn analyze(instances: &BTreeMap<String, Instance>, bucket_ms: Option<i64>) -
         timeline: tl,
         segments: segs,
         steady_tps,
+        window_tps,
         peak_tps,
         gen_tokens,
         curve: bins,

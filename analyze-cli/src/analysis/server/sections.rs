@@ -9,6 +9,7 @@ use crate::analysis::segments::SettingChange;
 use crate::analysis::server::{Segment, Server};
 use crate::analysis::steady::PEAK_WINDOW_MS;
 use crate::analysis::timeline::Bucket;
+use crate::analysis::trend::{Trend, Verdict};
 use crate::ingest::instance::Instance;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -98,8 +99,17 @@ pub struct Window {
 /// Run-wide throughput.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct SteadyReport {
-    /// Over all segments' steady windows (weighted by the time they were served), tok/s.
+    /// Over the segments' steady windows that the trend test finds steady (weighted by the
+    /// time they were served), tok/s: null where every window drifts (see `trend`).
     pub gen_tps: Option<f64>,
+    /// Over all the segments' steady windows, whatever their trends, tok/s.
+    pub window_gen_tps: Option<f64>,
+    /// The trend test's verdict over the run: `steady`, `drifting`, `ramping` (still
+    /// rising when the log ends) or `too_little_data`; null with no window.
+    pub verdict: Option<&'static str>,
+    /// The test of the window the verdict comes from (a drifting one first, else the
+    /// longest).
+    pub trend: Option<Trend>,
     /// The best window of `peak_window_s`.
     pub peak_gen_tps: Option<f64>,
     pub peak_window_s: f64,
@@ -148,6 +158,10 @@ pub struct SegmentReport {
     pub gen_tps_mean: Option<f64>,
     pub peak_gen_tps: Option<f64>,
     pub steady: Option<Window>,
+    /// The mean over the steady window, whatever its trend.
+    pub window_gen_tps: Option<f64>,
+    /// The trend test of the steady window.
+    pub trend: Option<Trend>,
     pub ramp_up_s: Option<f64>,
     pub drain_s: Option<f64>,
     /// Steady rate against the previous segment's, as a ratio minus one.
@@ -261,8 +275,12 @@ fn ramp_drain(g: &Segment, s: &Server) -> (Option<f64>, Option<f64>) {
 /// The run-wide throughput section.
 pub fn steady(s: &Server) -> SteadyReport {
     let busy: f64 = s.segments.iter().map(|g| g.busy_s).sum();
+    let (verdict, trend) = run_trend(s);
     SteadyReport {
         gen_tps: s.steady_tps.and_then(finite),
+        window_gen_tps: s.window_tps.and_then(finite),
+        verdict: verdict.map(Verdict::as_str),
+        trend,
         peak_gen_tps: s.peak_tps.and_then(finite),
         // the window of the segment with the best peak (shorter than a minute only where a
         // steady window is)
@@ -293,6 +311,24 @@ pub fn steady(s: &Server) -> SteadyReport {
     }
 }
 
+/// The run's verdict on its steady windows: a drift (or ramp) in any is the run's, shown by
+/// the longest drifting window; else steady where any window was tested; else too little
+/// data.
+fn run_trend(s: &Server) -> (Option<Verdict>, Option<Trend>) {
+    let weight = |g: &&Segment| g.steady.map_or(0.0, |st| st.weight);
+    let longest = |f: &dyn Fn(Verdict) -> bool| {
+        s.segments
+            .iter()
+            .filter(|g| g.trend.is_some_and(|t| f(t.verdict)))
+            .max_by(|a, b| weight(a).total_cmp(&weight(b)))
+            .and_then(|g| g.trend)
+    };
+    let t = longest(&|v| matches!(v, Verdict::Drifting | Verdict::Ramping))
+        .or_else(|| longest(&|v| v == Verdict::Steady))
+        .or_else(|| longest(&|_| true));
+    (t.map(|t| t.verdict), t)
+}
+
 /// The segments section, each with its change against the one before.
 pub fn segments(s: &Server) -> Vec<SegmentReport> {
     let mut prev: Option<&Segment> = None;
@@ -311,6 +347,8 @@ pub fn segments(s: &Server) -> Vec<SegmentReport> {
             gen_tps_mean: finite(g.gen_tps_mean),
             peak_gen_tps: g.peak_tps.and_then(finite),
             steady: window(g, s),
+            window_gen_tps: g.window_tps().and_then(finite),
+            trend: g.trend,
             ramp_up_s,
             drain_s,
             vs_previous: match (prev.and_then(Segment::steady_tps), g.steady_tps()) {

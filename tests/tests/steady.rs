@@ -1,0 +1,107 @@
+//! Steady state tested, not assumed: the simulator's logs of known truth (`xtask::scenario`)
+//! — a flat run, a run whose rate falls a fifth over two hours, a run cut during its ramp-up
+//! — and the verdicts, slopes and intervals the report gives them.
+
+use serde_json::Value;
+use tokstat_tests::tokstat;
+use xtask::scenario::{run_gpu, Engine, Gpu, Phase};
+
+/// The JSON report of one simulated SGLang GPU running `phase` (seed `seed`), and its
+/// terminal report.
+fn run(name: &str, seed: u64, phase: Phase) -> (Value, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(format!("{name}.log"));
+    let gpu = Gpu {
+        log_every: 100,
+        ..Gpu::new(name, Engine::Sglang, seed)
+    };
+    run_gpu(&gpu, &[phase], &path).unwrap();
+    let path = path.display().to_string();
+    let (code, out, err) = tokstat(&["report", "--format", "json", "-q", &path]);
+    assert_eq!(code, 0, "{err}");
+    let (_, text, _) = tokstat(&["report", "-q", &path]);
+    (serde_json::from_str(&out).unwrap(), text)
+}
+
+/// Two hours at 64 running requests (96 closed-loop clients).
+fn two_hours(slow_by: f64) -> Phase {
+    Phase {
+        secs: 7200.0,
+        max_running: 64,
+        clients: Some(96),
+        slow_by,
+        ..Phase::default()
+    }
+}
+
+fn f(v: &Value) -> f64 {
+    v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
+}
+
+/// A flat run keeps its steady figure: the window's mean, tested steady.
+#[test]
+fn a_flat_run_is_steady_and_keeps_its_figure() {
+    let (r, text) = run("flat", 1, two_hours(0.0));
+    assert!(
+        text.contains("steady state tested: steady: no drift beyond ±10%"),
+        "{text}"
+    );
+    let s = &r["steady"];
+    assert_eq!(s["verdict"], "steady", "{}", s["trend"]);
+    assert_eq!(s["gen_tps"], s["window_gen_tps"]);
+    let t = &s["trend"];
+    assert_eq!(t["test"], "wls_slope_ar1_effective_n");
+    assert!(f(&t["change"]).abs() < 0.05, "{t}");
+    assert!(
+        f(&t["slope_low_per_h"]) < 0.0 && f(&t["slope_high_per_h"]) > -0.05,
+        "{t}"
+    );
+}
+
+/// 20% slower decode steps by the end of two hours (the rate falls by a sixth, 1/1.2):
+/// no steady rate, the fall with an interval holding the truth.
+#[test]
+fn a_drifting_run_has_no_steady_state() {
+    let (r, text) = run("drift", 1, two_hours(0.2));
+    assert!(
+        text.contains("steady state tested: no steady state: throughput falls"),
+        "{text}"
+    );
+    assert!(text.contains("which is no steady rate"), "{text}");
+    let s = &r["steady"];
+    assert_eq!(s["verdict"], "drifting", "{}", s["trend"]);
+    assert_eq!(s["gen_tps"], Value::Null);
+    assert!(f(&s["window_gen_tps"]) > 0.0);
+    let t = &s["trend"];
+    // the truth: decode steps go as 1 + 0.2 t/T, whose rate's least-squares line falls
+    // 9.1%/h of its mean (prefill time, which does not slow, takes a little off)
+    let (lo, hi) = (f(&t["slope_low_per_h"]), f(&t["slope_high_per_h"]));
+    assert!(lo < -0.07 && hi > -0.10 && hi < 0.0, "{t}");
+    assert_eq!(r["segments"][0]["trend"], *t);
+    assert_eq!(r["segments"][0]["gen_tps"], Value::Null);
+}
+
+/// A log that ends while the clients are still joining: still ramping, no steady rate.
+#[test]
+fn a_run_cut_during_ramp_up_is_still_ramping() {
+    let (r, text) = run(
+        "ramp",
+        3,
+        Phase {
+            secs: 1200.0,
+            max_running: 64,
+            clients: Some(64),
+            ramp_per_s: 64.0 / 1800.0,
+            drain: false,
+            ..Phase::default()
+        },
+    );
+    let s = &r["steady"];
+    assert_eq!(s["verdict"], "ramping", "{}", s["trend"]);
+    assert_eq!(s["gen_tps"], Value::Null);
+    assert!(f(&s["trend"]["slope_low_per_h"]) > 0.0, "{}", s["trend"]);
+    assert!(
+        text.contains("no steady state: still ramping up at the end"),
+        "{text}"
+    );
+}
