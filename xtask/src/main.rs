@@ -17,7 +17,7 @@
 use xtask::{gen_completions, scenario, sim};
 
 use anyhow::{bail, Context, Result};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 fn arg<T: std::str::FromStr>(args: &[String], name: &str, default: T) -> Result<T> {
     match args.iter().position(|a| a == name) {
@@ -90,7 +90,58 @@ fn main() -> Result<()> {
             std::fs::write(dir.join("../demo.truth.txt"), truth_file)?;
         }
         Some("runs") => runs()?,
+        Some("steady-runs") => {
+            let out: PathBuf = arg(&args, "--out", PathBuf::from("bench-data/steady"))?;
+            steady_runs(&out)?;
+        }
         _ => bail!("usage: xtask sglang-log --out FILE [--bytes N] [--seed S] [--gpu N] [--slow F] [--max-running R] | xtask demo | xtask runs"),
+    }
+    Ok(())
+}
+
+/// Logs whose steady state is known (the cases of `tests/tests/steady.rs` and a sweep), one
+/// SGLang GPU each: `flat-s1`, `flat-s2` (two seeds), `drift-s1` (decode steps 20% slower
+/// by the end of two hours), `ramp` (cut 20 minutes into a 30-minute ramp-up), and
+/// `sweep/cN` (max running N = 8 … 128, one hour each).
+fn steady_runs(dir: &Path) -> Result<()> {
+    use scenario::{run_gpu, Engine, Gpu, Phase};
+    let gpu = |name: &str, seed| Gpu {
+        log_every: 100,
+        ..Gpu::new(name, Engine::Sglang, seed)
+    };
+    let hours = |secs, max_running, slow_by| Phase {
+        secs,
+        max_running,
+        clients: Some(max_running * 3 / 2),
+        slow_by,
+        ..Phase::default()
+    };
+    std::fs::create_dir_all(dir.join("sweep"))?;
+    for (name, seed, phase) in [
+        ("flat-s1", 1, hours(7200.0, 64, 0.0)),
+        ("flat-s2", 2, hours(7200.0, 64, 0.0)),
+        ("drift-s1", 1, hours(7200.0, 64, 0.2)),
+        (
+            "ramp",
+            3,
+            Phase {
+                secs: 1200.0,
+                max_running: 64,
+                clients: Some(64),
+                ramp_per_s: 64.0 / 1800.0,
+                drain: false,
+                ..Phase::default()
+            },
+        ),
+    ] {
+        let path = dir.join(format!("{name}.log"));
+        run_gpu(&gpu(name, seed), &[phase], &path)?;
+        println!("{}", path.display());
+    }
+    for n in [8, 16, 32, 64, 128] {
+        let path = dir.join("sweep").join(format!("c{n}.log"));
+        run_gpu(&gpu(&format!("c{n}"), 10 + n as u64), &[hours(3600.0, n, 0.0)], &path)?;
+        println!("{}", path.display());
     }
     Ok(())
 }

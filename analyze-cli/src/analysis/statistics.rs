@@ -43,7 +43,7 @@ fn mean(v: &[f64]) -> f64 {
 
 /// Lag-1 autocorrelation of `v`, corrected for its small-sample bias (Kendall: an AR(1)
 /// estimate with an estimated mean falls short by about `(1 + 3ρ) / n`), within `[0, 0.95]`.
-fn persistence(v: &[f64]) -> f64 {
+pub fn persistence(v: &[f64]) -> f64 {
     let n = v.len();
     let m = mean(v);
     let var: f64 = v.iter().map(|x| (x - m) * (x - m)).sum();

@@ -3,7 +3,8 @@
 //! The window's rates are fitted with a straight line by weighted least squares (each
 //! bucket weighs the time it was served). Neighbouring buckets of a log are not independent —
 //! a batch of long requests spans several — so the slope's standard error is widened by the
-//! residuals' lag-1 autocorrelation ρ: the effective number of buckets is
+//! residuals' lag-1 autocorrelation ρ (bias-corrected, as `statistics` estimates it for the
+//! comparisons' intervals): the effective number of buckets is
 //! `n (1 − ρ) / (1 + ρ)` (an AR(1) model of the noise, as in Santer et al. 2000, "Statistical
 //! significance of trends and trend differences in layer-average atmospheric temperature time
 //! series"), and the interval takes Student's t on `n_eff − 2` degrees of freedom.
@@ -14,7 +15,7 @@
 //! ends. Fewer than [`MIN_BUCKETS`] buckets, or fewer than [`MIN_EFFECTIVE`] effective ones,
 //! are **too little data** to tell, and said so. Otherwise the window is **steady**.
 
-use crate::analysis::statistics::t95;
+use crate::analysis::statistics::{persistence, t95};
 use serde::Serialize;
 
 /// A change over the window beyond this share of its mean rate is a drift: the plateau's
@@ -135,12 +136,7 @@ pub fn test(rates: &[f64], weights: &[f64], bucket_s: f64, at_end: bool) -> Tren
         .map(|(p, e)| p.2 * e * e)
         .sum::<f64>()
         / sw;
-    let ss: f64 = resid.iter().map(|e| e * e).sum();
-    let rho = if ss > 0.0 {
-        (resid.windows(2).map(|w| w[0] * w[1]).sum::<f64>() / ss).clamp(0.0, 0.99)
-    } else {
-        0.0
-    };
+    let rho = persistence(&resid);
     let n = pts.len() as f64;
     let n_eff = n * (1.0 - rho) / (1.0 + rho);
     t.autocorrelation = rho;
