@@ -105,3 +105,74 @@ fn a_run_cut_during_ramp_up_is_still_ramping() {
         "{text}"
     );
 }
+
+/// The JSON comparison of simulated runs at max running `loads` (one GPU each).
+fn sweep(loads: &[usize], secs: f64) -> Value {
+    let dir = tempfile::tempdir().unwrap();
+    let mut args = vec!["compare".to_string(), "--format".into(), "json".into()];
+    for &n in loads {
+        let path = dir.path().join(format!("c{n}.log"));
+        let gpu = Gpu {
+            log_every: 100,
+            ..Gpu::new(&format!("c{n}"), Engine::Sglang, 10 + n as u64)
+        };
+        let phase = Phase {
+            secs,
+            max_running: n,
+            clients: Some(n * 3 / 2),
+            ..Phase::default()
+        };
+        run_gpu(&gpu, &[phase], &path).unwrap();
+        args.push(format!("c{n}={}", path.display()));
+    }
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (code, out, err) = tokstat(&args);
+    assert_eq!(code, 0, "{err}");
+    serde_json::from_str(&out).unwrap()
+}
+
+/// Five runs at max running 8 … 128 of a server whose step takes `0.012 + 0.0003 × running`
+/// s are one curve, each point with its interval; its knee (one more request adding under a
+/// tenth of a request's rate, from 360 running on) is not within these loads. Up to 1,024 it
+/// is, with an interval.
+#[test]
+fn a_sweep_is_one_curve_with_its_knee() {
+    let c = sweep(&[8, 16, 32, 64, 128], 1800.0);
+    let s = &c["sweep"];
+    assert_eq!(s["load"], "running");
+    let points = s["points"].as_array().unwrap();
+    let labels: Vec<&str> = points
+        .iter()
+        .map(|p| p["label"].as_str().unwrap())
+        .collect();
+    assert_eq!(labels, ["c8", "c16", "c32", "c64", "c128"]);
+    for p in points {
+        // the decode model's rate at the point's load, less the prefill time (a few per cent)
+        let r = f(&p["load"]);
+        let decode = r / (0.012 + 0.0003 * r);
+        let (lo, hi) = (f(&p["gen_tps_low"]), f(&p["gen_tps_high"]));
+        assert!(
+            lo <= f(&p["gen_tps"]) && f(&p["gen_tps"]) <= hi && hi - lo < 0.02 * hi,
+            "{p}"
+        );
+        assert!(
+            (0.9..1.0).contains(&(f(&p["gen_tps"]) / decode)),
+            "{p} against {decode}"
+        );
+    }
+    assert_eq!(s["knee_verdict"], "not_within_loads", "{s}");
+    assert!(
+        s["note"]
+            .as_str()
+            .unwrap()
+            .starts_with("no knee within the loads seen"),
+        "{s}"
+    );
+    let c = sweep(&[8, 32, 128, 256, 512, 1024], 900.0);
+    let s = &c["sweep"];
+    assert_eq!(s["knee_verdict"], "found", "{s}");
+    let k = &s["knee"];
+    assert_eq!(k["label"], "c256", "{k}");
+    assert!(f(&k["low_load"]) <= f(&k["load"]), "{k}");
+    assert!(f(&k["found_share"]) > 0.9, "{k}");
+}

@@ -102,7 +102,8 @@ fn main() -> Result<()> {
 /// Logs whose steady state is known (the cases of `tests/tests/steady.rs` and a sweep), one
 /// SGLang GPU each: `flat-s1`, `flat-s2` (two seeds), `drift-s1` (decode steps 20% slower
 /// by the end of two hours), `ramp` (cut 20 minutes into a 30-minute ramp-up), and
-/// `sweep/cN` (max running N = 8 … 128, one hour each).
+/// `sweep/cN` (max running N = 8 … 128, one hour each), `sweep-wide/cN` (8 … 1,024, 15
+/// minutes each).
 fn steady_runs(dir: &Path) -> Result<()> {
     use scenario::{run_gpu, Engine, Gpu, Phase};
     let gpu = |name: &str, seed| Gpu {
@@ -140,7 +141,22 @@ fn steady_runs(dir: &Path) -> Result<()> {
     }
     for n in [8, 16, 32, 64, 128] {
         let path = dir.join("sweep").join(format!("c{n}.log"));
-        run_gpu(&gpu(&format!("c{n}"), 10 + n as u64), &[hours(3600.0, n, 0.0)], &path)?;
+        run_gpu(
+            &gpu(&format!("c{n}"), 10 + n as u64),
+            &[hours(3600.0, n, 0.0)],
+            &path,
+        )?;
+        println!("{}", path.display());
+    }
+    // past the knee (one more request adds under a tenth of a request's rate from 360 on)
+    std::fs::create_dir_all(dir.join("sweep-wide"))?;
+    for n in [8, 32, 128, 256, 512, 1024] {
+        let path = dir.join("sweep-wide").join(format!("c{n}.log"));
+        run_gpu(
+            &gpu(&format!("c{n}"), 10 + n as u64),
+            &[hours(900.0, n, 0.0)],
+            &path,
+        )?;
         println!("{}", path.display());
     }
     Ok(())

@@ -14,6 +14,7 @@ pub mod server;
 pub mod settle;
 pub mod statistics;
 pub mod steady;
+pub mod sweep;
 pub mod timeline;
 pub mod trend;
 

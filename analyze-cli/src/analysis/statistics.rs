@@ -158,6 +158,16 @@ pub fn t95(df: f64) -> f64 {
     z + (z3 + z) / (4.0 * df) + (5.0 * z5 + 16.0 * z3 + 3.0 * z) / (96.0 * df * df)
 }
 
+/// The 95% interval of the mean of autocorrelated values (its effective sample size from
+/// their persistence), half its width: `None` below 3 values.
+pub fn mean_half_width(v: &[f64]) -> Option<f64> {
+    if v.len() < 3 {
+        return None;
+    }
+    let (var, n_eff) = mean_variance(v);
+    Some(t95(n_eff - 1.0) * var.sqrt()).filter(|h| h.is_finite())
+}
+
 /// The distribution-free 95% interval of quantile `q` of sorted `v`, from order statistics.
 pub fn quantile_interval(sorted: &[f64], q: f64) -> Option<ConfidenceInterval> {
     let n = sorted.len();

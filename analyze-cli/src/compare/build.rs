@@ -359,5 +359,10 @@ pub fn of_reports(opts: &Options, built: &[(Report, Samples)]) -> Result<Compari
         figures: rows,
         summary,
         overlays,
+        sweep: if opts.segments {
+            None
+        } else {
+            super::sweep::of(&units)
+        },
     })
 }

@@ -41,7 +41,7 @@ struct Compared {
 
 /// A steady bucket's rate as the steady window was found in: over the time it was served
 /// (see `TimelineRow::serving_gen_tps`).
-fn gen(r: &TimelineRow) -> Option<f64> {
+pub(super) fn gen(r: &TimelineRow) -> Option<f64> {
     r.serving_gen_tps
 }
 fn running(r: &TimelineRow) -> Option<f64> {
@@ -79,20 +79,20 @@ fn latency(u: &Unit<'_>, f: fn(&tokstat_parsers::loadgen::Request) -> Option<f64
     })
 }
 
-type ValuesOf = fn(&Unit<'_>) -> Vec<f64>;
-type ValueOf = fn(&Unit<'_>) -> Option<f64>;
+pub(super) type ValuesOf = fn(&Unit<'_>) -> Vec<f64>;
+pub(super) type ValueOf = fn(&Unit<'_>) -> Option<f64>;
 
 fn none(_: &Unit<'_>) -> Option<f64> {
     None
 }
 
-fn ttft(u: &Unit<'_>) -> Vec<f64> {
+pub(super) fn ttft(u: &Unit<'_>) -> Vec<f64> {
     latency(u, |r| r.ttft_s)
 }
-fn tpot(u: &Unit<'_>) -> Vec<f64> {
+pub(super) fn tpot(u: &Unit<'_>) -> Vec<f64> {
     latency(u, |r| r.tpot_s)
 }
-fn itl(u: &Unit<'_>) -> Vec<f64> {
+pub(super) fn itl(u: &Unit<'_>) -> Vec<f64> {
     latency(u, |r| r.itl_mean_s)
 }
 fn e2e(u: &Unit<'_>) -> Vec<f64> {
@@ -100,7 +100,7 @@ fn e2e(u: &Unit<'_>) -> Vec<f64> {
 }
 
 /// The mean of a benchmark figure over a run's result files.
-fn bench_point(
+pub(super) fn bench_point(
     u: &Unit<'_>,
     f: fn(&crate::analysis::bench::RunReport) -> Option<f64>,
 ) -> Option<f64> {

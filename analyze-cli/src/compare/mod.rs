@@ -12,6 +12,7 @@ mod provenance;
 mod summary;
 
 pub use build::{build, of_reports, Options, RunSpec};
+pub mod sweep;
 
 use serde::Serialize;
 
@@ -29,6 +30,8 @@ pub struct Comparison {
     /// The verdict in words, one sentence per compared run.
     pub summary: Vec<String>,
     pub overlays: Overlays,
+    /// Three runs or more as one curve across their loads, and its knee.
+    pub sweep: Option<sweep::Sweep>,
 }
 
 impl Comparison {

@@ -86,5 +86,20 @@ pub fn write(out: &mut dyn Write, c: &Comparison) -> io::Result<()> {
     writeln!(
         out,
         "\nIntervals (95%): steady-state buckets with effective sample sizes; percentiles by order statistics; rates of requests by Newcombe; † a point figure, no interval. `~`: no significant change, or one below the threshold."
-    )
+    )?;
+    if let Some(sw) = &c.sweep {
+        let (header, rows) = super::sweep_table(sw);
+        writeln!(out, "\n### Sweep\n")?;
+        let head: Vec<String> = header.iter().map(|h| cell(h)).collect();
+        let rule: Vec<&str> = (0..header.len())
+            .map(|k| if k == 0 { "---" } else { "---:" })
+            .collect();
+        writeln!(out, "| {} |\n|{}|", head.join(" | "), rule.join("|"))?;
+        for r in rows {
+            let cells: Vec<String> = r.iter().map(|c| cell(c)).collect();
+            writeln!(out, "| {} |", cells.join(" | "))?;
+        }
+        writeln!(out, "\n{}", sw.note)?;
+    }
+    Ok(())
 }

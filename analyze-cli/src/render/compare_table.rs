@@ -90,6 +90,22 @@ fn write_comparison(out: &mut dyn Write, c: &Comparison, style: Style) -> io::Re
     }
     writeln!(out)?;
     write_figures(out, c, style)?;
+    if let Some(sw) = &c.sweep {
+        let (header, rows) = super::sweep_table(sw);
+        let mut t = style.table();
+        t.set_header(header);
+        for r in rows {
+            t.add_row(r);
+        }
+        for k in 1..t.column_count() {
+            if let Some(col) = t.column_mut(k) {
+                col.set_cell_alignment(CellAlignment::Right);
+            }
+        }
+        writeln!(out, "Sweep: the runs by load")?;
+        writeln!(out, "{t}")?;
+        writeln!(out, "  {}\n", sw.note)?;
+    }
     if c.overlays
         .timelines
         .iter()

@@ -854,6 +854,19 @@ pub fn write_comparison(out: &mut dyn Write, c: &Comparison) -> io::Result<()> {
         &rows,
     ));
     b.push_str("<p class=\"meta\">Intervals (95%): steady-state buckets with effective sample sizes; percentiles by order statistics; rates of requests by Newcombe; † a point figure, no interval. ~: no significant change, or one below the threshold.</p></section>");
+    if let Some(sw) = &c.sweep {
+        let (header, rows) = super::sweep_table(sw);
+        let rows: Vec<Vec<String>> = rows
+            .iter()
+            .map(|r| r.iter().map(|c| esc(c)).collect())
+            .collect();
+        b.push_str("<section id=\"sweep\"><h2>Sweep</h2>");
+        b.push_str(&table(
+            &header.iter().map(String::as_str).collect::<Vec<_>>(),
+            &rows,
+        ));
+        let _ = write!(b, "<p class=\"verdict\">{}</p></section>", esc(&sw.note));
+    }
     // overlays: the runs' timelines and curves
     let timelines = overlay(
         c,

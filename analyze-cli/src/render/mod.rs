@@ -177,6 +177,59 @@ pub fn strength_phrase(s: &crate::analysis::hints::Strength) -> String {
     text
 }
 
+/// A sweep's table, as every renderer shows it: the runs by load with their steady rate and
+/// its interval, then each latency quantile any run has (`value [low, high]`, ms).
+pub fn sweep_table(s: &crate::compare::sweep::Sweep) -> (Vec<String>, Vec<Vec<String>>) {
+    let load = match s.load {
+        "running" => "mean running",
+        "concurrency" => "concurrency",
+        _ => "request rate (/s)",
+    };
+    let mut names: Vec<&str> = Vec::new();
+    for p in &s.points {
+        for l in &p.latencies {
+            if !names.contains(&l.name) {
+                names.push(l.name);
+            }
+        }
+    }
+    let mut header: Vec<String> = ["run", load, "steady tok/s", "95% interval"]
+        .iter()
+        .map(|h| h.to_string())
+        .collect();
+    header.extend(names.iter().map(|n| format!("{n} (ms)")));
+    let rows = s
+        .points
+        .iter()
+        .map(|p| {
+            let mut row = vec![
+                p.label.clone(),
+                format!("{:.1}", p.load),
+                match (p.gen_tps, &p.no_steady) {
+                    (Some(t), _) => format!("{t:.0}"),
+                    (None, Some(_)) => "no steady state".into(),
+                    (None, None) => "–".into(),
+                },
+                match (p.gen_tps_low, p.gen_tps_high) {
+                    (Some(a), Some(b)) => format!("[{a:.0}, {b:.0}]"),
+                    _ => "–".into(),
+                },
+            ];
+            for n in &names {
+                row.push(match p.latencies.iter().find(|l| l.name == *n) {
+                    Some(l) => match (l.low, l.high) {
+                        (Some(a), Some(b)) => format!("{:.2} [{a:.2}, {b:.2}]", l.ms),
+                        _ => format!("{:.2}", l.ms),
+                    },
+                    None => "–".into(),
+                });
+            }
+            row
+        })
+        .collect();
+    (header, rows)
+}
+
 /// The instance table's columns, as every renderer heads them.
 pub const INSTANCE_COLUMNS: [&str; 12] = [
     "instance",
