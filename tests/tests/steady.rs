@@ -106,8 +106,9 @@ fn a_run_cut_during_ramp_up_is_still_ramping() {
     );
 }
 
-/// The JSON comparison of simulated runs at max running `loads` (one GPU each).
-fn sweep(loads: &[usize], secs: f64) -> Value {
+/// The JSON comparison of simulated runs at max running `loads` (one GPU each), and its
+/// terminal and markdown renderings.
+fn sweep(loads: &[usize], secs: f64) -> (Value, String, String) {
     let dir = tempfile::tempdir().unwrap();
     let mut args = vec!["compare".to_string(), "--format".into(), "json".into()];
     for &n in loads {
@@ -128,7 +129,9 @@ fn sweep(loads: &[usize], secs: f64) -> Value {
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let (code, out, err) = tokstat(&args);
     assert_eq!(code, 0, "{err}");
-    serde_json::from_str(&out).unwrap()
+    let (_, table, _) = tokstat(&[&args[..1], &args[3..]].concat());
+    let (_, markdown, _) = tokstat(&[&args[..1], &["--format", "markdown"], &args[3..]].concat());
+    (serde_json::from_str(&out).unwrap(), table, markdown)
 }
 
 /// Five runs at max running 8 … 128 of a server whose step takes `0.012 + 0.0003 × running`
@@ -137,8 +140,20 @@ fn sweep(loads: &[usize], secs: f64) -> Value {
 /// is, with an interval.
 #[test]
 fn a_sweep_is_one_curve_with_its_knee() {
-    let c = sweep(&[8, 16, 32, 64, 128], 1800.0);
+    let (c, table, markdown) = sweep(&[8, 16, 32, 64, 128], 1800.0);
     let s = &c["sweep"];
+    let part = |text: &str, from: &str, to: &str| {
+        let a = text
+            .find(from)
+            .unwrap_or_else(|| panic!("{from} in {text}"));
+        let z = text[a..].find(to).map_or(text.len(), |z| a + z);
+        text[a..z].to_string()
+    };
+    insta::assert_snapshot!(
+        "sweep-table",
+        part(&table, "Sweep: the runs by load", "Generated tok/s")
+    );
+    insta::assert_snapshot!("sweep-markdown", part(&markdown, "### Sweep", "\n\n\n"));
     assert_eq!(s["load"], "running");
     let points = s["points"].as_array().unwrap();
     let labels: Vec<&str> = points
@@ -168,7 +183,7 @@ fn a_sweep_is_one_curve_with_its_knee() {
             .starts_with("no knee within the loads seen"),
         "{s}"
     );
-    let c = sweep(&[8, 32, 128, 256, 512, 1024], 900.0);
+    let (c, _, _) = sweep(&[8, 32, 128, 256, 512, 1024], 900.0);
     let s = &c["sweep"];
     assert_eq!(s["knee_verdict"], "found", "{s}");
     let k = &s["knee"];
