@@ -25,7 +25,9 @@ use std::path::Path;
 use tokstat::compare;
 use tokstat::export::host_name;
 use tokstat::frames::steps::StepColumns;
+use tokstat::ingest::instance::StepsSink;
 use tokstat::ingest::saved::Header;
+use tokstat::ingest::Ingested;
 use tokstat::report::{self, Options};
 use tokstat_parsers::source::Input;
 
@@ -115,28 +117,10 @@ fn py_read(
     inputs: &Bound<'_, PyAny>,
     kwargs: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<Read> {
-    let mut o = options::parse(
-        "read",
-        kwargs,
-        &[options::READING],
-        &["node", "run", "steps"],
-    )?;
-    o.inputs = options::inputs(inputs)?;
-    o.node = options::get(kwargs, "node")?;
-    let keep = options::get::<bool>(kwargs, "steps")?.unwrap_or(false);
-    let run = options::get(kwargs, "run")?;
-    py.detach(|| {
-        let mut steps = keep.then(StepColumns::default);
-        let read = match steps.as_mut() {
-            Some(s) => report::read(
-                &o,
-                Some(&mut |name: &str, engine, series| s.push(name, engine, &series)),
-            ),
-            None => report::read(&o, None),
-        }?;
-        Ok(partial(&o, run, read, steps))
+    let inputs = options::inputs(inputs)?;
+    partial_read(py, "read", kwargs, inputs, |o, steps| {
+        report::read(o, steps)
     })
-    .map_err(run_err)
 }
 
 /// A partial read of one file's bytes (`data`: `bytes` or `bytearray`), read as the file
@@ -150,16 +134,6 @@ fn py_read_bytes(
     name: std::path::PathBuf,
     kwargs: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<Read> {
-    let mut o = options::parse(
-        "read_bytes",
-        kwargs,
-        &[options::READING],
-        &["node", "run", "steps"],
-    )?;
-    o.node = options::get(kwargs, "node")?;
-    o.inputs = vec![name.display().to_string()];
-    let keep = options::get::<bool>(kwargs, "steps")?.unwrap_or(false);
-    let run = options::get(kwargs, "run")?;
     let bytes: Vec<u8> = if let Ok(b) = data.cast::<pyo3::types::PyBytes>() {
         b.as_bytes().to_vec()
     } else if let Ok(b) = data.cast::<pyo3::types::PyByteArray>() {
@@ -170,30 +144,49 @@ fn py_read_bytes(
             data.get_type().name()?
         )));
     };
+    let inputs = vec![name.display().to_string()];
     let input = Input::bytes(name, bytes);
+    partial_read(py, "read_bytes", kwargs, inputs, |o, steps| {
+        report::read_inputs(std::slice::from_ref(&input), o, steps)
+    })
+}
+
+/// A partial read of `inputs` by `read` (the GIL released), with the keyword arguments of
+/// `read` and `read_bytes`: the stats lines' rows kept with `steps=True`.
+fn partial_read(
+    py: Python<'_>,
+    function: &str,
+    kwargs: Option<&Bound<'_, PyDict>>,
+    inputs: Vec<String>,
+    read: impl FnOnce(&Options, Option<&mut StepsSink<'_>>) -> anyhow::Result<Ingested> + Send,
+) -> PyResult<Read> {
+    let mut o = options::parse(
+        function,
+        kwargs,
+        &[options::READING],
+        &["node", "run", "steps"],
+    )?;
+    o.inputs = inputs;
+    o.node = options::get(kwargs, "node")?;
+    let keep = options::get::<bool>(kwargs, "steps")?.unwrap_or(false);
+    let run = options::get(kwargs, "run")?;
     py.detach(|| {
         let mut steps = keep.then(StepColumns::default);
-        let read = match steps.as_mut() {
-            Some(s) => report::read_inputs(
-                std::slice::from_ref(&input),
+        let r = match steps.as_mut() {
+            Some(s) => read(
                 &o,
                 Some(&mut |name: &str, engine, series| s.push(name, engine, &series)),
             ),
-            None => report::read_inputs(std::slice::from_ref(&input), &o, None),
+            None => read(&o, None),
         }?;
-        Ok(partial(&o, run, read, steps))
+        Ok(partial(&o, run, r, steps))
     })
     .map_err(run_err)
 }
 
 /// A read of `o.inputs` as a [`Read`]: its node (the host name by default) and run label
 /// (none by default: see [`read::label`]) in its header.
-fn partial(
-    o: &Options,
-    run: Option<String>,
-    read: tokstat::ingest::Ingested,
-    steps: Option<StepColumns>,
-) -> Read {
+fn partial(o: &Options, run: Option<String>, read: Ingested, steps: Option<StepColumns>) -> Read {
     let node = o.node.clone().unwrap_or_else(host_name);
     Read {
         header: Header::new(

@@ -25,13 +25,7 @@ fn run(name: &str, seed: u64, phase: Phase) -> (Value, String) {
 
 /// Two hours at 64 running requests (96 closed-loop clients).
 fn two_hours(slow_by: f64) -> Phase {
-    Phase {
-        secs: 7200.0,
-        max_running: 64,
-        clients: Some(96),
-        slow_by,
-        ..Phase::default()
-    }
+    Phase::closed_loop(7200.0, 64, slow_by)
 }
 
 fn f(v: &Value) -> f64 {
@@ -117,13 +111,7 @@ fn sweep(loads: &[usize], secs: f64) -> (Value, String, String) {
             log_every: 100,
             ..Gpu::new(&format!("c{n}"), Engine::Sglang, 10 + n as u64)
         };
-        let phase = Phase {
-            secs,
-            max_running: n,
-            clients: Some(n * 3 / 2),
-            ..Phase::default()
-        };
-        run_gpu(&gpu, &[phase], &path).unwrap();
+        run_gpu(&gpu, &[Phase::closed_loop(secs, n, 0.0)], &path).unwrap();
         args.push(format!("c{n}={}", path.display()));
     }
     let args: Vec<&str> = args.iter().map(String::as_str).collect();

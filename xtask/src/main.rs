@@ -110,13 +110,7 @@ fn steady_runs(dir: &Path) -> Result<()> {
         log_every: 100,
         ..Gpu::new(name, Engine::Sglang, seed)
     };
-    let hours = |secs, max_running, slow_by| Phase {
-        secs,
-        max_running,
-        clients: Some(max_running * 3 / 2),
-        slow_by,
-        ..Phase::default()
-    };
+    let hours = Phase::closed_loop;
     std::fs::create_dir_all(dir.join("sweep"))?;
     for (name, seed, phase) in [
         ("flat-s1", 1, hours(7200.0, 64, 0.0)),

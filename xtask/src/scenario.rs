@@ -75,6 +75,21 @@ impl Default for Phase {
     }
 }
 
+impl Phase {
+    /// `secs` of closed-loop clients, half again as many as `max_running` (a queue that
+    /// never empties), the decode step slowing by `slow_by` over the phase: the steady-state
+    /// cases (`xtask steady-runs`, `tests/tests/steady.rs`).
+    pub fn closed_loop(secs: f64, max_running: usize, slow_by: f64) -> Phase {
+        Phase {
+            secs,
+            max_running,
+            clients: Some(max_running * 3 / 2),
+            slow_by,
+            ..Phase::default()
+        }
+    }
+}
+
 /// One GPU (one server process and its log).
 #[derive(Debug, Clone)]
 pub struct Gpu {

@@ -1,7 +1,7 @@
 //! [`build`]: runs (or one run's segments) into a [`Comparison`].
 
+use super::unit::Unit;
 use super::*;
-use crate::analysis::hints::Hint;
 use crate::report::{self, Report, Samples, TimelineRow};
 use anyhow::{bail, Result};
 use rayon::prelude::*;
@@ -67,30 +67,6 @@ pub struct Options {
     pub force: bool,
     /// Compare the segments of one run (before and after restarts and setting changes).
     pub segments: bool,
-}
-
-/// One side of a comparison: a run, or a segment of one.
-pub struct Unit<'a> {
-    pub label: String,
-    pub inputs: Vec<String>,
-    pub report: &'a Report,
-    /// Per-request values (none for a segment: requests are not placed in time).
-    pub samples: Option<&'a Samples>,
-    /// The steady buckets of the run's total timeline (a segment's: those in its window).
-    pub steady: Vec<&'a TimelineRow>,
-    /// The steady rate as the report states it: the run's `steady.gen_tps`, a segment's
-    /// `gen_tps`.
-    pub steady_gen_tps: Option<f64>,
-    /// Why the run has no steady rate, where its trend test found a drift or a ramp (its
-    /// steady throughput is then not compared).
-    pub no_steady: Option<String>,
-    /// Start-up settings: per key, the distinct values.
-    pub settings: BTreeMap<String, Vec<String>>,
-    pub engines: Vec<String>,
-    pub instances: usize,
-    /// Running requests at the knee of the curve.
-    pub knee: Option<f64>,
-    pub hints: Vec<&'a Hint>,
 }
 
 /// A trend that leaves no steady rate, in words.

@@ -1,7 +1,7 @@
 //! The key figures of each run, and each one's change against the first run with its
 //! interval and verdict.
 
-use super::build::Unit;
+use super::unit::Unit;
 use super::{BetterWhen, FigureRow, Method, Verdict};
 use crate::analysis::statistics::{self, Buckets, ConfidenceInterval};
 use crate::report::TimelineRow;
@@ -79,20 +79,20 @@ fn latency(u: &Unit<'_>, f: fn(&tokstat_parsers::loadgen::Request) -> Option<f64
     })
 }
 
-pub(super) type ValuesOf = fn(&Unit<'_>) -> Vec<f64>;
-pub(super) type ValueOf = fn(&Unit<'_>) -> Option<f64>;
+type ValuesOf = fn(&Unit<'_>) -> Vec<f64>;
+type ValueOf = fn(&Unit<'_>) -> Option<f64>;
 
 fn none(_: &Unit<'_>) -> Option<f64> {
     None
 }
 
-pub(super) fn ttft(u: &Unit<'_>) -> Vec<f64> {
+fn ttft(u: &Unit<'_>) -> Vec<f64> {
     latency(u, |r| r.ttft_s)
 }
-pub(super) fn tpot(u: &Unit<'_>) -> Vec<f64> {
+fn tpot(u: &Unit<'_>) -> Vec<f64> {
     latency(u, |r| r.tpot_s)
 }
-pub(super) fn itl(u: &Unit<'_>) -> Vec<f64> {
+fn itl(u: &Unit<'_>) -> Vec<f64> {
     latency(u, |r| r.itl_mean_s)
 }
 fn e2e(u: &Unit<'_>) -> Vec<f64> {
@@ -107,6 +107,39 @@ pub(super) fn bench_point(
     let v: Vec<f64> = u.report.bench_runs.iter().filter_map(f).collect();
     (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
 }
+
+/// The latency figures: their p50 and p99 names, their per-request values, and the result
+/// file's (or console summary's) own median and p99 where there are no per-request lists.
+pub(super) const LATENCIES: [(&str, &str, ValuesOf, ValueOf, ValueOf); 4] = [
+    (
+        "TTFT p50",
+        "TTFT p99",
+        ttft,
+        |u| bench_point(u, |b| b.median_ttft_ms),
+        |u| bench_point(u, |b| b.p99_ttft_ms),
+    ),
+    (
+        "TPOT p50",
+        "TPOT p99",
+        tpot,
+        |u| bench_point(u, |b| b.median_tpot_ms),
+        |u| bench_point(u, |b| b.p99_tpot_ms),
+    ),
+    (
+        "ITL p50",
+        "ITL p99",
+        itl,
+        |u| bench_point(u, |b| b.median_itl_ms),
+        |u| bench_point(u, |b| b.p99_itl_ms),
+    ),
+    (
+        "E2E p50",
+        "E2E p99",
+        e2e,
+        |u| bench_point(u, |b| b.median_e2e_ms),
+        |u| bench_point(u, |b| b.p99_e2e_ms),
+    ),
+];
 
 fn figures() -> Vec<Compared> {
     use BetterWhen::*;
@@ -221,37 +254,7 @@ fn figures() -> Vec<Compared> {
     });
     // per-request latencies, each with the result file's (or console summary's) own median
     // and p99 where there are no per-request lists
-    let latencies: [(&str, &str, ValuesOf, ValueOf, ValueOf); 4] = [
-        (
-            "TTFT p50",
-            "TTFT p99",
-            ttft,
-            |u| bench_point(u, |b| b.median_ttft_ms),
-            |u| bench_point(u, |b| b.p99_ttft_ms),
-        ),
-        (
-            "TPOT p50",
-            "TPOT p99",
-            tpot,
-            |u| bench_point(u, |b| b.median_tpot_ms),
-            |u| bench_point(u, |b| b.p99_tpot_ms),
-        ),
-        (
-            "ITL p50",
-            "ITL p99",
-            itl,
-            |u| bench_point(u, |b| b.median_itl_ms),
-            |u| bench_point(u, |b| b.p99_itl_ms),
-        ),
-        (
-            "E2E p50",
-            "E2E p99",
-            e2e,
-            |u| bench_point(u, |b| b.median_e2e_ms),
-            |u| bench_point(u, |b| b.p99_e2e_ms),
-        ),
-    ];
-    for (p50, p99, values, point50, point99) in latencies {
+    for (p50, p99, values, point50, point99) in LATENCIES {
         for (name, q, point) in [(p50, 0.5, point50), (p99, 0.99, point99)] {
             v.push(Compared {
                 name,

@@ -10,6 +10,7 @@ mod build;
 mod figures;
 mod provenance;
 mod summary;
+mod unit;
 
 pub use build::{build, of_reports, Options, RunSpec};
 pub mod sweep;

@@ -1,7 +1,7 @@
 //! What differs between runs besides the outcome: engines, models, versions and every
 //! setting their logs' start-up lines state.
 
-use super::build::Unit;
+use super::unit::Unit;
 use super::{Provenance, Setting};
 use std::collections::BTreeSet;
 

@@ -1,7 +1,7 @@
 //! The verdict in words: the throughput change with its interval, what happened to the load,
 //! and why throughput moved (or did not), from the hints of both runs.
 
-use super::build::Unit;
+use super::unit::Unit;
 use super::{FigureRow, Provenance, Verdict};
 
 fn pct(x: f64) -> String {

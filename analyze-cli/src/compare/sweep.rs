@@ -2,8 +2,8 @@
 //! throughput and (where its inputs have them) its latencies, each with its interval — and
 //! the knee across them ([`crate::analysis::sweep`]), or why there is none.
 
-use super::build::Unit;
-use super::figures::{bench_point, gen, itl, tpot, ttft, ValueOf, ValuesOf};
+use super::figures::{bench_point, gen, LATENCIES};
+use super::unit::Unit;
 use crate::analysis::quantile::quantile;
 use crate::analysis::statistics::{mean_half_width, quantile_interval};
 use crate::analysis::sweep::{self, Point, MARGINAL, MIN_POINTS};
@@ -67,30 +67,6 @@ pub struct SweepKnee {
     /// The share of bootstrap resamples with a knee within the loads seen.
     pub found_share: f64,
 }
-
-const LATENCIES: [(&str, &str, ValuesOf, ValueOf, ValueOf); 3] = [
-    (
-        "TTFT p50",
-        "TTFT p99",
-        ttft,
-        |u| bench_point(u, |b| b.median_ttft_ms),
-        |u| bench_point(u, |b| b.p99_ttft_ms),
-    ),
-    (
-        "TPOT p50",
-        "TPOT p99",
-        tpot,
-        |u| bench_point(u, |b| b.median_tpot_ms),
-        |u| bench_point(u, |b| b.p99_tpot_ms),
-    ),
-    (
-        "ITL p50",
-        "ITL p99",
-        itl,
-        |u| bench_point(u, |b| b.median_itl_ms),
-        |u| bench_point(u, |b| b.p99_itl_ms),
-    ),
-];
 
 /// The load of a run, by kind.
 fn load(u: &Unit<'_>, kind: &str) -> Option<f64> {
@@ -208,7 +184,8 @@ fn point(u: &Unit<'_>, kind: &str) -> SweepPoint {
         None => (None, None),
     };
     let mut latencies = Vec::new();
-    for (p50, p99, values, point50, point99) in LATENCIES {
+    // (TTFT, TPOT and ITL: a sweep's latencies)
+    for &(p50, p99, values, point50, point99) in &LATENCIES[..3] {
         let mut v = values(u);
         v.sort_by(f64::total_cmp);
         for (name, q, point) in [(p50, 0.5, point50), (p99, 0.99, point99)] {
