@@ -40,6 +40,8 @@ pub fn run(a: &WatchArgs, style: Style, out: &mut dyn Write, tty: bool) -> Resul
         };
         let at = start.elapsed().as_secs_f64();
         watch.add(at, look);
+        // (the look's read is dropped: its memory goes back before the watch sleeps)
+        crate::live::memory::release_freed();
         let mut view = watch.view(at, total);
         view.metrics = point;
         if a.once {
