@@ -8,15 +8,19 @@
 //!
 //! The knee is the lowest concurrency beyond which one more request adds less than
 //! [`KNEE_MARGINAL`] of the average per-request rate there, to every higher bin observed:
-//! past it, more concurrency buys (almost) no throughput. Bins need [`MIN_LINES`] lines to
-//! take part, so a few stray lines do not make a knee.
+//! past it, more concurrency buys (almost) no throughput — the rule of a sweep's knee
+//! ([`crate::analysis::sweep`]), the bins its points, with its interval from the bins'
+//! medians' intervals. Bins need [`MIN_LINES`] lines to take part, so a few stray lines do
+//! not make a knee.
 
 use crate::analysis::quantile::counted_quantiles;
+use crate::analysis::statistics::Z95;
+use crate::analysis::sweep::{self, Point};
 use crate::ingest::digest::load::Load;
 use rayon::prelude::*;
 
 /// One more request must add at least this share of the per-request rate.
-pub const KNEE_MARGINAL: f64 = 0.10;
+pub const KNEE_MARGINAL: f64 = sweep::MARGINAL;
 /// Lines a bin needs to count for the knee.
 pub const MIN_LINES: usize = 3;
 
@@ -33,6 +37,10 @@ pub struct Bin {
     pub tps_p10: f64,
     pub tps_median: f64,
     pub tps_p90: f64,
+    /// The median's distribution-free 95% interval (order statistics over the bin's lines,
+    /// taken as independent).
+    pub tps_median_low: f64,
+    pub tps_median_high: f64,
     pub tps_per_req: f64,
 }
 
@@ -44,6 +52,13 @@ pub struct Knee {
     /// The highest bin's median, to show how little the rest adds.
     pub tps_at_max: f64,
     pub running_max: f64,
+    /// The knee's 95% interval, in running requests: a parametric bootstrap of the bins'
+    /// medians from their intervals (`analysis::sweep::knee`); `running_high` null when some
+    /// resamples find no knee within the concurrencies seen.
+    pub running_low: f64,
+    pub running_high: Option<f64>,
+    /// The share of resamples with a knee within the concurrencies seen.
+    pub found_share: f64,
 }
 
 /// A bin width giving at most 24 bins up to `max`.
@@ -99,7 +114,13 @@ pub fn curve(load: &Load) -> Vec<Bin> {
         .enumerate()
         .filter(|(b, _)| lines[*b] > 0)
         .map(|(b, (mut tps, mut per))| {
-            let t = counted_quantiles(&mut tps, &[0.1, 0.5, 0.9]);
+            // (the median's interval: ranks n/2 ± z √n / 2)
+            let n = lines[b].max(1) as f64;
+            let half = Z95 * 0.5 / n.sqrt();
+            let t = counted_quantiles(
+                &mut tps,
+                &[0.1, 0.5, 0.9, (0.5 - half).max(0.0), (0.5 + half).min(1.0)],
+            );
             let per_req = counted_quantiles(&mut per, &[0.5])[0];
             Bin {
                 running_lo: b as u32 * w + 1,
@@ -119,6 +140,8 @@ pub fn curve(load: &Load) -> Vec<Bin> {
                 tps_p10: t[0],
                 tps_median: t[1],
                 tps_p90: t[2],
+                tps_median_low: t[3],
+                tps_median_high: t[4],
                 tps_per_req: per_req,
             }
         })
@@ -132,26 +155,27 @@ pub fn knee(bins: &[Bin]) -> Option<Knee> {
         .iter()
         .filter(|b| b.lines as usize >= MIN_LINES)
         .collect();
-    if b.len() < 3 {
-        return None;
-    }
+    // (the rule of a sweep's knee, the bins its points)
+    let points: Vec<Point> = b
+        .iter()
+        .map(|b| Point {
+            load: b.running,
+            tps: b.tps_median,
+            tps_ci: Some((b.tps_median_low, b.tps_median_high)),
+            latency: None,
+        })
+        .collect();
+    let k = sweep::knee(&points)?;
     let last = b[b.len() - 1];
-    for (i, at) in b.iter().enumerate().take(b.len() - 1) {
-        let per_req = at.tps_median / at.running;
-        let flat = b[i + 1..].iter().all(|later| {
-            (later.tps_median - at.tps_median) / (later.running - at.running)
-                < KNEE_MARGINAL * per_req
-        });
-        if flat {
-            return Some(Knee {
-                running: at.running,
-                tps_median: at.tps_median,
-                tps_at_max: last.tps_median,
-                running_max: last.running,
-            });
-        }
-    }
-    None
+    Some(Knee {
+        running: b[k.at].running,
+        tps_median: b[k.at].tps_median,
+        tps_at_max: last.tps_median,
+        running_max: last.running,
+        running_low: b[k.low].running,
+        running_high: k.high.map(|h| b[h].running),
+        found_share: k.found_share,
+    })
 }
 
 #[cfg(test)]
@@ -249,6 +273,7 @@ mod tests {
             // the plain reading
             let all: Vec<&Interval> = sources.iter().flatten().filter(|i| observed(i)).collect();
             let w = width(top as u32);
+            let half = |n: usize| Z95 * 0.5 / (n as f64).sqrt();
             let mut want = Vec::new();
             let total: i64 = all.iter().map(|i| i.end - i.start).sum();
             for b in 0..(top as u32).div_ceil(w) {
@@ -282,6 +307,8 @@ mod tests {
                     tps_p10: quantile(&tps, 0.1),
                     tps_median: quantile(&tps, 0.5),
                     tps_p90: quantile(&tps, 0.9),
+                    tps_median_low: quantile(&tps, 0.5 - half(inside.len())),
+                    tps_median_high: quantile(&tps, 0.5 + half(inside.len())),
                     tps_per_req: quantile(&per, 0.5),
                 });
             }

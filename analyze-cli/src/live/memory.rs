@@ -44,8 +44,22 @@ mod tests {
         release_freed();
         let after = resident().unwrap();
         let mb = |b: u64| b as f64 / (1 << 20) as f64;
-        assert!(mb(full) - mb(before) > 200.0, "{} → {}", mb(before), mb(full));
-        assert!(mb(kept) - mb(before) > 50.0, "freed memory kept: {}", mb(kept));
-        assert!(mb(after) - mb(before) < 32.0, "released: {} → {}", mb(kept), mb(after));
+        assert!(
+            mb(full) - mb(before) > 200.0,
+            "{} → {}",
+            mb(before),
+            mb(full)
+        );
+        assert!(
+            mb(kept) - mb(before) > 50.0,
+            "freed memory kept: {}",
+            mb(kept)
+        );
+        assert!(
+            mb(after) - mb(before) < 32.0,
+            "released: {} → {}",
+            mb(kept),
+            mb(after)
+        );
     }
 }

@@ -475,7 +475,7 @@ fn server(b: &mut String, r: &Report) {
             b,
             "<p>{}</p></section>",
             match r.knee {
-                Some(k) => format!("Knee at about {:.0} running requests ({:.0} tok/s): beyond it one more request adds under 10% of a request's rate.", k.running, k.tps_median),
+                Some(k) => format!("Knee at about {:.0} running requests ({:.0} tok/s; {}): beyond it one more request adds under 10% of a request's rate.", k.running, k.tps_median, super::knee_interval(&k)),
                 None => "No knee in the observed range: throughput still grows with concurrency (or too few levels were seen).".into(),
             }
         );

@@ -303,7 +303,7 @@ fn write_server(out: &mut dyn Write, r: &Report) -> io::Result<()> {
         }
         g.write(out)?;
         match r.knee {
-            Some(k) => writeln!(out, "Knee at about {:.0} running ({:.0} tok/s): beyond it one more request adds under 10% of a request's rate.\n", k.running, k.tps_median)?,
+            Some(k) => writeln!(out, "Knee at about {:.0} running ({:.0} tok/s; {}): beyond it one more request adds under 10% of a request's rate.\n", k.running, k.tps_median, super::knee_interval(&k))?,
             None => writeln!(out, "No knee in the observed range.\n")?,
         }
     }

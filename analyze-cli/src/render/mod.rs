@@ -230,6 +230,17 @@ pub fn sweep_table(s: &crate::compare::sweep::Sweep) -> (Vec<String>, Vec<Vec<St
     (header, rows)
 }
 
+/// A knee's 95% interval in words: `95% interval 80–110 running`, or open at the top.
+pub fn knee_interval(k: &crate::analysis::curve::Knee) -> String {
+    match k.running_high {
+        Some(h) => format!("95% interval {:.0}–{h:.0} running", k.running_low),
+        None => format!(
+            "95% interval from {:.0} running to beyond the concurrencies seen",
+            k.running_low
+        ),
+    }
+}
+
 /// The instance table's columns, as every renderer heads them.
 pub const INSTANCE_COLUMNS: [&str; 12] = [
     "instance",

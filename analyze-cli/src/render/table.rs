@@ -384,8 +384,8 @@ fn write_curve(out: &mut dyn Write, r: &Report) -> io::Result<()> {
     match r.knee {
         Some(k) => writeln!(
             out,
-            "  Knee at about {:.0} running ({:.0} tok/s): beyond it one more request adds under 10% of a request's rate ({:.0} tok/s at {:.0}).",
-            k.running, k.tps_median, k.tps_at_max, k.running_max
+            "  Knee at about {:.0} running ({:.0} tok/s; {}): beyond it one more request adds under 10% of a request's rate ({:.0} tok/s at {:.0}).",
+            k.running, k.tps_median, super::knee_interval(&k), k.tps_at_max, k.running_max
         )?,
         None => writeln!(out, "  No knee in the observed range: throughput still grows with concurrency (or too few levels were seen).")?,
     }
