@@ -2,7 +2,8 @@
 //! `rank_imbalance`: an engine (data-parallel rank) of the scrapes generating more or less
 //! than its peers.
 
-use super::vocabulary::{evidence, fig, pct, Figure, Hint, Inputs, Off, Severity};
+use super::steady::MIN_LINES;
+use super::vocabulary::{evidence, fig, pct, Figure, Hint, Inputs, Off, Severity, Strength};
 use crate::analysis::server::IMBALANCE;
 
 /// Generated tokens (over the window, else since start) a rank needs for its share to say
@@ -13,9 +14,19 @@ const RANK_MIN_TOKENS: f64 = 10_000.0;
 pub fn hints(i: &Inputs<'_>) -> Vec<Hint> {
     let mut out = Vec::new();
     let s = i.server;
-    // instance_imbalance
+    // instance_imbalance, on steady windows holding the lines each instance needs (the
+    // steady family says `too_little_data` of the others)
+    let lines: u64 = s.segments.iter().map(|g| g.window_lines).sum();
+    let span_s: f64 = s
+        .segments
+        .iter()
+        .filter_map(|g| s.steady_span(g))
+        .map(|(a, b)| (b - a) as f64 / 1000.0)
+        .sum();
+    let enough = lines >= MIN_LINES * s.instances.len() as u64;
     let off: Vec<_> = s.instances.iter().filter(|r| r.imbalanced).collect();
-    if !off.is_empty() {
+    if !off.is_empty() && enough {
+        let worst = off.iter().map(|r| r.vs_median.abs()).fold(0.0, f64::max);
         let names: Vec<String> = off
             .iter()
             .map(|r| format!("{} {:+.0}%", r.name, r.vs_median * 100.0))
@@ -29,6 +40,27 @@ pub fn hints(i: &Inputs<'_>) -> Vec<Hint> {
                 &[("instances", Figure::Instances(off.iter().map(|r| Off { instance: r.name.clone(), gen_tps: r.gen_tps, vs_median: r.vs_median }).collect()))],
             ),
             action: "One instance is slower than its peers: check its GPU (clocks, thermals, ECC errors, PCIe/NVLink), its placement, and whether the load balancer sends it the same work.".into(),
+        });
+        if let Some(h) = out.last_mut() {
+            h.evidence.strength = Some(Strength {
+                span_s,
+                lines,
+                effect: Some(worst),
+                threshold: Some(IMBALANCE),
+                fires: "above",
+            });
+        }
+    }
+    if !off.is_empty() && !enough {
+        out.push(Hint {
+            id: "too_little_data",
+            severity: Severity::Info,
+            evidence: evidence(
+                format!("the steady windows hold {lines} stats line(s) for {} instances: too little to judge their balance (instance_imbalance needs {MIN_LINES} lines an instance)", s.instances.len()),
+                None,
+                &[("lines", fig(lines)), ("min_lines", fig(MIN_LINES * s.instances.len() as u64))],
+            ),
+            action: "Give the whole logs (or longer excerpts): a few stats lines an instance cannot tell a slow GPU from noise.".into(),
         });
     }
     if let Some(h) = ranks(i) {
