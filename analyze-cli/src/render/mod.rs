@@ -163,14 +163,18 @@ pub fn trend_phrase(s: &crate::report::SteadyReport) -> String {
     text
 }
 
-/// A hint's strength in words: `over 2h 00m of steady time, 4,320 stats lines; effect
-/// 0.820, fires above 0.500`.
+/// A hint's strength in words: `over 2h 00m, 4,320 stats lines; effect 0.820, fires above
+/// 0.500`.
 pub fn strength_phrase(s: &crate::analysis::hints::Strength) -> String {
-    let mut text = format!(
-        "over {} of steady time, {} stats lines",
-        num::duration(s.span_s),
-        num::group(s.lines)
-    );
+    let mut text = match s.span_s {
+        Some(span) => format!(
+            "over {}, {} {}",
+            num::duration(span),
+            num::group(s.lines),
+            s.of
+        ),
+        None => format!("on {} {}", num::group(s.lines), s.of),
+    };
     if let (Some(e), Some(t)) = (s.effect, s.threshold) {
         text.push_str(&format!("; effect {e:.3}, fires {} {t:.3}", s.fires));
     }

@@ -43,8 +43,9 @@ pub fn hints(i: &Inputs<'_>) -> Vec<Hint> {
         });
         if let Some(h) = out.last_mut() {
             h.evidence.strength = Some(Strength {
-                span_s,
+                span_s: Some(span_s),
                 lines,
+                of: "stats lines",
                 effect: Some(worst),
                 threshold: Some(IMBALANCE),
                 fires: "above",

@@ -2,7 +2,7 @@
 //! counters): outputs cut at the cap (`cap_hit_high`), a stretch of failures
 //! (`failure_spike`), and a client keeping less than the servers make (`client_overhead`).
 
-use super::vocabulary::{evidence, fig, pct, Hint, Inputs, Severity};
+use super::vocabulary::{evidence, fig, pct, Hint, Inputs, Severity, Strength};
 use crate::analysis::server::Server;
 use crate::analysis::steady::mean;
 use crate::ingest::completions::CompletionRow;
@@ -10,6 +10,8 @@ use tokstat_parsers::completion::Finish;
 
 /// Share of completions hitting the cap.
 pub const CAP_HIT_HIGH: f64 = 0.10;
+/// Records the cap-hit rate needs to be judged.
+pub const MIN_RECORDS: u64 = 20;
 /// A window of records whose failure rate is at least this…
 pub const FAILURE_SPIKE_MIN: f64 = 0.05;
 /// …and this many times the job's median window rate.
@@ -28,32 +30,53 @@ pub fn hints(i: &Inputs<'_>) -> Vec<Hint> {
     let mut out = Vec::new();
     let s = i.server;
     if let Some(c) = i.completions {
-        if c.cap.hit_rate >= CAP_HIT_HIGH {
+        if c.cap.hit_rate >= CAP_HIT_HIGH && c.count < MIN_RECORDS {
             out.push(Hint {
-                id: "cap_hit_high",
-                severity: if c.cap.hit_rate >= 2.0 * CAP_HIT_HIGH {
-                    Severity::Critical
-                } else {
-                    Severity::Warning
-                },
+                id: "too_little_data",
+                severity: Severity::Info,
                 evidence: evidence(
-                    format!(
-                        "{} of {} completions ({}) stopped at the token cap{}",
-                        c.cap.hits,
-                        c.count,
-                        pct(c.cap.hit_rate),
-                        c.cap.value.map_or(String::new(), |v| format!(" ({v})"))
-                    ),
+                    format!("{} of {} completions stopped at the token cap: too few records to judge the cap-hit rate (cap_hit_high needs {MIN_RECORDS})", c.cap.hits, c.count),
                     None,
-                    &[
-                        ("hit_rate", fig(c.cap.hit_rate)),
-                        ("hits", fig(c.cap.hits)),
-                        ("cap", fig(c.cap.value)),
-                        ("tokens_on_capped_share", fig(c.cap.tokens_on_capped_share)),
-                    ],
+                    &[("records", fig(c.count)), ("min_records", fig(MIN_RECORDS))],
                 ),
-                action: CAP_ACTION.into(),
+                action: "Give the whole output file: a handful of records cannot tell a cap set too low from chance.".into(),
             });
+        } else if c.cap.hit_rate >= CAP_HIT_HIGH {
+            out.push(
+                Hint {
+                    id: "cap_hit_high",
+                    severity: if c.cap.hit_rate >= 2.0 * CAP_HIT_HIGH {
+                        Severity::Critical
+                    } else {
+                        Severity::Warning
+                    },
+                    evidence: evidence(
+                        format!(
+                            "{} of {} completions ({}) stopped at the token cap{}",
+                            c.cap.hits,
+                            c.count,
+                            pct(c.cap.hit_rate),
+                            c.cap.value.map_or(String::new(), |v| format!(" ({v})"))
+                        ),
+                        None,
+                        &[
+                            ("hit_rate", fig(c.cap.hit_rate)),
+                            ("hits", fig(c.cap.hits)),
+                            ("cap", fig(c.cap.value)),
+                            ("tokens_on_capped_share", fig(c.cap.tokens_on_capped_share)),
+                        ],
+                    ),
+                    action: CAP_ACTION.into(),
+                }
+                .with(Strength {
+                    span_s: None,
+                    lines: c.count,
+                    of: "records",
+                    effect: Some(c.cap.hit_rate),
+                    threshold: Some(CAP_HIT_HIGH),
+                    fires: "above",
+                }),
+            );
         }
         if let Some(h) = failure_spike(i.rows) {
             out.push(h);
@@ -76,7 +99,14 @@ pub fn hints(i: &Inputs<'_>) -> Vec<Hint> {
                 &[("hit_rate", fig(rate)), ("hits", fig(length)), ("finished", fig(done))],
             ),
             action: CAP_ACTION.into(),
-        });
+        }.with(Strength {
+            span_s: m.span_s,
+            lines: done as u64,
+            of: "finished requests",
+            effect: Some(rate),
+            threshold: Some(CAP_HIT_HIGH),
+            fires: "above",
+        }));
     }
     out
 }
@@ -116,7 +146,14 @@ fn failure_spike(rows: &[CompletionRow]) -> Option<Hint> {
             &[("first_record", fig(first * w + 1)), ("last_record", fig((last + 1) * w)), ("failures", fig(failed)), ("worst_rate", fig(worst)), ("median_rate", fig(median))],
         ),
         action: "Failures cluster in one stretch of the job: look at the server log around that time (restart, OOM, timeouts) and retry the failed records.".into(),
-    })
+    }.with(Strength {
+        span_s: None,
+        lines: rows.len() as u64,
+        of: "records",
+        effect: Some(worst / median.max(1.0 / w as f64)),
+        threshold: Some(FAILURE_SPIKE_FACTOR),
+        fires: "above",
+    }))
 }
 
 /// Client-side tokens/s (completions finished in a window) against the server's (the
@@ -187,5 +224,12 @@ fn client_overhead(s: &Server, rows: &[CompletionRow]) -> Option<Hint> {
             &[("client_tps", fig(client)), ("server_tps", fig(server)), ("clock_shift_h", fig(shift / 3600.0))],
         ),
         action: "The servers generate more than the job keeps: other clients share them, or requests are retried, aborted or timed out after generating. Check the client's retries and timeouts, and whether every result is written.".into(),
-    })
+    }.with(Strength {
+        span_s: Some(w1 - w0),
+        lines: done.len() as u64,
+        of: "records",
+        effect: Some(client / server),
+        threshold: Some(CLIENT_SHARE),
+        fires: "below",
+    }))
 }

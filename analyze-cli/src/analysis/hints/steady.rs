@@ -222,8 +222,9 @@ fn strength(h: &Hint, span_s: f64, lines: u64) -> Strength {
         _ => (None, None, "above"),
     };
     Strength {
-        span_s,
+        span_s: Some(span_s),
         lines,
+        of: "stats lines",
         effect,
         threshold,
         fires,

@@ -57,13 +57,15 @@ pub struct Evidence {
     pub figures: BTreeMap<&'static str, Figure>,
 }
 
-/// The strength of a hint's evidence: the time and the stats lines it spans, and the effect
-/// it measured against the threshold that raised it (in one unit; `fires` says on which
-/// side of the threshold it does).
+/// The strength of a hint's evidence: the time it spans (none for records in no time), the
+/// lines or records behind it, and the effect it measured against the threshold that raised
+/// it (in one unit; `fires` says on which side of the threshold it does).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Strength {
-    pub span_s: f64,
+    pub span_s: Option<f64>,
     pub lines: u64,
+    /// What `lines` counts: `stats lines`, `records`, `finished requests`.
+    pub of: &'static str,
     pub effect: Option<f64>,
     pub threshold: Option<f64>,
     /// `above` or `below`.
@@ -141,6 +143,14 @@ pub fn evidence(
         instance: None,
         strength: None,
         figures: figures.iter().cloned().collect(),
+    }
+}
+
+impl Hint {
+    /// The hint with the strength of its evidence.
+    pub fn with(mut self, strength: Strength) -> Hint {
+        self.evidence.strength = Some(strength);
+        self
     }
 }
 
