@@ -179,3 +179,42 @@ fn a_sweep_is_one_curve_with_its_knee() {
     assert!(f(&k["low_load"]) <= f(&k["load"]), "{k}");
     assert!(f(&k["found_share"]) > 0.9, "{k}");
 }
+
+/// A pasted excerpt — five stats lines of a run whose whole log raises `running_cap` —
+/// judges nothing: `too_little_data`, and no other hint (five lines fired hints before).
+#[test]
+fn an_excerpt_of_five_stats_lines_is_too_little_data() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("flat.log");
+    let gpu = Gpu {
+        log_every: 100,
+        ..Gpu::new("flat", Engine::Sglang, 1)
+    };
+    run_gpu(&gpu, &[Phase::closed_loop(1200.0, 64, 0.0)], &path).unwrap();
+    let whole = std::fs::read_to_string(&path).unwrap();
+    let excerpt: String = whole
+        .lines()
+        .filter(|l| l.contains("Decode batch"))
+        .skip(200)
+        .take(5)
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let cut = dir.path().join("excerpt.log");
+    std::fs::write(&cut, excerpt).unwrap();
+    let report = |p: &std::path::Path| -> Value {
+        let (code, out, err) =
+            tokstat(&["report", "--format", "json", "-q", &p.display().to_string()]);
+        assert_eq!(code, 0, "{err}");
+        serde_json::from_str(&out).unwrap()
+    };
+    let r = report(&path);
+    assert!(
+        tokstat_tests::hint_ids(&r).contains(&"running_cap"),
+        "{:?}",
+        tokstat_tests::hint_ids(&r)
+    );
+    let r = report(&cut);
+    assert_eq!(tokstat_tests::hint_ids(&r), ["too_little_data"]);
+    // (the first line only opens the first interval: four close inside the window)
+    assert_eq!(r["hints"][0]["evidence"]["lines"], 4);
+}
