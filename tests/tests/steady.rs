@@ -218,3 +218,29 @@ fn an_excerpt_of_five_stats_lines_is_too_little_data() {
     // (the first line only opens the first interval: four close inside the window)
     assert_eq!(r["hints"][0]["evidence"]["lines"], 4);
 }
+
+/// A run whose clients join over half an hour while its decode steps slow by 60% over two
+/// hours: the curve has a knee (the later, slower lines sit at the higher concurrencies),
+/// and `saturated` fired on it. The drift's window is not tested steady: no `saturated`.
+#[test]
+fn a_drift_does_not_raise_saturated() {
+    let (r, _) = run(
+        "drift-ramp",
+        5,
+        Phase {
+            secs: 7200.0,
+            max_running: 128,
+            clients: Some(128),
+            ramp_per_s: 128.0 / 1800.0,
+            slow_by: 0.6,
+            ..Phase::default()
+        },
+    );
+    assert!(r["knee"]["running"].as_f64().is_some(), "{}", r["knee"]);
+    assert_ne!(r["steady"]["verdict"], "steady", "{}", r["steady"]["trend"]);
+    assert!(
+        !tokstat_tests::hint_ids(&r).contains(&"saturated"),
+        "{:?}",
+        tokstat_tests::hint_ids(&r)
+    );
+}

@@ -12,8 +12,10 @@
 //! The verdict: the window **drifts** when the slope's 95% interval excludes zero and the
 //! fitted change over the window is beyond [`BOUND`] of its mean rate; a drifting window that
 //! rises to the end of its segment is a run **still ramping** when the log (or segment)
-//! ends. Fewer than [`MIN_BUCKETS`] buckets, or fewer than [`MIN_EFFECTIVE`] effective ones,
-//! are **too little data** to tell, and said so. Otherwise the window is **steady**.
+//! ends; a change beyond the bound whose interval holds zero is **uncertain** (too noisy to
+//! tell). Fewer than [`MIN_BUCKETS`] buckets, or fewer than [`MIN_EFFECTIVE`] effective ones,
+//! are **too little data** to tell, and said so. Otherwise — a fitted change within the
+//! bound — the window is **steady**.
 
 use crate::analysis::statistics::{persistence, t95};
 use serde::Serialize;
@@ -37,14 +39,19 @@ pub enum Verdict {
     Drifting,
     /// The rate rises to the window's end, which is the segment's end: still ramping up.
     Ramping,
+    /// The fitted change is beyond the bound but not significant: too noisy to tell a drift
+    /// from a steady rate, so no steady rate either.
+    Uncertain,
     /// Too few buckets to test.
     TooLittleData,
 }
 
 impl Verdict {
-    /// Whether the window's mean stands as a steady rate.
+    /// Whether the window's mean stands as a steady rate: tested steady, or too short to
+    /// test (and said so); not where it drifts, ramps, or changes beyond the bound too
+    /// noisily to tell.
     pub fn steady(self) -> bool {
-        self == Verdict::Steady
+        matches!(self, Verdict::Steady | Verdict::TooLittleData)
     }
 
     pub fn as_str(self) -> &'static str {
@@ -52,6 +59,7 @@ impl Verdict {
             Verdict::Steady => "steady",
             Verdict::Drifting => "drifting",
             Verdict::Ramping => "ramping",
+            Verdict::Uncertain => "uncertain",
             Verdict::TooLittleData => "too_little_data",
         }
     }
@@ -156,10 +164,11 @@ pub fn test(rates: &[f64], weights: &[f64], bucket_s: f64, at_end: bool) -> Tren
     t.slope_high_per_h = Some(hi * per_h);
     let significant = lo > 0.0 || hi < 0.0;
     let beyond = (b * span_s / mr).abs() > BOUND;
-    t.verdict = match (significant && beyond, b > 0.0 && at_end) {
-        (false, _) => Verdict::Steady,
-        (true, true) => Verdict::Ramping,
-        (true, false) => Verdict::Drifting,
+    t.verdict = match (significant, beyond, b > 0.0 && at_end) {
+        (_, false, _) => Verdict::Steady,
+        (false, true, _) => Verdict::Uncertain,
+        (true, true, true) => Verdict::Ramping,
+        (true, true, false) => Verdict::Drifting,
     };
     t
 }
@@ -197,6 +206,12 @@ impl Trend {
             ),
             Verdict::Drifting => format!("no steady state: {slope}"),
             Verdict::Ramping => format!("no steady state: still ramping up at the end, {slope}"),
+            Verdict::Uncertain => format!(
+                "no steady state shown: the rate changes {} over {}, beyond ±{:.0}%, too noisily to tell a drift ({slope})",
+                signed_pct(self.change),
+                duration(self.span_s),
+                self.bound * 100.0
+            ),
             Verdict::TooLittleData => format!(
                 "not tested: {} bucket(s) ({:.1} independent) are too few to tell a drift (the test needs {MIN_BUCKETS})",
                 self.buckets, self.effective_buckets
@@ -265,5 +280,16 @@ mod tests {
             Verdict::Steady
         );
         assert!((BOUND - (1.0 - PLATEAU_SHARE)).abs() < 1e-12);
+        // a fall of about a quarter under noise of ±60%: beyond the bound, not significant
+        let noisy: Vec<f64> = (0..12)
+            .map(|k| 1000.0 * (1.0 - 0.25 * k as f64 / 12.0) * (1.0 + 0.6 * (k as f64 * 2.3).sin()))
+            .collect();
+        let t = test(&noisy, &[60.0; 12], 60.0, false);
+        assert_eq!(t.verdict, Verdict::Uncertain, "{t:?}");
+        assert!(
+            !t.verdict.steady() && t.describe().starts_with("no steady state shown"),
+            "{}",
+            t.describe()
+        );
     }
 }

@@ -71,13 +71,7 @@ pub struct Options {
 
 /// A trend that leaves no steady rate, in words.
 fn no_steady(t: Option<&crate::analysis::trend::Trend>) -> Option<String> {
-    t.filter(|t| {
-        matches!(
-            t.verdict,
-            crate::analysis::trend::Verdict::Drifting | crate::analysis::trend::Verdict::Ramping
-        )
-    })
-    .map(|t| t.describe())
+    t.filter(|t| !t.verdict.steady()).map(|t| t.describe())
 }
 
 fn whole_run<'a>(

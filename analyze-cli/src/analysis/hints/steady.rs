@@ -106,12 +106,12 @@ pub fn hints(i: &Inputs<'_>) -> Vec<Hint> {
                 below.push((*name, run));
             }
         }
-        // (a drifting window's rate moves with time, not with concurrency: its knee may be
-        // the drift's)
+        // only on a window tested steady: a drifting window's rate moves with time, not
+        // with concurrency, and its knee may be the drift's (as may an untested one's)
         let saturated = s
             .knee
             .filter(|k| mean_running(&rows) >= k.running)
-            .filter(|_| seg.trend.is_none_or(|t| !drifts(&t)));
+            .filter(|_| seg.trend.is_some_and(|t| t.verdict == Verdict::Steady));
         if !pinned.is_empty() {
             let run = mean(&pinned.iter().map(|p| p.1).collect::<Vec<_>>());
             let q = mean(&pinned.iter().map(|p| p.2).collect::<Vec<_>>());
@@ -234,11 +234,6 @@ fn strength(h: &Hint, span_s: f64, lines: u64) -> Strength {
 /// Whether a window's trend is a significant fall beyond its bound.
 fn falls(t: &Trend) -> bool {
     t.verdict == Verdict::Drifting && t.slope_per_h.is_some_and(|s| s < 0.0)
-}
-
-/// Whether a window's trend is a drift or a ramp: no steady state.
-fn drifts(t: &Trend) -> bool {
-    matches!(t.verdict, Verdict::Drifting | Verdict::Ramping)
 }
 
 /// The configured maximum of running requests of a segment, if its start-up lines said.

@@ -10,7 +10,7 @@ use crate::analysis::segments::{self, Reason, SettingChange};
 use crate::analysis::settle::{self, Settled};
 use crate::analysis::steady::{self, Steady};
 use crate::analysis::timeline::{self, Timeline};
-use crate::analysis::trend::{self, Trend, Verdict};
+use crate::analysis::trend::{self, Trend};
 use crate::ingest::digest::grid::tokens_of;
 use crate::ingest::digest::load::Load;
 use crate::ingest::instance::Instance;
@@ -58,9 +58,7 @@ pub struct Segment {
 impl Segment {
     /// The steady rate: the window's mean, unless its trend test finds a drift (or a ramp).
     pub fn steady_tps(&self) -> Option<f64> {
-        let drifts = self
-            .trend
-            .is_some_and(|t| matches!(t.verdict, Verdict::Drifting | Verdict::Ramping));
+        let drifts = self.trend.is_some_and(|t| !t.verdict.steady());
         self.steady.filter(|_| !drifts).map(|s| s.rate)
     }
 

@@ -323,7 +323,7 @@ fn run_trend(s: &Server) -> (Option<Verdict>, Option<Trend>) {
             .max_by(|a, b| weight(a).total_cmp(&weight(b)))
             .and_then(|g| g.trend)
     };
-    let t = longest(&|v| matches!(v, Verdict::Drifting | Verdict::Ramping))
+    let t = longest(&|v| !v.steady())
         .or_else(|| longest(&|v| v == Verdict::Steady))
         .or_else(|| longest(&|_| true));
     (t.map(|t| t.verdict), t)
