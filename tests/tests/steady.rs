@@ -78,18 +78,7 @@ fn a_drifting_run_has_no_steady_state() {
 /// A log that ends while the clients are still joining: still ramping, no steady rate.
 #[test]
 fn a_run_cut_during_ramp_up_is_still_ramping() {
-    let (r, text) = run(
-        "ramp",
-        3,
-        Phase {
-            secs: 1200.0,
-            max_running: 64,
-            clients: Some(64),
-            ramp_per_s: 64.0 / 1800.0,
-            drain: false,
-            ..Phase::default()
-        },
-    );
+    let (r, text) = run("ramp", 3, Phase::cut_in_ramp_up());
     let s = &r["steady"];
     assert_eq!(s["verdict"], "ramping", "{}", s["trend"]);
     assert_eq!(s["gen_tps"], Value::Null);

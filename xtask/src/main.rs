@@ -116,18 +116,7 @@ fn steady_runs(dir: &Path) -> Result<()> {
         ("flat-s1", 1, hours(7200.0, 64, 0.0)),
         ("flat-s2", 2, hours(7200.0, 64, 0.0)),
         ("drift-s1", 1, hours(7200.0, 64, 0.2)),
-        (
-            "ramp",
-            3,
-            Phase {
-                secs: 1200.0,
-                max_running: 64,
-                clients: Some(64),
-                ramp_per_s: 64.0 / 1800.0,
-                drain: false,
-                ..Phase::default()
-            },
-        ),
+        ("ramp", 3, Phase::cut_in_ramp_up()),
     ] {
         let path = dir.join(format!("{name}.log"));
         run_gpu(&gpu(name, seed), &[phase], &path)?;

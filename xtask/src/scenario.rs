@@ -88,6 +88,19 @@ impl Phase {
             ..Phase::default()
         }
     }
+
+    /// 64 clients joining over 30 minutes, the server stopped after 20: a log that ends
+    /// while the run still ramps up.
+    pub fn cut_in_ramp_up() -> Phase {
+        Phase {
+            secs: 1200.0,
+            max_running: 64,
+            clients: Some(64),
+            ramp_per_s: 64.0 / 1800.0,
+            drain: false,
+            ..Phase::default()
+        }
+    }
 }
 
 /// One GPU (one server process and its log).
