@@ -21,7 +21,6 @@ use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use read::Read;
-use std::path::Path;
 use tokstat::compare;
 use tokstat::export::host_name;
 use tokstat::frames::steps::StepColumns;
@@ -322,18 +321,11 @@ fn py_compare<'py>(
     json(py, text)
 }
 
-/// The unpickling of a [`Read`].
+/// The unpickling of a [`Read`]: [`Read::from_bytes`], as a function of the module that
+/// pickle can name.
 #[pyfunction]
 fn _read_from_bytes(py: Python<'_>, data: &[u8]) -> PyResult<Read> {
-    let s = py
-        .detach(|| tokstat::ingest::saved::from_bytes(data, Path::new("<pickle>")))
-        .map_err(run_err)?;
-    Ok(Read {
-        header: s.header,
-        read: s.read,
-        steps: None,
-        interval_s: None,
-    })
+    Read::from_bytes(py, data)
 }
 
 /// Answers about LLM inference runs from the artifacts they leave behind: `report`, `read`,

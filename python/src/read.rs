@@ -105,7 +105,7 @@ impl Read {
     /// A read from the bytes of `to_bytes` or of a saved read's file: any saved-read format
     /// this tokstat reads.
     #[staticmethod]
-    fn from_bytes(py: Python<'_>, data: &[u8]) -> PyResult<Read> {
+    pub fn from_bytes(py: Python<'_>, data: &[u8]) -> PyResult<Read> {
         let s = py
             .detach(|| saved::from_bytes(data, Path::new("<bytes>")))
             .map_err(run_err)?;
