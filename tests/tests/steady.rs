@@ -167,6 +167,9 @@ fn a_sweep_is_one_curve_with_its_knee() {
     assert_eq!(k["label"], "c256", "{k}");
     assert!(f(&k["low_load"]) <= f(&k["load"]), "{k}");
     assert!(f(&k["found_share"]) > 0.9, "{k}");
+    // runs at one load (within 5%) are no curve
+    let (c, _, _) = sweep(&[64, 65, 66], 900.0);
+    assert_eq!(c["sweep"], Value::Null);
 }
 
 /// A pasted excerpt — five stats lines of a run whose whole log raises `running_cap` —

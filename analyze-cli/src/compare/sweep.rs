@@ -80,8 +80,8 @@ fn load(u: &Unit<'_>, kind: &str) -> Option<f64> {
     }
 }
 
-/// The sweep of three runs or more; `None` for fewer, or runs whose loads cannot be put on
-/// one axis.
+/// The sweep of three runs or more; `None` for fewer, for runs whose loads cannot be put on
+/// one axis, or for runs at one load (within 5%: seeds of one configuration).
 pub fn of(units: &[Unit<'_>]) -> Option<Sweep> {
     if units.len() < MIN_POINTS {
         return None;
@@ -91,6 +91,11 @@ pub fn of(units: &[Unit<'_>]) -> Option<Sweep> {
         .find(|k| units.iter().all(|u| load(u, k).is_some()))?;
     let mut points: Vec<SweepPoint> = units.iter().map(|u| point(u, kind)).collect();
     points.sort_by(|a, b| a.load.total_cmp(&b.load));
+    // runs at one load (seeds of one configuration) are no curve
+    let (lo, hi) = (points[0].load, points[points.len() - 1].load);
+    if hi.is_nan() || hi <= lo * 1.05 {
+        return None;
+    }
     let usable: Vec<(usize, Point)> = points
         .iter()
         .enumerate()
@@ -145,7 +150,7 @@ pub fn of(units: &[Unit<'_>]) -> Option<Sweep> {
             k.high_label.as_deref().unwrap_or("beyond the loads seen"),
             MARGINAL * 100.0
         ),
-        (None, [.., a, b]) if verdict == "not_within_loads" => format!(
+        (None, [.., a, b]) if verdict == "not_within_loads" && b.load > a.load => format!(
             "no knee within the loads seen: from {:.1} to {:.1} one more unit of load still adds {:.0}% of the rate per unit (a knee needs under {:.0}%)",
             a.load,
             b.load,
