@@ -106,9 +106,7 @@ fn key_figures(b: &mut String, r: &Report) {
         if s.trend.is_some() {
             rows.push(vec![
                 "steady state tested".into(),
-                super::trend_phrase(s)
-                    .trim_start_matches("steady state tested: ")
-                    .to_string(),
+                esc(&super::trend_phrase(s)),
             ]);
         }
         rows.push(vec![

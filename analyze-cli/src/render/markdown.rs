@@ -224,7 +224,7 @@ fn write_server(out: &mut dyn Write, r: &Report) -> io::Result<()> {
         )?;
         let trend = super::trend_phrase(s);
         if !trend.is_empty() {
-            writeln!(out, "{trend}\n")?;
+            writeln!(out, "steady state tested: {trend}\n")?;
         }
     }
     let mut g = Gfm::new(&super::INSTANCE_COLUMNS);

@@ -145,14 +145,14 @@ pub fn span_phrase(s: &crate::report::SteadyReport) -> String {
     })
 }
 
-/// The trend test of the steady window in words, as the text renderers give it beside the
-/// throughput: the verdict, and where the window does not hold steady its mean, which is not
-/// a steady rate (empty without a window).
+/// The trend test of the steady window in words, as every renderer gives it beside the
+/// throughput (after "steady state tested"): the verdict, and where the window does not
+/// hold steady its mean, which is not a steady rate (empty without a window).
 pub fn trend_phrase(s: &crate::report::SteadyReport) -> String {
     let Some(t) = &s.trend else {
         return String::new();
     };
-    let mut text = format!("steady state tested: {}", t.describe());
+    let mut text = t.describe();
     if s.gen_tps.is_none() {
         if let Some(w) = s.window_gen_tps {
             text.push_str(&format!(

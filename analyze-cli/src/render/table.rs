@@ -272,7 +272,7 @@ fn write_server(out: &mut dyn Write, r: &Report) -> io::Result<()> {
     }
     let trend = super::trend_phrase(s);
     if !trend.is_empty() {
-        writeln!(out, "  {trend}")?;
+        writeln!(out, "  steady state tested: {trend}")?;
     }
     let rates: Vec<f64> = total
         .iter()

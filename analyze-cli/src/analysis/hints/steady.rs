@@ -166,7 +166,7 @@ pub fn hints(i: &Inputs<'_>) -> Vec<Hint> {
                 id: "throughput_decay",
                 severity: Severity::Warning,
                 evidence: evidence(
-                    format!("{}steady throughput falls from {start:.0} to {end:.0} tok/s ({:+.0}%) along the run: {}", label(seg), t.change.unwrap_or(0.0) * 100.0, t.describe().trim_start_matches("no steady state: ")),
+                    format!("{}steady throughput falls from {start:.0} to {end:.0} tok/s ({:+.0}%) along the run: {}", label(seg), t.change.unwrap_or(0.0) * 100.0, t.slope().unwrap_or_default()),
                     range,
                     &[("gen_tps_start", fig(start)), ("gen_tps_end", fig(end)), ("slope_per_h", fig(t.slope_per_h)), ("slope_high_per_h", fig(t.slope_high_per_h)), ("change", fig(t.change)), ("bound", fig(t.bound))],
                 ),
