@@ -43,6 +43,13 @@ pub(crate) fn run_err(e: anyhow::Error) -> PyErr {
     TokstatError::new_err(format!("{e:#}"))
 }
 
+/// A value as the CLI's JSON (keys sorted), for [`json`].
+pub(crate) fn json_text(v: &impl serde::Serialize) -> anyhow::Result<Vec<u8>> {
+    let mut buf = Vec::new();
+    tokstat::render::json::write(&mut buf, v)?;
+    Ok(buf)
+}
+
 /// JSON text as Python values.
 pub(crate) fn json<'py>(py: Python<'py>, text: Vec<u8>) -> PyResult<Bound<'py, PyAny>> {
     let text = String::from_utf8(text).map_err(|e| run_err(e.into()))?;
@@ -76,9 +83,7 @@ fn py_report<'py>(
         .detach(|| -> anyhow::Result<Vec<u8>> {
             let r = report::build(&o)?;
             refuse(&r, strict)?;
-            let mut buf = Vec::new();
-            tokstat::render::json::write(&mut buf, &r)?;
-            Ok(buf)
+            json_text(&r)
         })
         .map_err(run_err)?;
     json(py, text)
@@ -313,9 +318,7 @@ fn py_compare<'py>(
     let text = py
         .detach(|| -> anyhow::Result<Vec<u8>> {
             let c = compare::of_reports(&opts, &built)?;
-            let mut buf = Vec::new();
-            tokstat::render::json::write(&mut buf, &c)?;
-            Ok(buf)
+            json_text(&c)
         })
         .map_err(run_err)?;
     json(py, text)

@@ -4,7 +4,7 @@
 //! (`to_bytes`, pickling).
 
 use crate::options;
-use crate::{json, run_err, TokstatError};
+use crate::{json, json_text, run_err, TokstatError};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyTuple};
@@ -66,9 +66,7 @@ impl Read {
         let o = options::parse("Read.report", kwargs, &[options::ANALYSIS], &[])?;
         let text = py.detach(|| {
             let (r, _) = self.figures(o)?;
-            let mut buf = Vec::new();
-            tokstat::render::json::write(&mut buf, &r)?;
-            Ok(buf)
+            json_text(&r)
         });
         json(py, text.map_err(run_err)?)
     }
