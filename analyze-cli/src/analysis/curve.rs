@@ -7,7 +7,7 @@
 //! median and p10 / p90 of the instance's tokens/s, and the median tokens/s per request.
 //!
 //! The knee is the lowest concurrency beyond which one more request adds less than
-//! [`KNEE_MARGINAL`] of the average per-request rate there, to every higher bin observed:
+//! [`sweep::MARGINAL`] of the average per-request rate there, to every higher bin observed:
 //! past it, more concurrency buys (almost) no throughput — the rule of a sweep's knee
 //! ([`crate::analysis::sweep`]), the bins its points, with its interval from the bins'
 //! medians' intervals. Bins need [`MIN_LINES`] lines to take part, so a few stray lines do
@@ -19,8 +19,6 @@ use crate::analysis::sweep::{self, Point};
 use crate::ingest::digest::load::Load;
 use rayon::prelude::*;
 
-/// One more request must add at least this share of the per-request rate.
-pub const KNEE_MARGINAL: f64 = sweep::MARGINAL;
 /// Lines a bin needs to count for the knee.
 pub const MIN_LINES: usize = 3;
 
