@@ -179,13 +179,13 @@ pub fn of(units: &[Unit<'_>]) -> Option<Sweep> {
 }
 
 fn point(u: &Unit<'_>, kind: &str) -> SweepPoint {
-    let bench = || bench_point(u, |b| b.output_throughput);
     let (tps, half) = match u.steady_gen_tps {
         Some(t) => {
             let rates: Vec<f64> = u.steady.iter().filter_map(|r| gen(r)).collect();
             (Some(t), mean_half_width(&rates))
         }
-        None if u.no_steady.is_none() => (bench(), None),
+        // a result file's output throughput, where the run has no server logs
+        None if u.no_steady.is_none() => (bench_point(u, |b| b.output_throughput), None),
         None => (None, None),
     };
     let mut latencies = Vec::new();
