@@ -1,7 +1,7 @@
 // The check of the `engine_messages` fuzz target, kept apart so that `cargo test` replays its
 // corpus too (parsers/tests/fuzz_corpus.rs). Included, not a module: no inner attributes.
 
-use tokstat_parsers::prefix::Level;
+use tokstat_parsers::wrappers::prefix::Level;
 use tokstat_parsers::record::Body;
 
 fn walk(b: Option<Body<'_>>) {

@@ -25,7 +25,7 @@ pub fn check(data: &[u8]) {
     }
     // the pieces of a line that may hold glued records are its own text, in order
     let mut at = 0;
-    for p in tokstat_parsers::glued::pieces(text) {
+    for p in tokstat_parsers::wrappers::glued::pieces(text) {
         let off = p.as_ptr() as usize - text.as_ptr() as usize;
         assert!(off >= at && off + p.len() <= text.len());
         at = off + p.len();

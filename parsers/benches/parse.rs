@@ -163,7 +163,7 @@ fn floors(c: &mut Criterion) {
         b.iter(|| {
             let mut n = 0;
             for l in str_lines(black_box(&text)) {
-                let (p, m) = tokstat_parsers::prefix::split(l);
+                let (p, m) = tokstat_parsers::wrappers::prefix::split(l);
                 n += m.len() + p.stamp.is_some() as usize;
             }
             n
@@ -204,11 +204,18 @@ fn pieces(c: &mut Criterion) {
         })
     });
     g.bench_function("prefix_split", |b| {
-        b.iter(|| tokstat_parsers::prefix::split(black_box(line)).1.len())
+        b.iter(|| {
+            tokstat_parsers::wrappers::prefix::split(black_box(line))
+                .1
+                .len()
+        })
     });
     g.bench_function("normalize_str", |b| {
         let mut scratch = String::new();
-        b.iter(|| tokstat_parsers::prefix::normalize_str(black_box(line), &mut scratch, true).len())
+        b.iter(|| {
+            tokstat_parsers::wrappers::prefix::normalize_str(black_box(line), &mut scratch, true)
+                .len()
+        })
     });
     g.finish();
 }

@@ -14,6 +14,9 @@ pub enum Kind {
     Empty,
     /// Not text (an image, an archive, UTF-16, random bytes): listed, not read.
     Binary,
+    /// A server log inside a log collector's records (Docker json-file, CRI, journald,
+    /// Loki, CloudWatch, Cloud Logging, Elasticsearch, Fluent Bit, `kubectl --prefix`).
+    Envelope(crate::wrappers::envelope::Collector),
 }
 
 impl Kind {
@@ -24,6 +27,8 @@ impl Kind {
             Kind::Prometheus => "prometheus",
             Kind::Empty => "empty",
             Kind::Binary => "binary",
+            // (a server log all the same: the collector is named beside it)
+            Kind::Envelope(_) => "log",
         }
     }
 }
@@ -70,6 +75,10 @@ pub fn sniff(head: &[u8]) -> Kind {
     let head = crate::text::without_bom(head);
     if is_binary(head) {
         return Kind::Binary;
+    }
+    // a collector's records, before JSON claims their `{`
+    if let Some(c) = crate::wrappers::envelope::sniff(head) {
+        return Kind::Envelope(c);
     }
     // a load generator's YAML or CSV result file, read by the JSON reader
     if crate::loadgen::yaml::sniff(head).is_some() || crate::loadgen::csv::sniff(head).is_some() {

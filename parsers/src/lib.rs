@@ -4,8 +4,13 @@
 //! The path of a byte: [`source`] opens an input (mmap, or a gzip / zstd / stdin stream) and
 //! cuts it into whole-line chunks; [`scan`] runs a parser over the chunks on all cores and
 //! hands results back in file order; [`line`](mod@line) turns one line into a [`record::Line`]
-//! that borrows the line: [`prefix`] strips what loggers and wrappers put in front,
-//! [`sglang`] and [`vllm`] read the message. Nothing here knows about tables or reports.
+//! that borrows the line: [`wrappers`] take off what loggers, terminals and log collectors
+//! put around it, [`sglang`] and [`vllm`] read the message. Nothing here knows about tables
+//! or reports.
+//!
+//! The crate's layout: engines' grammars ([`sglang`], [`vllm`], [`grammar`]), formats of
+//! other artifacts ([`completion`], [`prometheus`], [`loadgen`], [`json`]), [`wrappers`]
+//! around engine lines, and [`source`]s of bytes.
 
 // No panics across the library boundary: bad input is a value (`Malformed`, an error), never
 // a panic. Slicing (`indexing_slicing`) is left out of the list: it is how the parsers work,
@@ -27,7 +32,6 @@ pub mod access;
 pub mod bench_console;
 pub mod completion;
 pub mod detect;
-pub mod glued;
 pub mod grammar;
 pub mod guard;
 pub mod incident;
@@ -36,7 +40,6 @@ pub mod kv;
 pub mod line;
 pub mod loadgen;
 pub mod num;
-pub mod prefix;
 pub mod prometheus;
 pub mod record;
 pub mod scan;
@@ -45,7 +48,7 @@ pub mod source;
 pub mod stamp;
 pub mod text;
 pub mod vllm;
-pub mod wrapped;
+pub mod wrappers;
 
 pub use line::{
     parse_line, parse_str_line, visit_line, visit_quick_line, visit_quick_line_split,

@@ -1,9 +1,9 @@
 //! One log line into a [`Line`]: its prefix stripped and its message classified; and the
 //! quick reading of SGLang stats lines, which reads only the gauges a report needs.
 
-use crate::prefix::{self, Style};
 use crate::record::{Body, EventKind, Gauges, Line, StepKind};
 use crate::stamp::Stamp;
+use crate::wrappers::prefix::{self, Style};
 use crate::{record, scan, sglang, vllm};
 
 /// Parses one raw line (without its `\n`). `scratch` holds the text when the line had to be

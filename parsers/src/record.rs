@@ -5,7 +5,7 @@
 //! second — and keeps every `key: value` it does not model in [`Extra`], so a newer engine
 //! version loses nothing.
 
-use crate::prefix::Prefix;
+use crate::wrappers::prefix::Prefix;
 
 /// Which engine wrote a record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -10,9 +10,9 @@
 //! extra pass only where a log is odd.
 
 use crate::guard::Guard;
-use crate::prefix::stamp_of;
 use crate::source::{release, ChunkGrid, Data, Filled, Shrank, StreamChunks};
 use crate::stamp::{Calendar, Stamp};
+use crate::wrappers::prefix::stamp_of;
 use rayon::prelude::*;
 use std::io;
 

@@ -878,7 +878,7 @@ mod tests {
         // an arm no fixture log shows
         lines.push("[2025-05-10 22:29:22] Scheduler hit an exception: Traceback …".into());
         for l in lines {
-            let (_, msg) = crate::prefix::split(&l);
+            let (_, msg) = crate::wrappers::prefix::split(&l);
             let (mut a, mut b) = (Body::Other, Body::Other);
             let gated = parse_into(msg, &mut a);
             assert_eq!(gated, parse_message(msg, &mut b), "{l:?}");
@@ -985,7 +985,7 @@ mod tests {
             "Prefill batch, #cached-token: 2, token usage: 0.5".into(),
         ];
         for l in crate::testing::fixture_lines(&["sglang", "messy"]) {
-            let msg = crate::prefix::split(&l).1;
+            let msg = crate::wrappers::prefix::split(&l).1;
             if msg.contains(" batch") {
                 msgs.push(msg.to_owned());
             }

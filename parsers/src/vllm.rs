@@ -6,8 +6,8 @@
 
 use crate::kv::pairs;
 use crate::num::{float, percent_as_fraction, split_unit, uint};
-use crate::prefix::Level;
 use crate::record::{Body, Config, Engine, Event, EventKind, Extra, Shape, Step, StepKind};
+use crate::wrappers::prefix::Level;
 
 const VL: Option<Engine> = Some(Engine::Vllm);
 

@@ -325,12 +325,12 @@ proptest! {
         let start = Calendar::new(2025, 20_000);
         let mut seq = start;
         let mut scratch = String::new();
-        let want: Vec<_> = lines(text.as_bytes()).map(|l| seq.resolve(tokstat_parsers::prefix::stamp_of(l, &mut scratch))).collect();
+        let want: Vec<_> = lines(text.as_bytes()).map(|l| seq.resolve(tokstat_parsers::wrappers::prefix::stamp_of(l, &mut scratch))).collect();
         let mut got = Vec::new();
         tokstat_parsers::scan::scan(tokstat_parsers::source::Data::Owned(text.into_bytes()), start, tokstat_parsers::scan::Mode { chunk, ..tokstat_parsers::scan::Mode::LOG }, |c| {
             let mut cal = c.calendar;
             let mut scratch = String::new();
-            let v: Vec<_> = lines(c.bytes).map(|l| cal.resolve(tokstat_parsers::prefix::stamp_of(l, &mut scratch))).collect();
+            let v: Vec<_> = lines(c.bytes).map(|l| cal.resolve(tokstat_parsers::wrappers::prefix::stamp_of(l, &mut scratch))).collect();
             (v, cal)
         }, |v| got.extend(v)).unwrap();
         prop_assert_eq!(got, want);

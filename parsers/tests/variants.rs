@@ -127,8 +127,8 @@ fn read(path: &Path) -> String {
         // a line holding several records glued together: each piece on a line of its own,
         // under the same line number
         let pieces = match std::str::from_utf8(raw) {
-            Ok(text) if tokstat_parsers::glued::worth_splitting(&line, text) => {
-                tokstat_parsers::glued::pieces(text)
+            Ok(text) if tokstat_parsers::wrappers::glued::worth_splitting(&line, text) => {
+                tokstat_parsers::wrappers::glued::pieces(text)
             }
             _ => Vec::new(),
         };

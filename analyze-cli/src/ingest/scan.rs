@@ -4,14 +4,15 @@
 use crate::ingest::inputs::{open, Dates, Skipped, BINARY};
 use std::borrow::Cow;
 use tokstat_parsers::bench_console::{self, Block};
-use tokstat_parsers::prefix::Style;
+use tokstat_parsers::detect;
 use tokstat_parsers::record::{Body, Engine, Gauges, Line, StepKind};
 use tokstat_parsers::scan::{self, lines, str_lines, text_lines, Chunk};
 use tokstat_parsers::sglang::Keep;
 use tokstat_parsers::source::{self, Input, Source};
 use tokstat_parsers::stamp::{Calendar, Stamp, Ts};
+use tokstat_parsers::wrappers::prefix::Style;
+use tokstat_parsers::wrappers::{glued, wrapped};
 use tokstat_parsers::Quick;
-use tokstat_parsers::{detect, glued, wrapped};
 
 /// How many malformed line numbers a tally keeps to show.
 pub const SAMPLES: usize = 5;
@@ -238,7 +239,7 @@ pub fn visit_chunk<V: Visitor>(
         match tokstat_parsers::text::utf8(chunk.bytes) {
             Some(text) => {
                 // and one search for colour codes: most logs have none
-                let ansi = tokstat_parsers::prefix::has_ansi(chunk.bytes);
+                let ansi = tokstat_parsers::wrappers::prefix::has_ansi(chunk.bytes);
                 let mut rows = str_lines(text);
                 let mut i = 0;
                 while let Some(raw) = rows.next() {
@@ -592,7 +593,7 @@ impl<V: Visitor> Acc<'_, '_, V> {
         let row = row.trim_end_matches('\r');
         !row.is_empty()
             && wrapped::may_continue(row)
-            && tokstat_parsers::prefix::split(row).0.style == Style::Bare
+            && tokstat_parsers::wrappers::prefix::split(row).0.style == Style::Bare
     }
 
     /// A benchmark summary's header, counted as other: it is parsed, and the block starts.

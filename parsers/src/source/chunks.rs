@@ -12,7 +12,7 @@ use std::io::{self, Read};
 /// chunk, one after the other, 8–19 ms before a 1.1 GB scan could start).
 ///
 /// Over a log ([`ChunkGrid::logs`]), a cell's edge moves on past the rows after it that open
-/// no line of their own (no logger prefix: [`crate::wrapped::opens_a_line`]), up to
+/// no line of their own (no logger prefix: [`crate::wrappers::wrapped::opens_a_line`]), up to
 /// [`WRAPPED_ROWS`] of them: the rows a terminal wrapped a record into stay in the cell of
 /// the record's first row, which joins them.
 #[derive(Debug, Clone, Copy)]
@@ -83,7 +83,7 @@ impl<'a> ChunkGrid<'a> {
             return s;
         }
         for _ in 0..WRAPPED_ROWS {
-            if s >= d.len() || crate::wrapped::opens_a_line(&d[s..]) {
+            if s >= d.len() || crate::wrappers::wrapped::opens_a_line(&d[s..]) {
                 break;
             }
             s = memchr::memchr(b'\n', &d[s..]).map_or(d.len(), |i| s + i + 1);
@@ -237,7 +237,7 @@ impl Filled {
 fn back_to_an_opening_row(buf: &[u8], cut: usize, floor: usize) -> usize {
     let mut cut = cut;
     for _ in 0..WRAPPED_ROWS {
-        if crate::wrapped::opens_a_line(&buf[cut..]) || cut <= floor + 1 {
+        if crate::wrappers::wrapped::opens_a_line(&buf[cut..]) || cut <= floor + 1 {
             break;
         }
         match memchr::memrchr(b'\n', &buf[floor..cut - 1]) {

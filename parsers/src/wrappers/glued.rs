@@ -23,14 +23,14 @@ pub fn worth_splitting(line: &crate::record::Line<'_>, raw: &str) -> bool {
     let b = raw.as_bytes();
     match line.body {
         crate::record::Body::Malformed(_) => return true,
-        crate::record::Body::Other if line.prefix.style == crate::prefix::Style::Bare => {
+        crate::record::Body::Other if line.prefix.style == crate::wrappers::prefix::Style::Bare => {
             return memchr::memchr2(b'\r', b'|', b).is_some();
         }
         // an SGLang line of no record with another SGLang stamp inside (an access line with
         // a decode line pasted onto it); such lines have a `[` in their message, so the
         // common access lines, read without one, never get here
         crate::record::Body::Other
-            if line.prefix.style == crate::prefix::Style::Sglang
+            if line.prefix.style == crate::wrappers::prefix::Style::Sglang
                 && b.len() > 1
                 && memchr::memmem::find(&b[1..], b"[20").is_some() =>
         {
@@ -42,7 +42,7 @@ pub fn worth_splitting(line: &crate::record::Line<'_>, raw: &str) -> bool {
         crate::record::Body::Step(_)
         | crate::record::Body::Event(_)
         | crate::record::Body::Config(_)
-            if line.prefix.style == crate::prefix::Style::Vllm =>
+            if line.prefix.style == crate::wrappers::prefix::Style::Vllm =>
         {
             return memchr::memmem::find_iter(b, b"] ").nth(1).is_some()
                 && !record_starts(raw).is_empty();

@@ -1,0 +1,135 @@
+//! The collectors' times: RFC 3339 text (any zone, any number of fraction digits) and Unix
+//! epochs in seconds, milliseconds, microseconds or nanoseconds (as numbers or digit strings),
+//! all read as UTC milliseconds.
+
+use crate::stamp::days_from_civil;
+
+/// A collector's time of a record: UTC milliseconds since the epoch.
+pub type UtcMs = i64;
+
+/// `n` ASCII digits at the start of `b`.
+fn digits(b: &[u8], n: usize) -> Option<i64> {
+    let d = b.get(..n)?;
+    d.iter().try_fold(0i64, |v, &c| {
+        c.is_ascii_digit().then(|| v * 10 + i64::from(c - b'0'))
+    })
+}
+
+/// RFC 3339 (`2026-05-09T22:00:00.123456789Z`, `…+08:00`, `…+0800`, a space for the `T`; no
+/// zone read as UTC), as UTC milliseconds and the length of the text read.
+pub fn rfc3339(b: &[u8]) -> Option<(UtcMs, usize)> {
+    if b.len() < 19 || b[4] != b'-' || b[7] != b'-' || !matches!(b[10], b'T' | b't' | b' ') {
+        return None;
+    }
+    if b[13] != b':' || b[16] != b':' {
+        return None;
+    }
+    let (y, mo, d) = (digits(b, 4)?, digits(&b[5..], 2)?, digits(&b[8..], 2)?);
+    let (h, mi, s) = (
+        digits(&b[11..], 2)?,
+        digits(&b[14..], 2)?,
+        digits(&b[17..], 2)?,
+    );
+    if h > 23 || mi > 59 || s > 60 {
+        return None;
+    }
+    let days = days_from_civil(y as i32, mo as u8, d as u8)?;
+    let mut at = 19;
+    let mut ms = 0;
+    if b.get(at) == Some(&b'.') || b.get(at) == Some(&b',') {
+        let n = b[at + 1..]
+            .iter()
+            .take_while(|c| c.is_ascii_digit())
+            .count();
+        if n == 0 {
+            return None;
+        }
+        let take = n.min(3);
+        ms = digits(&b[at + 1..], take)? * 10i64.pow(3 - take as u32);
+        at += 1 + n;
+    }
+    let zone_s = match b.get(at) {
+        Some(b'Z' | b'z') => {
+            at += 1;
+            0
+        }
+        Some(&sign @ (b'+' | b'-')) => {
+            let zh = digits(&b[at + 1..], 2)?;
+            let (zm, len) = match b.get(at + 3) {
+                Some(b':') => (digits(&b[at + 4..], 2)?, 6),
+                _ => (digits(&b[at + 3..], 2)?, 5),
+            };
+            at += len;
+            let z = zh * 3600 + zm * 60;
+            if sign == b'-' {
+                -z
+            } else {
+                z
+            }
+        }
+        _ => 0,
+    };
+    let local = (i64::from(days) * 86_400 + h * 3600 + mi * 60 + s.min(59)) * 1000 + ms;
+    Some((local - zone_s * 1000, at))
+}
+
+/// A Unix epoch as a collector writes it, in the unit its size says: seconds (up to 11
+/// digits before any fraction: `1715292000.123`, Fluent Bit's `date`), milliseconds
+/// (CloudWatch), microseconds (journald's `__REALTIME_TIMESTAMP`) or nanoseconds (Loki).
+pub fn epoch(text: &[u8]) -> Option<UtcMs> {
+    let (int, frac) = match memchr::memchr(b'.', text) {
+        Some(i) => (&text[..i], Some(&text[i + 1..])),
+        None => (text, None),
+    };
+    if int.is_empty() || int.len() > 19 || !int.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    let n = digits(int, int.len())?;
+    let ms = match int.len() {
+        ..=11 => {
+            let f = frac.map_or(Some(0), |f| {
+                let take = f.len().min(3);
+                if !f.iter().all(u8::is_ascii_digit) {
+                    return None;
+                }
+                Some(digits(f, take).unwrap_or(0) * 10i64.pow(3 - take as u32))
+            })?;
+            n * 1000 + f
+        }
+        12..=14 => n,
+        15..=17 => n / 1000,
+        _ => n / 1_000_000,
+    };
+    Some(ms)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rfc3339_zones_and_fractions() {
+        let utc = rfc3339(b"2026-05-09T22:00:00.123456789Z").unwrap();
+        assert_eq!(utc, (1_778_364_000_123, 30));
+        assert_eq!(rfc3339(b"2026-05-10T06:00:00.123+08:00").unwrap().0, utc.0);
+        assert_eq!(rfc3339(b"2026-05-10T06:00:00.123+0800").unwrap().0, utc.0);
+        assert_eq!(rfc3339(b"2026-05-09 22:00:00.123").unwrap().0, utc.0);
+        assert_eq!(
+            rfc3339(b"2026-05-09T22:00:00Z x").unwrap(),
+            (utc.0 - 123, 20)
+        );
+        assert_eq!(rfc3339(b"2026-13-09T22:00:00Z"), None);
+        assert_eq!(rfc3339(b"2026-05-09T22:00"), None);
+    }
+
+    #[test]
+    fn epochs_in_every_unit() {
+        let ms = 1_778_364_000_123;
+        assert_eq!(epoch(b"1778364000.123"), Some(ms));
+        assert_eq!(epoch(b"1778364000123"), Some(ms));
+        assert_eq!(epoch(b"1778364000123456"), Some(ms));
+        assert_eq!(epoch(b"1778364000123456789"), Some(ms));
+        assert_eq!(epoch(b"x"), None);
+        assert_eq!(epoch(b""), None);
+    }
+}

@@ -1,0 +1,557 @@
+//! A collector's file as the plain log of one identity: the bytes the engines' parsers read,
+//! made a window at a time on all cores and handed over as a stream ([`Unwrap`], a
+//! [`Read`]), so that memory stays bounded whatever the file's size.
+//!
+//! Each record's line is given as the engine wrote it, its pieces joined. A line with no
+//! stamp of its own (SGLang before 0.2.14, uvicorn's access lines, a traceback) is given the
+//! collector's time, put on the server's clock ([`Clock`]), in the docker `--timestamps`
+//! form the prefix reader takes off (`2026-05-09T22:00:00.123Z `). A line with its own
+//! stamp is given bare: its figures are the plain log's, to the last digit.
+
+use super::{row, Collector, Piece, Row, UtcMs, Who};
+use crate::stamp::{civil_from_days, days_from_civil, Stamp, Ts, DAY_MS};
+use rayon::prelude::*;
+use std::collections::VecDeque;
+use std::io::{self, Read};
+use std::sync::{Arc, Mutex};
+
+/// The bytes of a collector's file, shared by the readers of its identities.
+pub type Shared = Arc<dyn AsRef<[u8]> + Send + Sync>;
+
+/// Bytes of the file unwrapped at a time (cut at a row end that ends every line).
+const WINDOW: usize = 8 << 20;
+
+/// Malformed rows kept to show, as the line tallies keep them.
+const SAMPLES: usize = 5;
+
+/// How one identity's plain log is made from a collector's file.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub collector: Collector,
+    /// The identity whose records are kept (`None`: every record).
+    pub who: Option<Who<'static>>,
+    /// Milliseconds added to a collector's (UTC) time to put it on the server's clock, for
+    /// the lines that carry no stamp of their own ([`Clock::offset_ms`]; 0 when the lines
+    /// carry none: their times are the collector's, UTC).
+    pub offset_ms: i64,
+    /// Whether the rows no identity owns (broken, blank, holding no line) are counted by
+    /// this plan (the first identity's), so that each is counted once.
+    pub counts_unowned: bool,
+}
+
+/// What unwrapping counted beside the lines it gave: with the lines' own tally, every row
+/// of the file is accounted for.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Counts {
+    /// Rows of the file read.
+    pub rows: u64,
+    /// Plain lines given (a record's text with newlines in it is several).
+    pub lines: u64,
+    /// Pieces joined to the piece before them (Docker's and containerd's 16 KiB pieces).
+    pub joined: u64,
+    /// Rows holding no engine line (blank, or a record without text).
+    pub other: u64,
+    /// Rows that are no record of the collector (malformed).
+    pub broken: u64,
+    /// The first broken rows: 1-based row number, and why.
+    pub broken_rows: Vec<(u64, &'static str)>,
+    /// Rows of other identities (read by their own plans).
+    pub foreign: u64,
+    /// Lines given the collector's time, having no stamp of their own.
+    pub stamped: u64,
+}
+
+impl Counts {
+    fn merge(&mut self, o: Counts, rows_before: u64) {
+        self.rows += o.rows;
+        self.lines += o.lines;
+        self.joined += o.joined;
+        self.other += o.other;
+        self.broken += o.broken;
+        self.foreign += o.foreign;
+        self.stamped += o.stamped;
+        for (r, why) in o.broken_rows {
+            if self.broken_rows.len() < SAMPLES {
+                self.broken_rows.push((r + rows_before, why));
+            }
+        }
+    }
+}
+
+/// Whether a line lacks a stamp of its own: it does not open with an SGLang stamp
+/// (`[2026-…`, `[22:29:22`), an SGLang logging stamp (`2026-05-09 …`) or a vLLM level and
+/// `MM-DD` (after a process tag perhaps). A quick test of the first bytes: a line it
+/// misjudges is read right all the same (the prefix reader keeps the engine's stamp over a
+/// wrapper's), only more slowly.
+pub fn needs_stamp(line: &[u8]) -> bool {
+    let digit = |i: usize| line.get(i).is_some_and(u8::is_ascii_digit);
+    match line.first() {
+        Some(b'[') => {
+            let full = (1..5).all(digit) && line.get(5) == Some(&b'-');
+            let time_only = digit(1) && digit(2) && line.get(3) == Some(&b':');
+            !(full || time_only)
+        }
+        Some(b'0'..=b'9') => !((0..4).all(digit) && line.get(4) == Some(&b'-')),
+        Some(b'(') => match memchr::memmem::find(&line[..line.len().min(120)], b") ") {
+            Some(i) => needs_stamp(&line[i + 2..]),
+            None => true,
+        },
+        Some(b'I' | b'W' | b'E' | b'D' | b'C') => {
+            let Some(sp) = memchr::memchr(b' ', &line[..line.len().min(10)]) else {
+                return true;
+            };
+            let word = &line[..sp];
+            let level = matches!(
+                word,
+                b"INFO" | b"WARNING" | b"WARN" | b"ERROR" | b"DEBUG" | b"CRITICAL"
+            );
+            let md = |i: usize| digit(i) && digit(i + 1);
+            !(level && md(sp + 1) && line.get(sp + 3) == Some(&b'-') && md(sp + 4))
+        }
+        _ => true,
+    }
+}
+
+/// Joins pieces and writes plain lines.
+struct Emitter<'p> {
+    plan: &'p Plan,
+    /// A line under way per stream: its text so far, time and first row.
+    pending: [Option<(Vec<u8>, Option<UtcMs>, u64)>; 3],
+}
+
+impl<'p> Emitter<'p> {
+    fn new(plan: &'p Plan) -> Emitter<'p> {
+        Emitter {
+            plan,
+            pending: [None, None, None],
+        }
+    }
+
+    /// A piece of row `row`: joined to the line under way in its stream, or written.
+    fn piece(
+        &mut self,
+        p: Piece<'_>,
+        row: u64,
+        out: &mut Vec<u8>,
+        c: &mut Counts,
+        each: &mut impl FnMut(u64),
+    ) {
+        let slot = &mut self.pending[p.stream.index()];
+        match slot {
+            Some((buf, _, _)) => {
+                buf.extend_from_slice(&p.text);
+                c.joined += 1;
+                if p.ends {
+                    if let Some((buf, t, r)) = slot.take() {
+                        self.write(&buf, t, r, out, c, each);
+                    }
+                }
+            }
+            None if !p.ends => *slot = Some((p.text.into_owned(), p.time, row)),
+            None => self.write(&p.text, p.time, row, out, c, each),
+        }
+    }
+
+    /// The lines still under way (the file ended inside them).
+    fn flush(&mut self, out: &mut Vec<u8>, c: &mut Counts, each: &mut impl FnMut(u64)) {
+        let mut left: Vec<_> = self.pending.iter_mut().filter_map(Option::take).collect();
+        left.sort_by_key(|l| l.2);
+        for (buf, t, r) in left {
+            self.write(&buf, t, r, out, c, each);
+        }
+    }
+
+    fn write(
+        &self,
+        text: &[u8],
+        time: Option<UtcMs>,
+        row: u64,
+        out: &mut Vec<u8>,
+        c: &mut Counts,
+        each: &mut impl FnMut(u64),
+    ) {
+        for line in text.split(|&b| b == b'\n') {
+            if let Some(t) = time.filter(|_| needs_stamp(line)) {
+                Ts(t + self.plan.offset_ms).write_iso(out);
+                out.extend_from_slice(b"Z ");
+                c.stamped += 1;
+            }
+            out.extend_from_slice(line);
+            out.push(b'\n');
+            c.lines += 1;
+            each(row);
+        }
+    }
+}
+
+/// Unwraps whole rows: the plain lines of `plan`'s identity into `out`. `each` is called
+/// with the (0-based, within `rows`) row of every line given.
+fn decode_rows(
+    rows: &[u8],
+    plan: &Plan,
+    out: &mut Vec<u8>,
+    c: &mut Counts,
+    mut each: impl FnMut(u64),
+) {
+    let mut em = Emitter::new(plan);
+    for (i, raw) in crate::scan::lines(rows).enumerate() {
+        let i = i as u64;
+        c.rows += 1;
+        match row(plan.collector, raw) {
+            Row::Piece(p) => {
+                if plan.who.as_ref().is_some_and(|w| *w != p.who) {
+                    c.foreign += 1;
+                    continue;
+                }
+                em.piece(p, i, out, c, &mut each);
+            }
+            _ if !plan.counts_unowned => c.foreign += 1,
+            Row::Other => c.other += 1,
+            Row::Broken(why) => {
+                c.broken += 1;
+                if c.broken_rows.len() < SAMPLES {
+                    c.broken_rows.push((i + 1, why));
+                }
+            }
+        }
+    }
+    em.flush(out, c, &mut each);
+}
+
+/// The plain lines of pieces read from a document (in order), and their counts.
+pub fn plain<'a>(pieces: impl Iterator<Item = Piece<'a>>, plan: &Plan) -> (Vec<u8>, Counts) {
+    let mut out = Vec::new();
+    let mut c = Counts::default();
+    let mut em = Emitter::new(plan);
+    for (i, p) in pieces.enumerate() {
+        c.rows += 1;
+        em.piece(p, i as u64, &mut out, &mut c, &mut |_| {});
+    }
+    em.flush(&mut out, &mut c, &mut |_| {});
+    (out, c)
+}
+
+/// Whether a line may be under way at byte `at` of `data` (a row end): the last piece of a
+/// stream among the 64 rows before it does not end its line.
+fn under_way(data: &[u8], at: usize, c: Collector) -> bool {
+    if !matches!(c, Collector::DockerJson | Collector::Cri) {
+        return false;
+    }
+    let mut seen = [false; 3];
+    let mut end = at;
+    for _ in 0..64 {
+        if end == 0 {
+            return false;
+        }
+        let start = memchr::memrchr(b'\n', &data[..end - 1]).map_or(0, |i| i + 1);
+        if let Row::Piece(p) = row(c, &data[start..end - 1]) {
+            let k = p.stream.index();
+            if !seen[k] {
+                if !p.ends {
+                    return true;
+                }
+                seen[k] = true;
+            }
+        }
+        end = start;
+    }
+    false
+}
+
+/// The first row end at or after `at` where no line is under way (or the end of `data`).
+fn cut(data: &[u8], at: usize, c: Collector) -> usize {
+    let mut at = at.min(data.len());
+    for _ in 0..4096 {
+        if at >= data.len() {
+            return data.len();
+        }
+        at = match memchr::memchr(b'\n', &data[at..]) {
+            Some(i) => at + i + 1,
+            None => return data.len(),
+        };
+        if !under_way(data, at, c) {
+            return at;
+        }
+    }
+    at
+}
+
+/// One identity's plain log, unwrapped from a collector's file a window at a time.
+pub struct Unwrap {
+    bytes: Shared,
+    plan: Plan,
+    pos: usize,
+    rows_before: u64,
+    ready: VecDeque<Vec<u8>>,
+    /// How much of the front of `ready` was handed out.
+    taken: usize,
+    counts: Arc<Mutex<Counts>>,
+}
+
+impl Unwrap {
+    /// The reader, and the counts it keeps as it reads (complete once it has read to its
+    /// end).
+    pub fn new(bytes: Shared, plan: Plan) -> (Unwrap, Arc<Mutex<Counts>>) {
+        let counts = Arc::new(Mutex::new(Counts::default()));
+        let u = Unwrap {
+            bytes,
+            plan,
+            pos: 0,
+            rows_before: 0,
+            ready: VecDeque::new(),
+            taken: 0,
+            counts: Arc::clone(&counts),
+        };
+        (u, counts)
+    }
+
+    /// Unwraps the next window, its parts on all cores.
+    fn fill(&mut self) {
+        let data: &[u8] = (*self.bytes).as_ref();
+        let c = self.plan.collector;
+        let end = cut(data, self.pos + WINDOW, c);
+        let window = &data[self.pos..end];
+        let parts = rayon::current_num_threads().max(1) * 4;
+        let mut cuts = vec![0];
+        for k in 1..parts {
+            let at = cut(window, window.len() * k / parts, c);
+            if at > *cuts.last().unwrap_or(&0) && at < window.len() {
+                cuts.push(at);
+            }
+        }
+        cuts.push(window.len());
+        let plan = &self.plan;
+        let done: Vec<(Vec<u8>, Counts)> = cuts
+            .par_windows(2)
+            .map(|w| {
+                let part = &window[w[0]..w[1]];
+                let mut out = Vec::with_capacity(part.len());
+                let mut counts = Counts::default();
+                decode_rows(part, plan, &mut out, &mut counts, |_| {});
+                (out, counts)
+            })
+            .collect();
+        let mut total = match self.counts.lock() {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        };
+        for (out, counts) in done {
+            let rows = counts.rows;
+            total.merge(counts, self.rows_before);
+            self.rows_before += rows;
+            if !out.is_empty() {
+                self.ready.push_back(out);
+            }
+        }
+        self.pos = end;
+    }
+}
+
+impl Read for Unwrap {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        loop {
+            if let Some(front) = self.ready.front() {
+                let n = buf.len().min(front.len() - self.taken);
+                buf[..n].copy_from_slice(&front[self.taken..self.taken + n]);
+                self.taken += n;
+                if self.taken == front.len() {
+                    self.ready.pop_front();
+                    self.taken = 0;
+                }
+                return Ok(n);
+            }
+            if self.pos >= (*self.bytes).as_ref().len() {
+                return Ok(0);
+            }
+            self.fill();
+        }
+    }
+}
+
+/// The rows (1-based) of a plan's plain lines (1-based numbers, ascending): for the
+/// malformed lines a tally shows, named by the file's rows. One pass up to the last asked.
+pub fn rows_of_lines(data: &[u8], plan: &Plan, lines: &[u64]) -> Vec<u64> {
+    let mut rows = Vec::with_capacity(lines.len());
+    let Some(&last) = lines.iter().max() else {
+        return rows;
+    };
+    let mut sorted: Vec<u64> = lines.to_vec();
+    sorted.sort_unstable();
+    let mut found = std::collections::HashMap::new();
+    let mut line = 0u64;
+    let mut out = Vec::new();
+    let mut c = Counts::default();
+    let mut next = 0;
+    // row by row: a window at a time would need the rows before each window
+    let mut pos = 0;
+    let mut row_base = 0u64;
+    while pos < data.len() && line < last {
+        let end = cut(data, pos + WINDOW, plan.collector);
+        decode_rows(&data[pos..end], plan, &mut out, &mut c, |r| {
+            line += 1;
+            while next < sorted.len() && sorted[next] == line {
+                found.insert(line, row_base + r + 1);
+                next += 1;
+            }
+        });
+        out.clear();
+        row_base = c.rows;
+        pos = end;
+    }
+    rows.extend(lines.iter().map(|l| found.get(l).copied().unwrap_or(*l)));
+    rows
+}
+
+/// The identities a file's records name, in the order they first appear, with their rows;
+/// and the collector's first and last times (a file whose last time is before its first
+/// is newest first).
+#[derive(Debug, Clone, Default)]
+pub struct Survey {
+    pub whos: Vec<(Who<'static>, u64)>,
+    pub first: Option<UtcMs>,
+    pub last: Option<UtcMs>,
+}
+
+/// Surveys a one-record-a-line file on all cores (Docker and CRI name no identity: only
+/// their first and last rows are read).
+pub fn survey(c: Collector, data: &[u8]) -> Survey {
+    let whole = !matches!(c, Collector::DockerJson | Collector::Cri);
+    let one = |part: &[u8]| {
+        let mut s = Survey::default();
+        for raw in crate::scan::lines(part) {
+            if let Row::Piece(p) = row(c, raw) {
+                if s.first.is_none() {
+                    s.first = p.time;
+                }
+                s.last = p.time.or(s.last);
+                match s.whos.iter_mut().find(|(w, _)| *w == p.who) {
+                    Some((_, n)) => *n += 1,
+                    None => s.whos.push((p.who.owned(), 1)),
+                }
+            }
+        }
+        s
+    };
+    let parts: Vec<&[u8]> = if whole {
+        let n = rayon::current_num_threads().max(1) * 4;
+        let mut cuts = vec![0];
+        for k in 1..n {
+            let at = cut(data, data.len() * k / n, Collector::Shipper);
+            if at > *cuts.last().unwrap_or(&0) && at < data.len() {
+                cuts.push(at);
+            }
+        }
+        cuts.push(data.len());
+        cuts.windows(2).map(|w| &data[w[0]..w[1]]).collect()
+    } else {
+        let head = cut(data, 1 << 20, c);
+        let tail = cut(data, data.len().saturating_sub(1 << 20), c).max(head);
+        vec![&data[..head], &data[tail..]]
+    };
+    let done: Vec<Survey> = parts.par_iter().map(|p| one(p)).collect();
+    let mut all = Survey::default();
+    for s in done {
+        all.first = all.first.or(s.first);
+        all.last = s.last.or(all.last);
+        for (w, n) in s.whos {
+            match all.whos.iter_mut().find(|(x, _)| *x == w) {
+                Some((_, m)) => *m += n,
+                None => all.whos.push((w, n)),
+            }
+        }
+    }
+    if !whole {
+        all.whos = vec![(Who::default(), 0)];
+    }
+    all
+}
+
+/// The server's clock against the collector's, from the lines that carry both stamps: the
+/// engine's (naive local time, vLLM's without a year) less the collector's (UTC).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Clock {
+    /// The median difference, ms: a server logging UTC+8 behind a UTC collector is about
+    /// 8 h, plus the seconds of skew and the stamps' truncation (vLLM's to whole seconds).
+    pub offset_ms: i64,
+    /// Lines read for it.
+    pub pairs: u64,
+    /// The 10th and 90th percentiles of the differences, ms.
+    pub low_ms: i64,
+    pub high_ms: i64,
+}
+
+impl Clock {
+    /// The whole hours and quarter hours of the offset (a time zone), and the rest (skew).
+    pub fn zone_and_skew(&self) -> (i64, i64) {
+        const QUARTER: i64 = 15 * 60 * 1000;
+        let zone = (self.offset_ms as f64 / QUARTER as f64).round() as i64 * QUARTER;
+        (zone, self.offset_ms - zone)
+    }
+}
+
+/// Lines of a file read for its [`Clock`] at most.
+pub const CLOCK_LINES: usize = 4096;
+
+/// The engine stamp of `text` as naive ms, completed with the year (or date) that puts it
+/// nearest the collector's time `utc` (a server's zone is at most 14 hours away).
+fn naive_near(text: &[u8], utc: UtcMs, scratch: &mut String) -> Option<i64> {
+    let stamp = crate::wrappers::prefix::stamp_of(text, scratch);
+    let day = DAY_MS as i64;
+    let nearest = |c: &mut dyn Iterator<Item = i64>| c.min_by_key(|n| (n - utc).abs());
+    match stamp {
+        Stamp::None => None,
+        Stamp::Full { days, ms } => Some(i64::from(days) * day + i64::from(ms)),
+        Stamp::MonthDay { month, day: d, ms } => {
+            let (y, _, _) = civil_from_days(utc.div_euclid(day) as i32);
+            nearest(&mut (y - 1..=y + 1).filter_map(|y| {
+                days_from_civil(y, month, d).map(|n| i64::from(n) * day + i64::from(ms))
+            }))
+        }
+        Stamp::TimeOnly { ms } => {
+            let d = utc.div_euclid(day);
+            nearest(&mut (d - 1..=d + 1).map(|d| d * day + i64::from(ms)))
+        }
+    }
+}
+
+/// The clock of the pieces given (the first [`CLOCK_LINES`] with both stamps are read);
+/// `None` when no line has both.
+pub fn clock<'a>(pieces: impl Iterator<Item = Piece<'a>>) -> Option<Clock> {
+    let mut diffs = Vec::new();
+    let mut scratch = String::new();
+    for p in pieces {
+        let Some(utc) = p.time else { continue };
+        let line = p.text.split(|&b| b == b'\n').next().unwrap_or_default();
+        if let Some(naive) = naive_near(line, utc, &mut scratch) {
+            diffs.push(naive - utc);
+            if diffs.len() >= CLOCK_LINES {
+                break;
+            }
+        }
+    }
+    if diffs.is_empty() {
+        return None;
+    }
+    diffs.sort_unstable();
+    let at = |q: f64| diffs[((diffs.len() - 1) as f64 * q).round() as usize];
+    Some(Clock {
+        offset_ms: at(0.5),
+        pairs: diffs.len() as u64,
+        low_ms: at(0.1),
+        high_ms: at(0.9),
+    })
+}
+
+/// The pieces of one identity among a line file's first rows (for [`clock`]).
+pub fn first_pieces<'a>(
+    c: Collector,
+    data: &'a [u8],
+    who: Option<&'a Who<'static>>,
+) -> impl Iterator<Item = Piece<'a>> + 'a {
+    crate::scan::lines(data)
+        .take(64 * CLOCK_LINES)
+        .filter_map(move |raw| match row(c, raw) {
+            Row::Piece(p) if who.is_none_or(|w| *w == p.who) => Some(p),
+            _ => None,
+        })
+}
