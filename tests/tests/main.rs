@@ -7,6 +7,7 @@ mod cli;
 mod compare;
 mod completions;
 mod corpus;
+mod envelopes;
 mod export;
 mod hints;
 mod incidents;

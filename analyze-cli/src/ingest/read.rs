@@ -36,6 +36,30 @@ pub struct FileRead {
     pub file: FileCtx,
     pub tally: Tally,
     pub kind: Kind,
+    /// What a log collector's records said of the log (none for a plain input). Not saved
+    /// with an export's read (its layout stays format 1's): a report of the export has the
+    /// same figures, without this provenance.
+    #[serde(skip)]
+    pub envelope: Option<EnvelopeRead>,
+}
+
+/// A log read from a log collector's records: the collector, the identity its records
+/// name, and what unwrapping them did.
+#[derive(Debug, Clone, Default)]
+pub struct EnvelopeRead {
+    pub collector: &'static str,
+    /// `pod/container`, `host/unit`, a log stream (none where the records name no one).
+    pub identity: Option<String>,
+    /// The file's rows this log was read from.
+    pub rows: u64,
+    /// Rows that were pieces of a longer line, joined to the piece before them.
+    pub joined: u64,
+    /// Lines with no stamp of their own, dated by the collector (on the server's clock).
+    pub stamped: u64,
+    /// The server's clock against the collector's, where lines carry both stamps.
+    pub clock: Option<tokstat_parsers::wrappers::envelope::unwrap::Clock>,
+    /// The file listed the newest record first (put in time order).
+    pub newest_first: bool,
 }
 
 /// Everything read from the inputs, for the analyses.

@@ -49,9 +49,46 @@ pub fn write(
             )?;
         }
         writeln!(err)?;
+        if let Some(e) = &f.envelope {
+            writeln!(err, "  {}", envelope(e))?;
+        }
     }
     for s in skipped {
         writeln!(err, "{}: {}: {}", s.source, s.label(), s.reason)?;
     }
     Ok(())
+}
+
+/// What a collector's records said: `Docker json-file records of vllm-0/vllm: 1,204 rows
+/// (48 pieces joined); server clock UTC+08:00, skew -0.5 s (4,096 lines with both stamps)`.
+pub fn envelope(e: &crate::report::EnvelopeReport) -> String {
+    let mut s = format!("{} records", e.collector);
+    if let Some(who) = &e.identity {
+        s.push_str(&format!(" of {who}"));
+    }
+    s.push_str(&format!(": {} rows", group(e.rows)));
+    if e.joined > 0 {
+        s.push_str(&format!(" ({} pieces joined)", group(e.joined)));
+    }
+    if e.newest_first {
+        s.push_str(", newest first (read in time order)");
+    }
+    match &e.clock {
+        Some(c) => s.push_str(&format!(
+            "; server clock {}, skew {:+.1} s ({} lines with both stamps, 80% within {:+.1} to {:+.1} s)",
+            c.zone,
+            c.skew_s,
+            group(c.lines),
+            c.low_s - c.offset_s + c.skew_s,
+            c.high_s - c.offset_s + c.skew_s
+        )),
+        None => s.push_str("; no line has a stamp of its own: times are the collector's (UTC)"),
+    }
+    if e.dated_by_collector > 0 && e.clock.is_some() {
+        s.push_str(&format!(
+            "; {} lines without a stamp dated by the collector",
+            group(e.dated_by_collector)
+        ));
+    }
+    s
 }

@@ -9,6 +9,7 @@ use crate::analysis::metrics;
 use crate::analysis::server::{self, sections, Server};
 use crate::ingest::inputs::{expand, Dates, Skipped};
 use crate::ingest::instance::StepsSink;
+use crate::ingest::read::EnvelopeRead;
 use crate::ingest::scan::Tally;
 use crate::ingest::{self, saved, Ingested};
 use anyhow::Result;
@@ -234,7 +235,40 @@ impl FileReport {
                 .iter()
                 .map(|&(line, reason)| MalformedLine { line, reason })
                 .collect(),
+            envelope: None,
         }
+    }
+
+    /// With what a log collector's records said of the log.
+    pub fn with_envelope(mut self, e: Option<&EnvelopeRead>) -> FileReport {
+        self.envelope = e.map(|e| EnvelopeReport {
+            collector: e.collector,
+            identity: e.identity.clone(),
+            rows: e.rows,
+            joined: e.joined,
+            dated_by_collector: e.stamped,
+            newest_first: e.newest_first,
+            clock: e.clock.map(|c| {
+                let (zone, skew) = c.zone_and_skew();
+                let zone = match zone {
+                    0 => "UTC".to_string(),
+                    z => {
+                        let m = z.abs() / 60_000;
+                        let sign = if z < 0 { '-' } else { '+' };
+                        format!("UTC{sign}{:02}:{:02}", m / 60, m % 60)
+                    }
+                };
+                ClockReport {
+                    zone,
+                    skew_s: skew as f64 / 1000.0,
+                    offset_s: c.offset_ms as f64 / 1000.0,
+                    low_s: c.low_ms as f64 / 1000.0,
+                    high_s: c.high_ms as f64 / 1000.0,
+                    lines: c.pairs,
+                }
+            }),
+        });
+        self
     }
 }
 
@@ -268,7 +302,9 @@ fn assemble(
         files: r
             .files
             .iter()
-            .map(|f| FileReport::new(&f.file.source, f.kind, &f.tally))
+            .map(|f| {
+                FileReport::new(&f.file.source, f.kind, &f.tally).with_envelope(f.envelope.as_ref())
+            })
             .collect(),
         skipped: r.skipped.iter().map(SkippedInput::from).collect(),
         instances: r

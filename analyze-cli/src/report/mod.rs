@@ -90,6 +90,45 @@ pub struct FileReport {
     pub lines: LineCounts,
     /// The first malformed lines.
     pub malformed_samples: Vec<MalformedLine>,
+    /// For a log read from a log collector's records: what they said (absent for plain
+    /// inputs). Line numbers of such a file are its rows.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub envelope: Option<EnvelopeReport>,
+}
+
+/// A log read from a log collector's records (see `ingest::kinds::envelopes`).
+#[derive(Debug, Clone, Serialize)]
+pub struct EnvelopeReport {
+    /// `Docker json-file`, `CRI (kubelet, containerd, CRI-O)`, `journald JSON`, …
+    pub collector: &'static str,
+    /// Who the records name (`pod/container`, `host/unit`, a log stream): the instance.
+    pub identity: Option<String>,
+    /// The file's rows read for this log.
+    pub rows: u64,
+    /// Rows that were pieces of a longer line, joined to the piece before them.
+    pub joined: u64,
+    /// Lines with no stamp of their own, dated by the collector on the server's clock.
+    pub dated_by_collector: u64,
+    /// The file listed its newest record first; read in time order.
+    pub newest_first: bool,
+    /// The server's clock against the collector's, where lines carry both stamps.
+    pub clock: Option<ClockReport>,
+}
+
+/// The engine's stamps (the server's clock, local time) less the collector's (UTC).
+#[derive(Debug, Clone, Serialize)]
+pub struct ClockReport {
+    /// The time zone it amounts to: `UTC`, `UTC+08:00`.
+    pub zone: String,
+    /// The rest, seconds: clock skew, and the stamps' truncation (vLLM's to whole seconds).
+    pub skew_s: f64,
+    /// The median difference, seconds (zone and skew together).
+    pub offset_s: f64,
+    /// The differences' 10th and 90th percentiles, seconds: the collector's delays spread.
+    pub low_s: f64,
+    pub high_s: f64,
+    /// Lines read for it.
+    pub lines: u64,
 }
 
 /// A malformed line: its number and what was wrong with it.

@@ -39,6 +39,7 @@ fn add(into: &mut Ingested, input: &Input, part: JsonPart, err: Option<Skipped>)
         },
         tally: part.tally,
         kind: Kind::Json,
+        envelope: None,
     });
 }
 

@@ -64,7 +64,12 @@ impl Reader for LogReader {
             },
         );
         into.skipped.extend(err);
-        into.files.push(FileRead { file, tally, kind });
+        into.files.push(FileRead {
+            file,
+            tally,
+            kind,
+            envelope: None,
+        });
         // its serving benchmark summaries are runs, as result files are (named by their
         // line when the file holds several)
         let several = into.logs.consoles.len() > 1;

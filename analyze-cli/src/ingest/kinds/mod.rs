@@ -11,6 +11,7 @@
 //! [`READERS`], its field in [`Ingested`] and its rule in `detect`.
 
 mod binary;
+mod envelopes;
 mod json;
 mod logs;
 mod prometheus;
@@ -66,8 +67,9 @@ pub trait Reader: Sync {
 }
 
 /// Every kind of input read from files, in the order their parts are merged and finished.
-pub static READERS: [&dyn Reader; 4] = [
+pub static READERS: [&dyn Reader; 5] = [
     &logs::LogReader,
+    &envelopes::EnvelopeReader,
     &json::JsonReader,
     &prometheus::PrometheusReader,
     &binary::BinaryReader,

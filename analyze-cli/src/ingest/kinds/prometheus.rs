@@ -27,6 +27,7 @@ impl Reader for PrometheusReader {
                 },
                 tally,
                 kind: Kind::Prometheus,
+                envelope: None,
             }),
             Err(e) => into.skipped.push(Skipped {
                 source: input.display(),

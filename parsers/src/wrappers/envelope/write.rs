@@ -19,6 +19,10 @@ pub struct Wrapping<'a> {
     pub step_ms: i64,
     /// Pieces longer lines are cut into (Docker, CRI).
     pub piece: usize,
+    /// When set, the server's clock less the collector's (ms): a line with an engine stamp
+    /// is collected 3 ms after it (its stamp read with the year of `start_ms`), a line
+    /// without one 1 ms after the line before it, as a real collector would time them.
+    pub server_ahead_ms: Option<i64>,
 }
 
 impl Default for Wrapping<'_> {
@@ -29,6 +33,7 @@ impl Default for Wrapping<'_> {
             start_ms: 1_778_364_000_123,
             step_ms: 7,
             piece: PIECE,
+            server_ahead_ms: None,
         }
     }
 }
@@ -75,11 +80,38 @@ fn pieces(line: &str, n: usize) -> Vec<&str> {
     out
 }
 
+/// Each line's collector time (see [`Wrapping::server_ahead_ms`]).
+fn times(lines: &[&str], w: &Wrapping<'_>) -> Vec<i64> {
+    let Some(ahead) = w.server_ahead_ms else {
+        return (0..lines.len())
+            .map(|i| w.start_ms + w.step_ms * i as i64)
+            .collect();
+    };
+    let day = i64::from(crate::stamp::DAY_MS);
+    let start_days = (w.start_ms + ahead).div_euclid(day) as i32;
+    let mut cal =
+        crate::stamp::Calendar::new(crate::stamp::civil_from_days(start_days).0, start_days);
+    let mut scratch = String::new();
+    let mut last = w.start_ms;
+    lines
+        .iter()
+        .map(|l| {
+            let stamp = crate::wrappers::prefix::stamp_of(l.as_bytes(), &mut scratch);
+            last = match cal.resolve(stamp) {
+                Some(t) => t.0 - ahead + 3,
+                None => last + 1,
+            };
+            last
+        })
+        .collect()
+}
+
 /// `plain` (a log's text) as `c` hands it over. Document collectors give one document.
 pub fn wrap(c: Collector, plain: &str, w: &Wrapping<'_>) -> String {
     let mut out = String::new();
     let lines: Vec<&str> = plain.lines().collect();
-    let time = |i: usize| w.start_ms + w.step_ms * i as i64;
+    let times = times(&lines, w);
+    let time = |i: usize| times[i];
     let esc = |s: &str| {
         let mut e = String::new();
         json_escape(s, &mut e);
