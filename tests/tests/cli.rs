@@ -72,7 +72,23 @@ fn every_format_fixture_is_accounted_for() {
         ),
         "{err}"
     );
-    let recs = records(&out);
+    let all = records(&out);
+    let enveloped = |r: &&Value| r["source"].as_str().unwrap().contains("/envelopes/");
+    // the collectors' files of two fixture logs: each collector's gives the log's records
+    let steps_of = |name: &str| {
+        all.iter()
+            .filter(|r| r["table"] == "steps" && r["source"].as_str().unwrap().ends_with(name))
+            .count()
+    };
+    let plain = steps_of("sglang-v0.5.9-v0.5.23-scheduler.log")
+        + steps_of("vllm-v1-loggers-v0.11.1-v0.33.0.log");
+    let wrapped = all
+        .iter()
+        .filter(enveloped)
+        .filter(|r| r["table"] == "steps")
+        .count();
+    assert_eq!(wrapped, 10 * plain);
+    let recs: Vec<Value> = all.iter().filter(|r| !enveloped(r)).cloned().collect();
     let steps = recs.iter().filter(|r| r["table"] == "steps").count();
     let events = recs.iter().filter(|r| r["table"] == "events").count();
     let configs = recs.iter().filter(|r| r["table"] == "config").count();

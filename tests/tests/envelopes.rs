@@ -210,3 +210,56 @@ fn broken_records_are_malformed_with_their_rows() {
     assert_eq!(f["malformed_samples"][0]["line"], 10);
     assert_eq!(f["total"].as_u64().unwrap(), text.lines().count() as u64);
 }
+
+/// The committed fixtures (`cargo run -p xtask -- envelopes`): every collector's file of
+/// the SGLang and the vLLM fixture log reads as the plain log does (its stats lines).
+#[test]
+fn the_envelope_fixtures_read_as_their_logs() {
+    for (engine, log) in [
+        (
+            "sglang",
+            "formats/sglang/sglang-v0.5.9-v0.5.23-scheduler.log",
+        ),
+        ("vllm", "formats/vllm/vllm-v1-loggers-v0.11.1-v0.33.0.log"),
+    ] {
+        let plain = json(&[
+            "report",
+            "--format",
+            "json",
+            "-q",
+            "--year",
+            "2026",
+            &fixture(log),
+        ]);
+        let want: u64 = plain["instances"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| i["stat_lines"].as_u64().unwrap())
+            .sum();
+        let dir = tokstat_tests::fixtures().join("formats/envelopes");
+        let mut n = 0;
+        for e in std::fs::read_dir(&dir).unwrap() {
+            let p = e.unwrap().path();
+            if !p.file_name().unwrap().to_string_lossy().starts_with(engine) {
+                continue;
+            }
+            n += 1;
+            let r = json(&["report", "--format", "json", "-q", &p.display().to_string()]);
+            let got: u64 = r["instances"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|i| i["stat_lines"].as_u64().unwrap())
+                .sum();
+            assert_eq!(got, want, "{}", p.display());
+            assert_eq!(
+                r["lines"]["malformed"],
+                plain["lines"]["malformed"],
+                "{}",
+                p.display()
+            );
+        }
+        assert_eq!(n, ALL.len());
+    }
+}

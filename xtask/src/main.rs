@@ -8,12 +8,20 @@
 //!       [--failure-rate F] [--drift D] [--pipeline] [--prose]
 //!       completion JSONL (three shapes mixed, or pipeline records only; text dense in escapes
 //!       and non-ASCII, or prose with a few) with its truth printed
+//!   wrap-log --collector NAME --in FILE --out FILE [--ahead-h H]
+//!       a plain log as a log collector hands it over (docker, cri, journald, loki, shipper,
+//!       kubectl, cloudwatch, gcloud, loki-api, elasticsearch), its times following the
+//!       lines' stamps (a server H hours ahead of UTC)
+//!   envelopes
+//!       rewrites `fixtures/formats/envelopes/`: two fixture logs as each collector has them
 //!   demo
 //!       rewrites `fixtures/runs/demo/` (two GPUs, the second 25% slower) and prints the truth
 //!   runs
 //!       rewrites the scenario runs under `fixtures/runs/` (fleet, vllm-c128, vllm-c200,
 //!       sglang-mrr) and their `*.truth.txt`
 
+use tokstat_parsers::wrappers::envelope::write::{wrap, Wrapping};
+use tokstat_parsers::wrappers::envelope::Collector;
 use xtask::{gen_completions, scenario, sim};
 
 use anyhow::{bail, Context, Result};
@@ -90,11 +98,117 @@ fn main() -> Result<()> {
             std::fs::write(dir.join("../demo.truth.txt"), truth_file)?;
         }
         Some("runs") => runs()?,
+        Some("wrap-log") => {
+            let name: String = arg(&args, "--collector", "docker".to_string())?;
+            let c = collector(&name)?;
+            let input: PathBuf = arg(&args, "--in", PathBuf::new())?;
+            let out: PathBuf = arg(&args, "--out", PathBuf::new())?;
+            let ahead: i64 = arg(&args, "--ahead-h", 0)?;
+            wrap_log(c, &input, &out, ahead * 3_600_000)?;
+        }
+        Some("envelopes") => envelopes()?,
         Some("steady-runs") => {
             let out: PathBuf = arg(&args, "--out", PathBuf::from("bench-data/steady"))?;
             steady_runs(&out)?;
         }
         _ => bail!("usage: xtask sglang-log --out FILE [--bytes N] [--seed S] [--gpu N] [--slow F] [--max-running R] | xtask demo | xtask runs"),
+    }
+    Ok(())
+}
+
+/// The collectors by their short names.
+const COLLECTORS: [(&str, Collector); 10] = [
+    ("docker", Collector::DockerJson),
+    ("cri", Collector::Cri),
+    ("journald", Collector::Journald),
+    ("loki", Collector::LokiJsonl),
+    ("shipper", Collector::Shipper),
+    ("kubectl", Collector::KubectlPrefix),
+    ("cloudwatch", Collector::CloudWatch),
+    ("gcloud", Collector::CloudLogging),
+    ("loki-api", Collector::LokiApi),
+    ("elasticsearch", Collector::Elasticsearch),
+];
+
+fn collector(name: &str) -> Result<Collector> {
+    COLLECTORS
+        .iter()
+        .find(|c| c.0 == name)
+        .map(|c| c.1)
+        .with_context(|| format!("--collector {name}: one of docker, cri, journald, loki, shipper, kubectl, cloudwatch, gcloud, loki-api, elasticsearch"))
+}
+
+/// The collector's first time for a log: its first stamp, on the server's clock less
+/// `ahead_ms` (2026 for year-less stamps).
+fn start_of(text: &str, ahead_ms: i64) -> i64 {
+    let mut cal = tokstat_parsers::stamp::Calendar::new(2026, 20_583);
+    let mut scratch = String::new();
+    text.lines()
+        .find_map(|l| {
+            cal.resolve(tokstat_parsers::wrappers::prefix::stamp_of(
+                l.as_bytes(),
+                &mut scratch,
+            ))
+        })
+        .map_or(1_778_371_200_000, |t| t.0)
+        - ahead_ms
+}
+
+/// `input` as `c` hands it over, a block of lines at a time for line collectors (a document
+/// collector's file is written whole).
+fn wrap_log(c: Collector, input: &Path, out: &Path, ahead_ms: i64) -> Result<()> {
+    use std::io::{BufRead, Write};
+    let mut w = std::io::BufWriter::new(std::fs::File::create(out)?);
+    let r = std::io::BufReader::new(std::fs::File::open(input)?);
+    let mut block = String::new();
+    let flush = |block: &mut String, w: &mut std::io::BufWriter<std::fs::File>| -> Result<()> {
+        let start = start_of(block, ahead_ms);
+        let wrapping = Wrapping {
+            start_ms: start,
+            server_ahead_ms: Some(ahead_ms),
+            ..Wrapping::default()
+        };
+        w.write_all(wrap(c, block, &wrapping).as_bytes())?;
+        block.clear();
+        Ok(())
+    };
+    for line in r.lines() {
+        block.push_str(&line?);
+        block.push('\n');
+        if c.per_line() && block.len() > 64 << 20 {
+            flush(&mut block, &mut w)?;
+        }
+    }
+    if !block.is_empty() {
+        flush(&mut block, &mut w)?;
+    }
+    w.flush()?;
+    Ok(())
+}
+
+/// `fixtures/formats/envelopes/`: an SGLang and a vLLM fixture log (the vLLM one's server
+/// 8 hours ahead of a UTC collector) as each collector hands them over.
+fn envelopes() -> Result<()> {
+    let root = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../fixtures/formats"));
+    let dir = root.join("envelopes");
+    std::fs::create_dir_all(&dir)?;
+    for (log, ahead_h) in [
+        ("sglang/sglang-v0.5.9-v0.5.23-scheduler.log", 0),
+        ("vllm/vllm-v1-loggers-v0.11.1-v0.33.0.log", 8),
+    ] {
+        let engine = log.split('/').next().unwrap_or("log");
+        for (name, c) in COLLECTORS {
+            let ext = if c.per_line() && !matches!(c, Collector::Cri | Collector::KubectlPrefix) {
+                "jsonl"
+            } else if c.per_line() {
+                "log"
+            } else {
+                "json"
+            };
+            let out = dir.join(format!("{engine}-{name}.{ext}"));
+            wrap_log(c, &root.join(log), &out, ahead_h * 3_600_000)?;
+            println!("{}", out.display());
+        }
     }
     Ok(())
 }

@@ -755,6 +755,29 @@ where
                 continue;
             }
         };
+        // a collector's records: each identity's log (numbered as its unwrapped lines)
+        if let detect::Kind::Envelope(c) = opened.kind {
+            match crate::ingest::kinds::envelopes::open(c, input, src, dates, &name) {
+                Err(sk) => skipped.push(sk),
+                Ok((env, logs)) => {
+                    for (k, log) in logs.into_iter().enumerate() {
+                        let (file, mut tally, err) = scan_log(
+                            input,
+                            log.name,
+                            log.src,
+                            log.dates,
+                            LineNumbers::Absolute,
+                            &work,
+                            &mut |f: &FileCtx, r: R, _| sink(f, r),
+                        );
+                        env.account(k, &mut tally);
+                        skipped.extend(err);
+                        files.push((file, tally));
+                    }
+                }
+            }
+            continue;
+        }
         if !matches!(opened.kind, detect::Kind::Log | detect::Kind::Empty) {
             skipped.push(Skipped {
                 source: input.display(),

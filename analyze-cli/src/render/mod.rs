@@ -70,6 +70,10 @@ pub fn opening_notes(r: &Report) -> impl Iterator<Item = String> + '_ {
         .into_iter()
         .chain(inexact_note(r.inexact))
         .chain(r.warnings.iter().map(|w| format!("Warning: {w}")))
+        .chain(r.files.iter().filter_map(|f| {
+            let e = f.envelope.as_ref()?;
+            Some(format!("{}: {}", f.source, accounting::envelope(e)))
+        }))
 }
 
 /// Whether the incident census comes before the server's figures (something broke), or

@@ -1,31 +1,45 @@
 //! Server logs inside log collectors' records (see `tokstat_parsers::wrappers::envelope`):
 //! each identity a file names (a pod, a host, a log stream) is read as a log of its own,
-//! an instance, through the server logs' reader: its records unwrapped into the plain log
-//! the engines wrote, dated by the collector where the engine's stamps lack a year (or
-//! any stamp), its clock offset against the collector's stated. Its part of the read: the
-//! logs' (`logs`), and each file's [`EnvelopeRead`].
+//! an instance, by the server logs' scan: its records unwrapped into the plain log the
+//! engine wrote, dated by the collector where the engine's stamps lack a year (or any
+//! stamp), its clock against the collector's stated. Its part of the read: the logs'
+//! (`logs`), and each file's [`EnvelopeRead`].
 
 use super::logs::LogReader;
 use super::{InOrder, Reader};
 use crate::ingest::inputs::{Dates, Skipped};
-use crate::ingest::read::{EnvelopeRead, Ingested, ReadOptions};
-use crate::ingest::scan::SAMPLES;
-use std::sync::Arc;
+use crate::ingest::read::{EnvelopeRead, Ingested};
+use crate::ingest::scan::{Tally, SAMPLES};
+use std::sync::{Arc, Mutex};
 use tokstat_parsers::detect::Kind;
 use tokstat_parsers::source::{Compression, Data, Input, Source};
 use tokstat_parsers::stamp::{civil_from_days, DAY_MS};
-use tokstat_parsers::wrappers::envelope::unwrap::{self, Counts, Plan, Shared, Unwrap};
+use tokstat_parsers::wrappers::envelope::unwrap::{self, Clock, Counts, Plan, Shared, Unwrap};
 use tokstat_parsers::wrappers::envelope::{documents, row, Collector, Piece, Row, Who};
 
 pub struct EnvelopeReader;
 
-/// One identity of a file, to be read as an instance.
-struct Part<'a> {
-    who: Option<Who<'static>>,
+/// A collector's file opened: what accounting its logs needs once they are read (see
+/// [`Opened::account`]); the logs themselves are handed out beside it ([`Unwrapped`]).
+pub struct Opened {
+    pub collector: Collector,
+    bytes: Shared,
+    /// The file listed the newest record first (its records were put in time order).
+    newest_first: bool,
+    /// Rows no identity owns (read whole: a document's, a newest-first file's).
+    unowned: Counts,
+    /// Each log's plan, clock and counts (kept by its unwrapping as it is read).
+    parts: Vec<(Plan, Option<Clock>, Arc<Mutex<Counts>>)>,
+}
+
+/// One identity's log, ready for the logs' scan.
+pub struct Unwrapped {
     /// Its instance name.
-    name: String,
-    /// Its records, when the file is read whole (a document, a newest-first export).
-    pieces: Option<Vec<Piece<'a>>>,
+    pub name: String,
+    /// The plain log, as a stream (or in memory, for files read whole).
+    pub src: Source,
+    /// The dates that complete its engine's stamps.
+    pub dates: Dates,
 }
 
 /// Instance names for a file's identities: the pod (or host) where each pod is named once,
@@ -46,217 +60,14 @@ fn names(whos: &[Who<'static>], stem: &str) -> Vec<String> {
 /// The dates that complete the engine's stamps (vLLM's without a year, SGLang's without a
 /// date): the flags' where given, else the collector's time of the first record, on the
 /// server's clock.
-fn dates(opts: &ReadOptions, first: Option<i64>, offset_ms: i64) -> Dates {
+fn dates(given: Dates, first: Option<i64>, offset_ms: i64) -> Dates {
     let Some(t) = first else {
-        return opts.dates;
+        return given;
     };
     let days = (t + offset_ms).div_euclid(i64::from(DAY_MS)) as i32;
     Dates {
-        year: opts.dates.year.or(Some(civil_from_days(days).0)),
-        date: opts.dates.date.or(Some(days)),
-    }
-}
-
-impl Reader for EnvelopeReader {
-    fn reads(&self, kind: Kind) -> bool {
-        matches!(kind, Kind::Envelope(_))
-    }
-
-    fn read(&self, into: &mut Ingested, input: &Input, src: Source, at: &mut InOrder<'_, '_>) {
-        let Kind::Envelope(c) = at.kind else {
-            return;
-        };
-        let modified = src.modified;
-        let bytes: Shared = match src.data {
-            Data::Mapped(m) => Arc::new(m),
-            Data::Owned(v) => Arc::new(v),
-            Data::Shared(v) => v,
-            Data::Stream(r) => match Data::Stream(r).read_all() {
-                Ok(v) => Arc::new(v),
-                Err(e) => {
-                    return into.skipped.push(Skipped {
-                        source: input.display(),
-                        why: format!("cannot read: {e}"),
-                        failed: true,
-                        partly_read: false,
-                    })
-                }
-            },
-        };
-        let data: &[u8] = (*bytes).as_ref();
-        let stem = std::mem::take(&mut at.instance);
-        // what is read whole: documents, and line files whose newest record comes first
-        let mut unowned = Counts::default();
-        let (whole, line_whos): (Option<Vec<Piece<'_>>>, Vec<Who<'static>>) = if c.per_line() {
-            let s = unwrap::survey(c, data);
-            let newest_first = matches!((s.first, s.last), (Some(a), Some(b)) if b < a);
-            if newest_first {
-                (Some(in_time_order(c, data, &mut unowned)), Vec::new())
-            } else {
-                (None, s.whos.into_iter().map(|w| w.0).collect())
-            }
-        } else {
-            match documents::read(c, data) {
-                Ok((pieces, other)) => {
-                    unowned.rows += other;
-                    unowned.other += other;
-                    (Some(pieces), Vec::new())
-                }
-                Err(e) => {
-                    return into.skipped.push(Skipped {
-                        source: input.display(),
-                        why: format!("not a whole {} document: {e}", c.as_str()),
-                        failed: true,
-                        partly_read: false,
-                    })
-                }
-            }
-        };
-        let newest_first = c.per_line() && whole.is_some();
-        let in_place = whole.is_none();
-        let parts: Vec<Part<'_>> = match whole {
-            Some(pieces) => {
-                let mut whos: Vec<Who<'static>> = Vec::new();
-                for p in &pieces {
-                    if !whos.iter().any(|w| *w == p.who) {
-                        whos.push(p.who.owned());
-                    }
-                }
-                let names = names(&whos, &stem);
-                let mut parts: Vec<Part<'_>> = whos
-                    .into_iter()
-                    .zip(names)
-                    .map(|(w, name)| Part {
-                        who: Some(w),
-                        name,
-                        pieces: Some(Vec::new()),
-                    })
-                    .collect();
-                for p in pieces {
-                    if let Some(part) = parts.iter_mut().find(|x| x.who.as_ref() == Some(&p.who)) {
-                        if let Some(v) = part.pieces.as_mut() {
-                            v.push(p);
-                        }
-                    }
-                }
-                parts
-            }
-            None => {
-                let whos = line_whos;
-                let names = names(&whos, &stem);
-                let several = whos.len() > 1;
-                whos.into_iter()
-                    .zip(names)
-                    .map(|(w, name)| Part {
-                        who: several.then_some(w),
-                        name,
-                        pieces: None,
-                    })
-                    .collect()
-            }
-        };
-        if parts.is_empty() {
-            // a collector's file with no line in it: its rows are all other
-            let src = Source {
-                input: input.clone(),
-                compression: Compression::None,
-                modified,
-                at_open: None,
-                data: Data::Owned(Vec::new()),
-            };
-            at.instance = stem;
-            LogReader.read(into, input, src, at);
-            if let Some(f) = into.files.last_mut() {
-                add_unowned(&mut f.tally, &unowned);
-                f.kind = at.kind;
-                f.envelope = Some(EnvelopeRead {
-                    collector: c.as_str(),
-                    rows: unowned.rows,
-                    ..EnvelopeRead::default()
-                });
-            }
-            return;
-        }
-        for (k, part) in parts.into_iter().enumerate() {
-            let first_part = k == 0;
-            let mut plan = Plan {
-                collector: c,
-                who: part.who.clone(),
-                offset_ms: 0,
-                counts_unowned: first_part,
-            };
-            let (clock, first_time) = match &part.pieces {
-                Some(v) => (
-                    unwrap::clock(v.iter().cloned().take(unwrap::CLOCK_LINES * 8)),
-                    v.iter().find_map(|p| p.time),
-                ),
-                None => (
-                    unwrap::clock(unwrap::first_pieces(c, data, part.who.as_ref())),
-                    unwrap::first_pieces(c, data, part.who.as_ref()).find_map(|p| p.time),
-                ),
-            };
-            plan.offset_ms = clock.map_or(0, |k| k.offset_ms);
-            let mut opts = at.opts.clone();
-            opts.dates = dates(at.opts, first_time, plan.offset_ms);
-            let (data_of_part, counts) = match part.pieces {
-                Some(v) => {
-                    let (plain, counts) = unwrap::plain(v.into_iter(), &plan);
-                    (Data::Owned(plain), Arc::new(std::sync::Mutex::new(counts)))
-                }
-                None => {
-                    let (u, counts) = Unwrap::new(Arc::clone(&bytes), plan.clone());
-                    (Data::Stream(Box::new(u)), counts)
-                }
-            };
-            let src = Source {
-                input: input.clone(),
-                compression: Compression::None,
-                modified,
-                at_open: None,
-                data: data_of_part,
-            };
-            let mut sub = InOrder {
-                opts: &opts,
-                kind: Kind::Log,
-                instance: part.name.clone(),
-                steps: at.steps.as_deref_mut(),
-                counted: at.counted,
-            };
-            LogReader.read(into, input, src, &mut sub);
-            let counts = match counts.lock() {
-                Ok(g) => g.clone(),
-                Err(p) => p.into_inner().clone(),
-            };
-            if let Some(f) = into.files.last_mut() {
-                f.kind = at.kind;
-                // the lines' malformed samples named by the file's rows
-                // (read in place: a document's records were put in order first)
-                if in_place && !f.tally.samples.is_empty() {
-                    let lines: Vec<u64> = f.tally.samples.iter().map(|s| s.0).collect();
-                    let rows = unwrap::rows_of_lines(data, &plan, &lines);
-                    for (s, r) in f.tally.samples.iter_mut().zip(rows) {
-                        s.0 = r;
-                    }
-                }
-                add_unowned(&mut f.tally, &counts);
-                if first_part {
-                    add_unowned(&mut f.tally, &unowned);
-                }
-                f.envelope = Some(EnvelopeRead {
-                    collector: c.as_str(),
-                    identity: part.who.as_ref().map(Who::label).filter(|l| !l.is_empty()),
-                    rows: counts.rows - counts.foreign + if first_part { unowned.rows } else { 0 },
-                    joined: counts.joined,
-                    stamped: counts.stamped,
-                    clock,
-                    newest_first,
-                });
-            }
-        }
-    }
-
-    fn extend(&self, _into: &mut Ingested, _other: &mut Ingested) {
-        // (its part is the logs': merged by their reader)
+        year: given.year.or(Some(civil_from_days(days).0)),
+        date: given.date.or(Some(days)),
     }
 }
 
@@ -281,13 +92,214 @@ fn in_time_order<'a>(c: Collector, data: &'a [u8], unowned: &mut Counts) -> Vec<
     pieces
 }
 
-/// Adds the rows unwrapping counted apart from the lines (blank or textless records as
-/// other, broken records as malformed with their row numbers) to a file's tally.
-fn add_unowned(t: &mut crate::ingest::scan::Tally, c: &Counts) {
+/// Opens a collector's file (`src`, detected as `c`): its identities, each one's clock and
+/// dates, and its plain log. `stem` names the log of records that name no one.
+pub fn open(
+    c: Collector,
+    input: &Input,
+    src: Source,
+    given: Dates,
+    stem: &str,
+) -> Result<(Opened, Vec<Unwrapped>), Skipped> {
+    let fail = |why: String| Skipped {
+        source: input.display(),
+        why,
+        failed: true,
+        partly_read: false,
+    };
+    let modified = src.modified;
+    let bytes: Shared = match src.data {
+        Data::Mapped(m) => Arc::new(m),
+        Data::Owned(v) => Arc::new(v),
+        Data::Shared(v) => v,
+        stream @ Data::Stream(_) => Arc::new(
+            stream
+                .read_all()
+                .map_err(|e| fail(format!("cannot read: {e}")))?,
+        ),
+    };
+    let source = |data: Data| Source {
+        input: input.clone(),
+        compression: Compression::None,
+        modified,
+        at_open: None,
+        data,
+    };
+    let data: &[u8] = (*bytes).as_ref();
+    let mut unowned = Counts::default();
+    // what is read whole: documents, and line files whose newest record comes first
+    let whole: Result<Vec<Piece<'_>>, Vec<Who<'static>>> = if c.per_line() {
+        let s = unwrap::survey(c, data);
+        match (s.first, s.last) {
+            (Some(a), Some(b)) if b < a => Ok(in_time_order(c, data, &mut unowned)),
+            _ => Err(s.whos.into_iter().map(|w| w.0).collect()),
+        }
+    } else {
+        let (pieces, other) = documents::read(c, data)
+            .map_err(|e| fail(format!("not a whole {} document: {e}", c.as_str())))?;
+        unowned.rows += other;
+        unowned.other += other;
+        Ok(pieces)
+    };
+    let newest_first = c.per_line() && whole.is_ok();
+    let mut logs = Vec::new();
+    let mut parts = Vec::new();
+    match whole {
+        Ok(pieces) => {
+            let mut whos: Vec<Who<'static>> = Vec::new();
+            for p in &pieces {
+                if !whos.contains(&p.who) {
+                    whos.push(p.who.owned());
+                }
+            }
+            for (who, name) in whos.iter().zip(names(&whos, stem)) {
+                let mine = || pieces.iter().filter(|p| p.who == *who).cloned();
+                let clock = unwrap::clock(mine());
+                let plan = Plan {
+                    collector: c,
+                    who: Some(who.clone()),
+                    offset_ms: clock.map_or(0, |k| k.offset_ms),
+                    counts_unowned: logs.is_empty(),
+                };
+                let first = mine().find_map(|p| p.time);
+                let (plain, counts) = unwrap::plain(mine(), &plan);
+                logs.push(Unwrapped {
+                    name,
+                    src: source(Data::Owned(plain)),
+                    dates: dates(given, first, plan.offset_ms),
+                });
+                parts.push((plan, clock, Arc::new(Mutex::new(counts))));
+            }
+        }
+        Err(whos) => {
+            let several = whos.len() > 1;
+            for (who, name) in whos.iter().zip(names(&whos, stem)) {
+                let who = several.then(|| who.clone());
+                let clock = unwrap::clock(unwrap::first_pieces(c, data, who.as_ref()));
+                let first = unwrap::first_pieces(c, data, who.as_ref()).find_map(|p| p.time);
+                let plan = Plan {
+                    collector: c,
+                    who,
+                    offset_ms: clock.map_or(0, |k| k.offset_ms),
+                    counts_unowned: logs.is_empty(),
+                };
+                let (u, counts) = Unwrap::new(Arc::clone(&bytes), plan.clone());
+                logs.push(Unwrapped {
+                    name,
+                    src: source(Data::Stream(Box::new(u))),
+                    dates: dates(given, first, plan.offset_ms),
+                });
+                parts.push((plan, clock, counts));
+            }
+        }
+    }
+    if logs.is_empty() {
+        // a collector's file with no line in it: its rows are all other
+        let plan = Plan {
+            collector: c,
+            who: None,
+            offset_ms: 0,
+            counts_unowned: true,
+        };
+        logs.push(Unwrapped {
+            name: stem.to_string(),
+            src: source(Data::Owned(Vec::new())),
+            dates: given,
+        });
+        parts.push((plan, None, Arc::default()));
+    }
+    let opened = Opened {
+        collector: c,
+        bytes,
+        newest_first,
+        unowned,
+        parts,
+    };
+    Ok((opened, logs))
+}
+
+impl Opened {
+    /// Completes the tally of log `k` (its scan counted the plain lines): the rows that
+    /// hold no line, broken rows as malformed with their row numbers, and the lines'
+    /// malformed samples named by the file's rows. Returns what the records said.
+    pub fn account(&self, k: usize, tally: &mut Tally) -> EnvelopeRead {
+        let Some((plan, clock, counts)) = self.parts.get(k) else {
+            return EnvelopeRead::default();
+        };
+        let counts = match counts.lock() {
+            Ok(g) => g.clone(),
+            Err(p) => p.into_inner().clone(),
+        };
+        // (a file read in place: numbered by its rows; a document's records by their order)
+        if !self.newest_first && self.collector.per_line() && !tally.samples.is_empty() {
+            let lines: Vec<u64> = tally.samples.iter().map(|s| s.0).collect();
+            let rows = unwrap::rows_of_lines((*self.bytes).as_ref(), plan, &lines);
+            for (s, r) in tally.samples.iter_mut().zip(rows) {
+                s.0 = r;
+            }
+        }
+        let mut rows = counts.rows - counts.foreign;
+        add(tally, &counts);
+        if k == 0 {
+            add(tally, &self.unowned);
+            rows += self.unowned.rows;
+        }
+        EnvelopeRead {
+            collector: self.collector.as_str(),
+            identity: plan.who.as_ref().map(Who::label).filter(|l| !l.is_empty()),
+            rows,
+            joined: counts.joined,
+            stamped: counts.stamped,
+            clock: *clock,
+            newest_first: self.newest_first,
+        }
+    }
+}
+
+/// Adds rows counted apart from the lines (blank or textless records as other, broken
+/// records as malformed, with their row numbers) to a tally.
+fn add(t: &mut Tally, c: &Counts) {
     t.total += c.other + c.broken;
     t.other += c.other;
     t.malformed += c.broken;
     t.samples.extend(c.broken_rows.iter().copied());
     t.samples.sort_by_key(|s| s.0);
     t.samples.truncate(SAMPLES);
+}
+
+impl Reader for EnvelopeReader {
+    fn reads(&self, kind: Kind) -> bool {
+        matches!(kind, Kind::Envelope(_))
+    }
+
+    fn read(&self, into: &mut Ingested, input: &Input, src: Source, at: &mut InOrder<'_, '_>) {
+        let Kind::Envelope(c) = at.kind else {
+            return;
+        };
+        let stem = std::mem::take(&mut at.instance);
+        let (opened, logs) = match open(c, input, src, at.opts.dates, &stem) {
+            Ok(o) => o,
+            Err(skipped) => return into.skipped.push(skipped),
+        };
+        for (k, log) in logs.into_iter().enumerate() {
+            let mut opts = at.opts.clone();
+            opts.dates = log.dates;
+            let mut sub = InOrder {
+                opts: &opts,
+                kind: Kind::Log,
+                instance: log.name,
+                steps: at.steps.as_deref_mut(),
+                counted: at.counted,
+            };
+            LogReader.read(into, input, log.src, &mut sub);
+            if let Some(f) = into.files.last_mut() {
+                f.kind = at.kind;
+                f.envelope = Some(opened.account(k, &mut f.tally));
+            }
+        }
+    }
+
+    fn extend(&self, _into: &mut Ingested, _other: &mut Ingested) {
+        // (its part is the logs': merged by their reader)
+    }
 }

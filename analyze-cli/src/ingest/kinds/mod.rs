@@ -11,7 +11,7 @@
 //! [`READERS`], its field in [`Ingested`] and its rule in `detect`.
 
 mod binary;
-mod envelopes;
+pub mod envelopes;
 mod json;
 mod logs;
 mod prometheus;

@@ -128,9 +128,12 @@ fn labels<'a>(sc: &mut Scanner<'a>, f: &mut Fields<'a>) -> R<()> {
                 if sc.peek() == Some(b'{') {
                     // Filebeat: `kubernetes.pod.name`
                     return sc.object(|sc, k| match k.raw {
-                        b"name" => Ok(if let Some(v) = string(sc)? {
-                            f.set_name(v, 5)
-                        }),
+                        b"name" => {
+                            if let Some(v) = string(sc)? {
+                                f.set_name(v, 5);
+                            }
+                            Ok(())
+                        }
                         _ => sc.skip(),
                     });
                 }
@@ -141,9 +144,12 @@ fn labels<'a>(sc: &mut Scanner<'a>, f: &mut Fields<'a>) -> R<()> {
             b"container" | b"container_name" => {
                 if sc.peek() == Some(b'{') {
                     return sc.object(|sc, k| match k.raw {
-                        b"name" => Ok(if let Some(v) = string(sc)? {
-                            f.set_container(v, 3)
-                        }),
+                        b"name" => {
+                            if let Some(v) = string(sc)? {
+                                f.set_container(v, 3);
+                            }
+                            Ok(())
+                        }
                         _ => sc.skip(),
                     });
                 }
@@ -229,9 +235,12 @@ fn fields<'a>(sc: &mut Scanner<'a>, f: &mut Fields<'a>) -> R<()> {
             b"host" => {
                 if sc.peek() == Some(b'{') {
                     sc.object(|sc, k| match k.raw {
-                        b"name" | b"hostname" => Ok(if let Some(v) = string(sc)? {
-                            f.set_name(v, 2)
-                        }),
+                        b"name" | b"hostname" => {
+                            if let Some(v) = string(sc)? {
+                                f.set_name(v, 2);
+                            }
+                            Ok(())
+                        }
                         _ => sc.skip(),
                     })?;
                 } else if let Some(v) = string(sc)? {

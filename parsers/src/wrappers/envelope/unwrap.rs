@@ -112,11 +112,14 @@ pub fn needs_stamp(line: &[u8]) -> bool {
     }
 }
 
+/// A line whose pieces are being joined: its text so far, time and first row.
+type UnderWay = (Vec<u8>, Option<UtcMs>, u64);
+
 /// Joins pieces and writes plain lines.
 struct Emitter<'p> {
     plan: &'p Plan,
-    /// A line under way per stream: its text so far, time and first row.
-    pending: [Option<(Vec<u8>, Option<UtcMs>, u64)>; 3],
+    /// A line under way per stream.
+    pending: [Option<UnderWay>; 3],
 }
 
 impl<'p> Emitter<'p> {
