@@ -54,6 +54,55 @@ pub struct InputArgs {
     pub threads: Option<u16>,
 }
 
+/// A window of a Prometheus server read as an input (docs/prometheus.md).
+#[derive(Debug, Args, Clone, Default)]
+pub struct PrometheusArgs {
+    /// A Prometheus server to read a window of (or Thanos, Mimir, Cortex, VictoriaMetrics,
+    /// Google Managed Prometheus): `http://host:9090`, `https://user:password@host/prefix`.
+    #[arg(long, value_name = "URL")]
+    pub prometheus: Option<String>,
+    /// The window's start: RFC 3339, Unix seconds, or a duration before now (`2h`, `1h30m`).
+    #[arg(
+        long,
+        value_name = "TIME",
+        default_value = "1h",
+        requires = "prometheus"
+    )]
+    pub since: String,
+    /// The window's end (as `--since`; `now` by default).
+    #[arg(
+        long,
+        value_name = "TIME",
+        default_value = "now",
+        requires = "prometheus"
+    )]
+    pub until: String,
+    /// The series to read, a PromQL series selector (default: every vLLM and SGLang
+    /// series, under any name Prometheus stores them by).
+    #[arg(long = "match", value_name = "SELECTOR", requires = "prometheus")]
+    pub selector: Option<String>,
+    /// A file holding a bearer token (managed services require one).
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "prometheus",
+        conflicts_with = "bearer_token_env"
+    )]
+    pub bearer_token_file: Option<std::path::PathBuf>,
+    /// An environment variable holding a bearer token.
+    #[arg(long, value_name = "VAR", requires = "prometheus")]
+    pub bearer_token_env: Option<String>,
+    /// An extra request header, `Name: value` (`X-Scope-OrgID: team-a`); repeatable.
+    #[arg(long = "header", value_name = "NAME: VALUE", requires = "prometheus")]
+    pub headers: Vec<String>,
+    /// PEM certificates to trust beside the system's roots (a private CA).
+    #[arg(long, value_name = "FILE", requires = "prometheus")]
+    pub ca_file: Option<std::path::PathBuf>,
+    /// How long each query may take.
+    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = humantime::parse_duration)]
+    pub query_timeout: std::time::Duration,
+}
+
 /// What completes stamps that carry no year or no date.
 #[derive(Debug, Args, Clone, Default)]
 pub struct DateArgs {
@@ -85,9 +134,12 @@ pub struct FormatArgs {
 }
 
 #[derive(Debug, Args)]
+#[command(mut_arg("inputs", |a| a.required(false).required_unless_present("prometheus")))]
 pub struct ReportArgs {
     #[command(flatten)]
     pub input: InputArgs,
+    #[command(flatten)]
+    pub prometheus: PrometheusArgs,
     #[command(flatten)]
     pub format: FormatArgs,
     #[command(flatten)]
@@ -271,9 +323,12 @@ pub enum Partition {
 }
 
 #[derive(Debug, Args)]
+#[command(mut_arg("inputs", |a| a.required(false).required_unless_present("prometheus")))]
 pub struct ExportArgs {
     #[command(flatten)]
     pub input: InputArgs,
+    #[command(flatten)]
+    pub prometheus: PrometheusArgs,
     /// The folder the tables are written into (created if missing).
     #[arg(long, value_name = "DIR")]
     pub to: std::path::PathBuf,

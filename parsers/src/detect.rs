@@ -45,10 +45,11 @@ const FIRST_LINE: [(Kind, Claims); 3] = [
     (Kind::Prometheus, prometheus_line),
 ];
 
-/// A sample whose metric name is quoted in the braces (Prometheus 3.x: `{"my.metric"} 1`),
+/// A sample whose metric name is in the braces, quoted (Prometheus 3.x: `{"my.metric"} 1`)
+/// or as `__name__` (`promtool tsdb dump`: `{__name__="m", job="x"} 1 1796479669338`),
 /// which begins like a JSON object.
 fn quoted_name_sample(line: &[u8]) -> bool {
-    line.starts_with(b"{\"")
+    (line.starts_with(b"{\"") || line.starts_with(b"{__name__="))
         && std::str::from_utf8(line).is_ok_and(|t| {
             matches!(
                 crate::prometheus::parse_line(t),
@@ -76,7 +77,11 @@ pub fn sniff(head: &[u8]) -> Kind {
     if is_binary(head) {
         return Kind::Binary;
     }
-    // a collector's records, before JSON claims their `{`
+    // the Prometheus API's query results, and a collector's records, before JSON claims
+    // their `{`
+    if crate::prometheus_api::sniff(head) {
+        return Kind::Prometheus;
+    }
     if let Some(c) = crate::wrappers::envelope::sniff(head) {
         return Kind::Envelope(c);
     }

@@ -41,6 +41,7 @@ pub mod line;
 pub mod loadgen;
 pub mod num;
 pub mod prometheus;
+pub mod prometheus_api;
 pub mod record;
 pub mod scan;
 pub mod sglang;

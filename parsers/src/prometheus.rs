@@ -245,6 +245,11 @@ enum Item<'a> {
 /// The item at the start of `s` and what follows it.
 fn item(s: &str) -> Option<(Item<'_>, &str)> {
     if let Some((key, val, r)) = label_item(s) {
+        // `promtool tsdb dump` and the HTTP API name the metric as a label:
+        // `{__name__="vllm_generation_tokens_total", engine="0"} 5900 1796479669338`
+        if key == "__name__" {
+            return Some((Item::Name(val), r));
+        }
         return Some((Item::Label(key, val), r));
     }
     let (name, r) = quoted(s)?;

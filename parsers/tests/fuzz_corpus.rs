@@ -14,6 +14,7 @@ macro_rules! targets {
 
 targets!(
     bench_console,
+    envelope,
     engine_messages,
     json_record,
     kv_pairs,

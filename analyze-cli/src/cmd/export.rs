@@ -8,7 +8,10 @@ use std::io::Write;
 
 pub fn run(a: &ExportArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<i32> {
     let opts = Options {
-        report: super::report::options(&a.input.inputs, &a.input.dates, &a.completions, &a.server),
+        report: crate::report::Options {
+            prometheus: super::report::prometheus(&a.prometheus)?,
+            ..super::report::options(&a.input.inputs, &a.input.dates, &a.completions, &a.server)
+        },
         to: a.to.clone(),
         format: a.format,
         by_run: a.partition_by.contains(&Partition::Run),

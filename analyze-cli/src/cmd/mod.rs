@@ -83,6 +83,7 @@ fn run(cli: Cli, style: Style, out: &mut dyn Write, err: &mut dyn Write) -> Resu
             &crate::report::Options {
                 run: a.run.clone(),
                 node: a.node.clone(),
+                prometheus: report::prometheus(&a.prometheus)?,
                 ..report::options(&a.input.inputs, &a.input.dates, &a.completions, &a.server)
             },
             a.format.format,

@@ -29,7 +29,58 @@ pub fn options(
         run: None,
         node: None,
         benchmark: None,
+        prometheus: None,
     }
+}
+
+/// The window of a Prometheus server the flags name, if any: the token read from its file
+/// or variable (never shown), the times resolved against now.
+pub fn prometheus(
+    a: &crate::cli::PrometheusArgs,
+) -> Result<Option<crate::ingest::prometheus_server::Query>> {
+    use crate::ingest::prometheus_server::{parse_time, Access, Query, DEFAULT_MATCH};
+    use anyhow::Context;
+    let Some(url) = &a.prometheus else {
+        return Ok(None);
+    };
+    let bearer = match (&a.bearer_token_file, &a.bearer_token_env) {
+        (Some(f), _) => Some(
+            std::fs::read_to_string(f)
+                .with_context(|| format!("--bearer-token-file {}: cannot read", f.display()))?,
+        ),
+        (None, Some(v)) => Some(
+            std::env::var(v)
+                .with_context(|| format!("--bearer-token-env {v}: the variable is not set"))?,
+        ),
+        (None, None) => None,
+    };
+    let headers = a
+        .headers
+        .iter()
+        .map(|h| {
+            h.split_once(':')
+                .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+                .with_context(|| format!("--header {h:?}: expected `Name: value`"))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64);
+    Ok(Some(Query {
+        url: url.clone(),
+        since_ms: parse_time(&a.since, now).context("--since")?,
+        until_ms: parse_time(&a.until, now).context("--until")?,
+        selector: a
+            .selector
+            .clone()
+            .unwrap_or_else(|| DEFAULT_MATCH.to_string()),
+        access: Access {
+            bearer,
+            headers,
+            ca_file: a.ca_file.clone(),
+            timeout: a.query_timeout,
+        },
+    }))
 }
 
 pub fn run(

@@ -22,6 +22,7 @@ pub mod inputs;
 pub mod instance;
 pub mod kinds;
 pub mod progress;
+pub mod prometheus_server;
 pub mod read;
 pub mod responses;
 pub mod scan;

@@ -34,6 +34,10 @@ pub struct Scrape {
 pub struct Scrapes {
     pub scrapes: Vec<Scrape>,
     pub types: HashMap<String, MetricType>,
+    /// What a read must say beside its figures (a partial API response's warnings, derived
+    /// series left out); taken into the read's warnings by its reader, not saved.
+    #[serde(skip)]
+    pub notes: Vec<String>,
 }
 
 /// A malformed line: (line number, why).
@@ -85,6 +89,9 @@ impl Scrapes {
         src: tokstat_parsers::source::Source,
     ) -> std::io::Result<Tally> {
         let bytes = src.data.read_all()?;
+        if tokstat_parsers::prometheus_api::sniff(&bytes) {
+            return self.read_api(&input.display(), &bytes);
+        }
         // (a byte order mark before the first line is no part of it)
         let text = String::from_utf8_lossy(tokstat_parsers::text::without_bom(&bytes));
         let (parsed, other, bad, total) = self.read(&input.display(), &input.stem(), &text);
@@ -96,6 +103,71 @@ impl Scrapes {
             partial: 0,
             samples: bad.into_iter().take(SAMPLES).collect(),
         })
+    }
+
+    /// Reads a saved response of the HTTP API (`curl …/api/v1/query`, `query_range`): each
+    /// sample into the scrape of its time, as a scrape file holds them. Its samples are its
+    /// lines: a derived series' (no `__name__`) are other, and said so.
+    pub fn read_api(&mut self, source: &str, bytes: &[u8]) -> std::io::Result<Tally> {
+        use tokstat_parsers::prometheus_api;
+        let bad = |e: String| std::io::Error::new(std::io::ErrorKind::InvalidData, e);
+        let r = prometheus_api::read(bytes)
+            .map_err(|e| bad(format!("not a whole Prometheus API response: {e}")))?;
+        if r.status != "success" {
+            return Err(bad(format!(
+                "the saved query failed: {}: {}",
+                r.error_type.as_deref().unwrap_or("error"),
+                r.error.as_deref().unwrap_or("(no message)")
+            )));
+        }
+        for w in &r.warnings {
+            self.notes.push(format!("{source}: Prometheus warned: {w}"));
+        }
+        let mut t = Tally::default();
+        let mut by_time: std::collections::BTreeMap<i64, Vec<MetricSample>> = Default::default();
+        let mut derived = 0u64;
+        for series in &r.series {
+            t.total += series.points.len() as u64;
+            let Some(name) = &series.name else {
+                derived += 1;
+                t.other += series.points.len() as u64;
+                continue;
+            };
+            let mut labels: Vec<(&str, &str)> = series
+                .labels
+                .iter()
+                .map(|(k, v)| (k.as_ref(), v.as_ref()))
+                .collect();
+            labels.sort_unstable();
+            let labels = labels
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect::<Vec<_>>()
+                .join(",");
+            let name = prometheus::engine_name(name).into_owned();
+            for &(ms, value) in &series.points {
+                t.parsed += 1;
+                by_time.entry(ms).or_default().push(MetricSample {
+                    name: name.clone(),
+                    labels: labels.clone(),
+                    value,
+                });
+            }
+        }
+        if derived > 0 {
+            self.notes.push(format!(
+                "{source}: {derived} series without a metric name (derived by the query, such as sum(rate(…))): not read as a metric's samples"
+            ));
+        }
+        for (ms, samples) in by_time {
+            self.scrapes.push(Scrape {
+                source: source.to_string(),
+                ts: Some(Ts(ms)),
+                samples,
+                placed: None,
+            });
+        }
+        Ok(t)
     }
 
     /// Reads one file's text: returns (samples, other lines, malformed lines, total lines).
@@ -110,14 +182,15 @@ impl Scrapes {
             ..Scrape::default()
         };
         let mut marked = false;
-        let mut newest_stamp: Option<i64> = None;
+        // each sample's own timestamp, beside `current.samples`
+        let mut stamps: Vec<Option<i64>> = Vec::new();
         for (n, line) in text.lines().enumerate() {
             total += 1;
             match prometheus::parse_line(line) {
                 Ok(Line::Sample(s)) => {
                     parsed += 1;
                     // `_created` samples stay in the table; no figure reads them
-                    newest_stamp = newest_stamp.max(s.timestamp_ms);
+                    stamps.push(s.timestamp_ms);
                     current.samples.push(MetricSample {
                         name: prometheus::engine_name(s.name).into_owned(),
                         labels: sorted_labels(s.labels),
@@ -132,7 +205,7 @@ impl Scrapes {
                 Ok(Line::Scrape(ts)) => {
                     other += 1;
                     if marked || !current.samples.is_empty() {
-                        self.push(std::mem::take(&mut current), newest_stamp.take());
+                        self.push(std::mem::take(&mut current), std::mem::take(&mut stamps));
                         current.source = source.to_string();
                     }
                     current.ts = ts;
@@ -143,7 +216,7 @@ impl Scrapes {
             }
         }
         if marked || !current.samples.is_empty() {
-            self.push(current, newest_stamp);
+            self.push(current, stamps);
         }
         (parsed, other, bad, total)
     }
@@ -152,13 +225,47 @@ impl Scrapes {
     pub fn extend(&mut self, other: Scrapes) {
         self.scrapes.extend(other.scrapes);
         self.types.extend(other.types);
+        self.notes.extend(other.notes);
     }
 
-    fn push(&mut self, mut s: Scrape, stamp: Option<i64>) {
-        if s.ts.is_none() {
-            s.ts = stamp.map(Ts);
+    /// Adds a scrape read, `stamps` its samples' own timestamps. Samples of one timestamp
+    /// are one scrape (Prometheus stamps every sample of a scrape with the scrape's time): a
+    /// file of samples of many timestamps — `promtool tsdb dump`, `/federate`, exposition
+    /// written with timestamps — is that many scrapes, each at its time, never one scrape
+    /// holding them all. A scrape's samples without a timestamp keep its own time (a `#
+    /// scrape` line, the file's name), else the newest timestamp among the others.
+    fn push(&mut self, mut s: Scrape, stamps: Vec<Option<i64>>) {
+        let mut distinct: Vec<i64> = stamps.iter().flatten().copied().collect();
+        distinct.sort_unstable();
+        distinct.dedup();
+        if distinct.len() <= 1 {
+            if s.ts.is_none() {
+                s.ts = distinct.first().copied().map(Ts);
+            }
+            self.scrapes.push(s);
+            return;
         }
-        self.scrapes.push(s);
+        let mut by_time: std::collections::BTreeMap<i64, Vec<MetricSample>> = Default::default();
+        let mut unstamped = Vec::new();
+        for (m, t) in s.samples.drain(..).zip(stamps) {
+            match t {
+                Some(t) => by_time.entry(t).or_default().push(m),
+                None => unstamped.push(m),
+            }
+        }
+        for (t, samples) in by_time {
+            self.scrapes.push(Scrape {
+                source: s.source.clone(),
+                ts: Some(Ts(t)),
+                samples,
+                placed: None,
+            });
+        }
+        if !unstamped.is_empty() {
+            s.samples = unstamped;
+            s.ts = s.ts.or(distinct.last().copied().map(Ts));
+            self.scrapes.push(s);
+        }
     }
 
     /// Puts scrapes in time order and places each in time ([`Scrape::placed`]): a scrape
@@ -199,6 +306,47 @@ impl Scrapes {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Regression (issue 53): exposition with per-sample timestamps (`/federate`, a
+    /// `promtool tsdb dump`) was one scrape of every sample, its counters' last value taken
+    /// for the whole and NaN rates; each timestamp is now its scrape.
+    #[test]
+    fn each_timestamp_is_a_scrape() {
+        let text = "# TYPE vllm:generation_tokens counter\n\
+            vllm:generation_tokens_total{engine=\"0\"} 100 1778371200000\n\
+            vllm:generation_tokens_total{engine=\"0\"} 200 1778371201000\n\
+            {__name__=\"vllm_generation_tokens_total\", engine=\"0\", instance=\"h:8000\"} 300 1778371202000\n";
+        let mut s = Scrapes::default();
+        let (parsed, _, bad, _) = s.read("x", "x", text);
+        assert_eq!((parsed, bad.len()), (3, 0));
+        let times: Vec<i64> = s.scrapes.iter().map(|x| x.ts.unwrap().0).collect();
+        assert_eq!(
+            times,
+            [1_778_371_200_000, 1_778_371_201_000, 1_778_371_202_000]
+        );
+        assert_eq!(s.scrapes[2].samples[0].name, "vllm:generation_tokens_total");
+        assert_eq!(s.scrapes[2].samples[0].labels, "engine=0,instance=h:8000");
+        assert!(s.scrapes.iter().all(|x| x.samples.len() == 1));
+    }
+
+    /// A saved API response: its samples by time, a derived series said so, an error
+    /// response refused with Prometheus' words.
+    #[test]
+    fn api_responses() {
+        let m = br#"{"status":"success","data":{"resultType":"matrix","result":[{"metric":{"__name__":"vllm_generation_tokens_total","engine":"0"},"values":[[1778371200,"1"],[1778371201,"2"]]},{"metric":{"engine":"0"},"values":[[1778371200,"9"]]}]}}"#;
+        let mut s = Scrapes::default();
+        let t = s.read_api("a.json", m).unwrap();
+        assert_eq!((t.total, t.parsed, t.other), (3, 2, 1));
+        assert_eq!(s.scrapes.len(), 2);
+        assert!(
+            s.notes[0].contains("1 series without a metric name"),
+            "{:?}",
+            s.notes
+        );
+        let e = br#"{"status":"error","errorType":"bad_data","error":"parse error"}"#;
+        let err = s.read_api("e.json", e).unwrap_err().to_string();
+        assert!(err.contains("bad_data: parse error"), "{err}");
+    }
 
     #[test]
     fn names_give_times() {

@@ -50,6 +50,8 @@ pub struct Options {
     /// Of the benchmark runs of the result files, the one to report: its place from 1, or
     /// its name (`compare`'s `path#N`).
     pub benchmark: Option<String>,
+    /// A window of a Prometheus server, read beside the files (`--prometheus`).
+    pub prometheus: Option<crate::ingest::prometheus_server::Query>,
 }
 
 /// Reads the inputs and runs every analysis. Fails only on options that cannot be used or
@@ -106,6 +108,10 @@ pub fn read(opts: &Options, steps: Option<&mut StepsSink<'_>>) -> Result<Ingeste
     }
     if !reads.is_empty() {
         r = saved::merge(r, opts.node.as_deref(), reads);
+    }
+    if let Some(q) = &opts.prometheus {
+        let (input, _) = crate::ingest::prometheus_server::fetch(q, opts.progress.is_some())?;
+        r.extend(ingest::read_with(&[input], &read_options(opts)?, None));
     }
     r.finish(opts.interval_s);
     Ok(r)

@@ -19,7 +19,9 @@ impl Reader for PrometheusReader {
     }
 
     fn read(&self, into: &mut Ingested, input: &Input, src: Source, _: &mut InOrder<'_, '_>) {
-        match into.scrapes.read_input(input, src) {
+        let read = into.scrapes.read_input(input, src);
+        into.warnings.append(&mut into.scrapes.notes);
+        match read {
             Ok(tally) => into.files.push(FileRead {
                 file: FileCtx {
                     source: input.display(),

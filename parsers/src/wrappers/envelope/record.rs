@@ -26,7 +26,8 @@ pub const NOT_CRI: &str = "a CRI line without its stamp, stream and tag";
 /// What a JSON record's walk collects.
 #[derive(Default)]
 struct Fields<'a> {
-    text: Option<Cow<'a, [u8]>>,
+    /// The line's text, without its closing newline, and whether it had one.
+    text: Option<(Cow<'a, [u8]>, bool)>,
     /// Which text field was found (a `log` wins over a `message`).
     text_rank: u8,
     time: Option<UtcMs>,
@@ -64,10 +65,83 @@ type R<T> = Result<T, JsonError>;
 /// A string's text, decoded only when it holds escapes.
 fn text(s: Str<'_>) -> Cow<'_, [u8]> {
     if s.escaped {
-        Cow::Owned(s.decode().into_owned().into_bytes())
+        Cow::Owned(decode(s.raw))
     } else {
         Cow::Borrowed(s.raw)
     }
+}
+
+/// The bytes of a string the scanner checked (valid UTF-8, valid escapes), its escapes
+/// undone: the runs between backslashes copied whole (`Str::decode`, byte by byte and then
+/// checked again as UTF-8, was a fifth of a Docker log's unwrapping).
+fn decode(raw: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(raw.len());
+    let mut i = 0;
+    while let Some(k) = memchr::memchr(b'\\', &raw[i..]) {
+        out.extend_from_slice(&raw[i..i + k]);
+        i += k;
+        match raw.get(i + 1) {
+            Some(b'u') => {
+                // (`\uXXXX`, surrogate pairs included: the general decoder's rules)
+                let end = if raw.get(i + 6..i + 8) == Some(b"\\u") {
+                    i + 12
+                } else {
+                    i + 6
+                };
+                let end = end.min(raw.len());
+                let s = Str {
+                    raw: &raw[i..end],
+                    escaped: true,
+                };
+                out.extend_from_slice(s.decode().as_bytes());
+                i = end;
+            }
+            Some(&c) => {
+                out.push(match c {
+                    b'n' => b'\n',
+                    b't' => b'\t',
+                    b'r' => b'\r',
+                    b'b' => 8,
+                    b'f' => 12,
+                    other => other,
+                });
+                i += 2;
+            }
+            None => {
+                out.push(b'\\');
+                i += 1;
+            }
+        }
+    }
+    out.extend_from_slice(&raw[i..]);
+    out
+}
+
+/// A line's text without its closing newline, and whether it had one. A string whose only
+/// escape is that newline (nearly every Docker record: `"log":"…\n"`) is borrowed.
+fn line_text(s: Str<'_>) -> (Cow<'_, [u8]>, bool) {
+    if s.escaped {
+        if let Some(body) = s.raw.strip_suffix(b"\\n") {
+            if memchr::memchr(b'\\', body).is_none() {
+                return (Cow::Borrowed(body), true);
+            }
+        }
+    }
+    strip_newline(text(s))
+}
+
+/// `t` without one closing `\n`, and whether it had it.
+fn strip_newline(mut t: Cow<'_, [u8]>) -> (Cow<'_, [u8]>, bool) {
+    if t.last() != Some(&b'\n') {
+        return (t, false);
+    }
+    match &mut t {
+        Cow::Borrowed(b) => *b = &b[..b.len() - 1],
+        Cow::Owned(v) => {
+            v.pop();
+        }
+    }
+    (t, true)
 }
 
 /// A string value as text (identities: pod names hold no escapes).
@@ -191,17 +265,17 @@ fn fields<'a>(sc: &mut Scanner<'a>, f: &mut Fields<'a>) -> R<()> {
             // text: Docker's and Fluent Bit's `log` first, then the others'
             b"log" if f.text_rank < 5 => {
                 if let Some(s) = sc.opt_string()? {
-                    f.text = Some(text(s));
+                    f.text = Some(line_text(s));
                     f.text_rank = 5;
                 }
             }
             b"MESSAGE" if f.text_rank < 4 => {
-                f.text = journal_message(sc)?;
+                f.text = journal_message(sc)?.map(strip_newline);
                 f.text_rank = 4;
             }
             b"line" | b"message" | b"textPayload" | b"msg" if f.text_rank < 3 => {
                 if let Some(s) = sc.opt_string()? {
-                    f.text = Some(text(s));
+                    f.text = Some(line_text(s));
                     f.text_rank = 3;
                 }
             }
@@ -260,21 +334,11 @@ fn fields<'a>(sc: &mut Scanner<'a>, f: &mut Fields<'a>) -> R<()> {
 pub fn json_record<'a>(sc: &mut Scanner<'a>, docker: bool) -> R<Option<Piece<'a>>> {
     let mut f = Fields::default();
     fields(sc, &mut f)?;
-    let Some(mut text) = f.text else {
+    let Some((text, newline)) = f.text else {
         return Ok(None);
     };
-    let ends = match text.last() {
-        Some(b'\n') => {
-            match &mut text {
-                Cow::Borrowed(b) => *b = &b[..b.len() - 1],
-                Cow::Owned(v) => {
-                    v.pop();
-                }
-            }
-            true
-        }
-        _ => !docker,
-    };
+    // (Docker's pieces of a longer line have no newline; other collectors hand whole lines)
+    let ends = newline || !docker;
     Ok(Some(Piece {
         text,
         ends,

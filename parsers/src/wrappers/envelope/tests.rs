@@ -40,7 +40,7 @@ fn same_lines(c: Collector, plain: &str, out: &str) {
         if x == y {
             continue;
         }
-        let stamped = y.split_once("Z ").map(|(s, rest)| (s, rest));
+        let stamped = y.split_once("Z ");
         match stamped {
             Some((s, rest)) if rest == *x && needs_stamp(x.as_bytes()) => {
                 assert!(time::rfc3339(format!("{s}Z").as_bytes()).is_some(), "{y:?}")

@@ -7,6 +7,11 @@ use crate::stamp::days_from_civil;
 /// A collector's time of a record: UTC milliseconds since the epoch.
 pub type UtcMs = i64;
 
+thread_local! {
+    /// The last `YYYY-MM-DD` read, and its day number.
+    static LAST: std::cell::Cell<Option<([u8; 10], i32)>> = const { std::cell::Cell::new(None) };
+}
+
 /// `n` ASCII digits at the start of `b`.
 fn digits(b: &[u8], n: usize) -> Option<i64> {
     let d = b.get(..n)?;
@@ -33,7 +38,16 @@ pub fn rfc3339(b: &[u8]) -> Option<(UtcMs, usize)> {
     if h > 23 || mi > 59 || s > 60 {
         return None;
     }
-    let days = days_from_civil(y as i32, mo as u8, d as u8)?;
+    // consecutive records carry the same date: the last one read on this thread is kept
+    let key: [u8; 10] = b[..10].try_into().ok()?;
+    let days = match LAST.with(std::cell::Cell::get) {
+        Some((k, days)) if k == key => days,
+        _ => {
+            let days = days_from_civil(y as i32, mo as u8, d as u8)?;
+            LAST.with(|c| c.set(Some((key, days))));
+            days
+        }
+    };
     let mut at = 19;
     let mut ms = 0;
     if b.get(at) == Some(&b'.') || b.get(at) == Some(&b',') {
