@@ -280,8 +280,12 @@ pub struct CompareArgs {
     /// component does). The first is the baseline. `path#N` or `path#NAME` takes one
     /// benchmark of a result file that holds several — the Nth from 1, or the one named so
     /// (`benchmarks.json#concurrent@4`, `results/#stage_3`); `tokstat report` lists them.
+    /// With `--prometheus`, each run is a window of the server: `label=T1..T2` (the times
+    /// as `--since` takes them).
     #[arg(required = true, value_name = "RUN")]
     pub runs: Vec<String>,
+    #[command(flatten)]
+    pub prometheus: PrometheusArgs,
     /// A change smaller than this share of the baseline reads `~`, significant or not.
     #[arg(long, value_name = "SHARE", default_value = "2%", value_parser = parse_share)]
     pub threshold: f64,

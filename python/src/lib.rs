@@ -284,6 +284,7 @@ fn py_compare<'py>(
             Of::Read(r) => r.header.inputs.clone(),
         };
         specs.push(compare::RunSpec {
+            prometheus: None,
             label,
             inputs,
             benchmark: None,

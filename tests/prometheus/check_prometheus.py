@@ -95,9 +95,12 @@ class BearerProxy(BaseHTTPRequestHandler):
             self.end_headers()
             self.wfile.write(b'{"status":"error","errorType":"unauthorized","error":"missing or wrong token"}')
             return
-        with urllib.request.urlopen(self.target + self.path) as r:
-            body = r.read()
-        self.send_response(200)
+        try:
+            with urllib.request.urlopen(self.target + self.path) as r:
+                status, body = 200, r.read()
+        except urllib.error.HTTPError as e:
+            status, body = e.code, e.read()
+        self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.end_headers()
         self.wfile.write(body)
@@ -122,9 +125,16 @@ def main():
         url = f"http://127.0.0.1:{prom_port}"
         wait_for(f"{url}/-/ready")
         # TLS and basic auth on a second server over the same configuration
-        subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
-                        "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", f"{tmp}/key.pem", "-out", f"{tmp}/cert.pem"],
-                       check=True, capture_output=True)
+        # (a CA of the test's own, and the server's certificate signed by it: webpki takes
+        # no CA certificate as a server's)
+        ssl = lambda *a: subprocess.run(["openssl", *a], check=True, capture_output=True)
+        ssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=tokstat test CA",
+            "-keyout", f"{tmp}/ca.key", "-out", f"{tmp}/ca.pem")
+        ssl("req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=127.0.0.1", "-keyout", f"{tmp}/key.pem", "-out", f"{tmp}/server.csr")
+        with open(f"{tmp}/ext.cnf", "w") as f:
+            f.write("subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n")
+        ssl("x509", "-req", "-in", f"{tmp}/server.csr", "-CA", f"{tmp}/ca.pem", "-CAkey", f"{tmp}/ca.key", "-CAcreateserial",
+            "-days", "1", "-extfile", f"{tmp}/ext.cnf", "-out", f"{tmp}/cert.pem")
         import bcrypt
         hashed = bcrypt.hashpw(b"s3cret", bcrypt.gensalt(rounds=4)).decode()
         with open(f"{tmp}/web.yml", "w") as f:
@@ -204,14 +214,15 @@ def main():
         print("compare of the two windows: the factor")
         c = json.loads(tokstat(bin, "compare", "--format", "json", "--prometheus", url,
                                f"c1={iso(w1[0])}..{iso(w1[1])}", f"c2={iso(w2[0])}..{iso(w2[1])}").stdout)
-        print("  ", json.dumps(c)[:300])
+        gen = next(f for f in c["figures"] if f["name"] == "scraped gen tok/s")
+        close(gen["ratio"], 2.0, "c2 / c1 scraped generated tok/s")
 
         print("access: TLS with basic auth, a bearer token")
         tls = f"https://ops:s3cret@127.0.0.1:{tls_port}"
         time.sleep(1)
-        mt = report(bin, "--prometheus", tls, "--ca-file", f"{tmp}/cert.pem", "--since", "30s")
+        mt = report(bin, "--prometheus", tls, "--ca-file", f"{tmp}/ca.pem", "--since", "30s")
         assert mt["gen_tps"] > 0, mt
-        p = tokstat(bin, "report", "-q", "--prometheus", f"https://ops:wrong@127.0.0.1:{tls_port}", "--ca-file", f"{tmp}/cert.pem", ok=False)
+        p = tokstat(bin, "report", "-q", "--prometheus", f"https://ops:wrong@127.0.0.1:{tls_port}", "--ca-file", f"{tmp}/ca.pem", ok=False)
         assert p.returncode != 0 and "HTTP 401" in p.stderr and "wrong" not in p.stderr, p.stderr
         print("  wrong password:", p.stderr.strip().splitlines()[-1])
         p = tokstat(bin, "report", "-q", "--prometheus", tls, ok=False)

@@ -15,6 +15,8 @@ pub struct RunSpec {
     pub label: String,
     pub inputs: Vec<String>,
     pub benchmark: Option<String>,
+    /// A window of a Prometheus server (`compare --prometheus URL c128=T1..T2`).
+    pub prometheus: Option<crate::ingest::prometheus_server::Query>,
 }
 
 impl RunSpec {
@@ -47,6 +49,7 @@ impl RunSpec {
             }
         });
         RunSpec {
+            prometheus: None,
             label,
             inputs: vec![path.to_string()],
             benchmark,
@@ -249,6 +252,7 @@ pub fn build(opts: &Options) -> Result<Comparison> {
             let o = report::Options {
                 inputs: run.inputs.clone(),
                 benchmark: run.benchmark.clone(),
+                prometheus: run.prometheus.clone(),
                 ..opts.report.clone()
             };
             report::build_with_samples(&o).map_err(|e| anyhow::anyhow!("{}: {e:#}", run.label))

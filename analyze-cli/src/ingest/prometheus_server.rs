@@ -21,7 +21,7 @@ use tokstat_parsers::source::Input;
 pub const DEFAULT_MATCH: &str = r#"{__name__=~"(ray_(serve_)?)?(vllm|sglang)[:_].+"}"#;
 
 /// How to reach a server, as its users do.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Access {
     /// A bearer token (from `--bearer-token-file` or `--bearer-token-env`).
     pub bearer: Option<String>,
@@ -34,7 +34,7 @@ pub struct Access {
 }
 
 /// A window of a server.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Query {
     /// The server's URL as given (`https://user:pass@host:9090/prefix`).
     pub url: String,
@@ -245,6 +245,10 @@ impl Client {
                     self.shown
                 )
             }
+            e if e.to_string().contains("certificate") => anyhow::anyhow!(
+                "{}: cannot query: {e} (a server whose certificate the system's roots do not vouch for: give its CA with --ca-file)",
+                self.shown
+            ),
             e => anyhow::anyhow!("{}: cannot query: {e}", self.shown),
         }
     }
