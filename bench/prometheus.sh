@@ -8,7 +8,7 @@
 # Usage: bench/prometheus.sh   (needs prometheus, promtool, curl; files in bench-data/prometheus)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo build --release -q -p tokstat
+[ -n "${NO_BUILD:-}" ] || cargo build --release -q -p tokstat
 t=$PWD/target/release/tokstat
 dir=bench-data/prometheus
 rm -rf "$dir" && mkdir -p "$dir"

@@ -161,16 +161,21 @@ pub fn row(c: Collector, raw: &[u8]) -> Row<'_> {
             // (kubectl's own messages, a line of a pod without the prefix)
             None => Row::Other,
         },
-        _ => {
-            let mut sc = Scanner::line(raw);
-            match record::json_record(&mut sc, c == Collector::DockerJson)
-                .and_then(|p| sc.end().map(|()| p))
-            {
-                Ok(Some(p)) => Row::Piece(p),
-                Ok(None) => Row::Other,
-                Err(_) => Row::Broken(record::BROKEN),
-            }
-        }
+        // Docker's own layout at its fixed places, else the general reading
+        Collector::DockerJson => record::docker(raw).map_or_else(|| json_row(c, raw), Row::Piece),
+        _ => json_row(c, raw),
+    }
+}
+
+/// A JSON record a row, read by its keys.
+fn json_row(c: Collector, raw: &[u8]) -> Row<'_> {
+    let mut sc = Scanner::line(raw);
+    match record::json_record(&mut sc, c == Collector::DockerJson)
+        .and_then(|p| sc.end().map(|()| p))
+    {
+        Ok(Some(p)) => Row::Piece(p),
+        Ok(None) => Row::Other,
+        Err(_) => Row::Broken(record::BROKEN),
     }
 }
 

@@ -351,6 +351,66 @@ pub fn json_record<'a>(sc: &mut Scanner<'a>, docker: bool) -> R<Option<Piece<'a>
     }))
 }
 
+/// A Docker json-file row as the daemon lays it out (`{"log":"…","stream":"…","time":"…"}`,
+/// no `attrs`), read at its fixed places: the log string checked (no bare quote or control
+/// byte, valid escapes, UTF-8) and decoded only if it holds escapes beyond its closing
+/// `\n`. `None` for any other layout, which the general reading then takes. The general
+/// reading walked every key and value of every row: two thirds of a Docker log's reading.
+pub fn docker(raw: &[u8]) -> Option<Piece<'_>> {
+    const TIME: &[u8] = b"\",\"time\":\"";
+    let inner = raw.strip_prefix(b"{\"log\":\"")?.strip_suffix(b"\"}")?;
+    let t_at = memchr::memmem::rfind(inner, TIME)?;
+    let stamp = &inner[t_at + TIME.len()..];
+    let (t, n) = rfc3339(stamp)?;
+    if n != stamp.len() {
+        return None;
+    }
+    let before = &inner[..t_at];
+    let (stream, log) = if let Some(l) = before.strip_suffix(b"\",\"stream\":\"stderr") {
+        (Stream::Stderr, l)
+    } else if let Some(l) = before.strip_suffix(b"\",\"stream\":\"stdout") {
+        (Stream::Stdout, l)
+    } else {
+        return None;
+    };
+    let (body, newline) = match log.strip_suffix(b"\\n") {
+        // (`\\n` is an escaped backslash and an `n`: no newline)
+        Some(b) if b.iter().rev().take_while(|&&c| c == b'\\').count() % 2 == 0 => (b, true),
+        _ => (log, false),
+    };
+    let control = body.iter().fold(false, |a, &c| a | (c < 0x20));
+    if control || simdutf8::basic::from_utf8(body).is_err() {
+        return None;
+    }
+    // every quote escaped, every escape valid
+    let mut escaped = false;
+    let mut i = 0;
+    while let Some(k) = memchr::memchr2(b'"', b'\\', &body[i..]) {
+        let at = i + k;
+        if body[at] == b'"' {
+            return None;
+        }
+        escaped = true;
+        i = at
+            + match body.get(at + 1)? {
+                b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => 2,
+                b'u' if body.get(at + 2..at + 6)?.iter().all(u8::is_ascii_hexdigit) => 6,
+                _ => return None,
+            };
+    }
+    Some(Piece {
+        text: if escaped {
+            Cow::Owned(decode(body))
+        } else {
+            Cow::Borrowed(body)
+        },
+        ends: newline,
+        time: Some(t),
+        who: Who::default(),
+        stream,
+    })
+}
+
 /// A CRI line (`2026-05-09T22:00:00.123456789Z stderr F text`, kubelet's and containerd's
 /// format): `P` marks a piece of a longer line (containerd cuts at 16 KiB), `F` its end.
 pub fn cri(row: &[u8]) -> Result<Piece<'_>, &'static str> {

@@ -268,3 +268,38 @@ proptest! {
         }
     }
 }
+
+/// Docker's layout read at its fixed places gives what the general reading gives, on every
+/// fixture line (escapes, quotes, colour codes) and on the rows it must leave to it.
+#[test]
+fn docker_at_fixed_places_reads_as_the_general_reading() {
+    let lines = crate::testing::fixture_lines(&["sglang", "vllm", "messy", "incidents"]);
+    let plain: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    let file = wrap(
+        Collector::DockerJson,
+        &plain,
+        &Wrapping {
+            piece: 50,
+            ..Wrapping::default()
+        },
+    );
+    let mut fast = 0;
+    for raw in file.lines() {
+        let mut sc = crate::json::Scanner::line(raw.as_bytes());
+        let general = record::json_record(&mut sc, true).unwrap().unwrap();
+        if let Some(p) = record::docker(raw.as_bytes()) {
+            assert_eq!(p, general, "{raw}");
+            fast += 1;
+        }
+    }
+    assert!(fast * 10 > file.lines().count() * 9, "{fast}");
+    for other in [
+        r#"{"log":"a\n","stream":"stderr","attrs":{"tag":"x"},"time":"2026-05-09T22:00:00Z"}"#,
+        r#"{"log":"a"b\n","stream":"stderr","time":"2026-05-09T22:00:00Z"}"#,
+        r#"{"log":"a\q\n","stream":"stderr","time":"2026-05-09T22:00:00Z"}"#,
+        r#"{"log":"a\\n","stream":"stderr","time":"2026-05-09T22:00:00Z"}"#,
+    ] {
+        let p = record::docker(other.as_bytes());
+        assert!(p.is_none() || !p.unwrap().ends, "{other}");
+    }
+}
