@@ -654,6 +654,7 @@ where
         });
         pipeline(batches, at, mode, &work, &mut sink, None, hooks);
     };
+    let made = matches!(data, Data::Made(_));
     match data {
         Data::Mapped(m) => {
             let guard = Guard::new(&m);
@@ -682,11 +683,12 @@ where
         }
         Data::Owned(v) => whole(&v, &mut at, MapHooks::default()),
         Data::Shared(v) => whole(&v, &mut at, MapHooks::default()),
-        Data::Stream(reader) => {
+        Data::Stream(reader) | Data::Made(reader) => {
             let (tx, rx) = std::sync::mpsc::sync_channel::<io::Result<Filled>>(per_stream_batch);
             // the reading thread (a decompressor, often the slowest stage) keeps a core of
-            // its own: parsing on every core made it wait (1.16x `zstd -dc` instead of 1.02x)
-            let pool = (threads > 1)
+            // its own: parsing on every core made it wait (1.16x `zstd -dc` instead of 1.02x);
+            // a made stream's work is on the shared pool, and parsing keeps every core
+            let pool = (threads > 1 && !made)
                 .then(|| {
                     rayon::ThreadPoolBuilder::new()
                         .num_threads(threads - 1)

@@ -301,7 +301,7 @@ pub fn fetch(q: &Query, progress: bool) -> Result<(Input, Fetched)> {
     }
     todo.reverse();
     let queue = Mutex::new(todo);
-    let done: Mutex<Vec<(i64, Vec<u8>)>> = Mutex::new(Vec::new());
+    let done: Mutex<Vec<(i64, i64, Vec<u8>)>> = Mutex::new(Vec::new());
     let failure: Mutex<Option<anyhow::Error>> = Mutex::new(None);
     let queries = AtomicUsize::new(0);
     let finished = AtomicUsize::new(0);
@@ -317,7 +317,7 @@ pub fn fetch(q: &Query, progress: bool) -> Result<(Input, Fetched)> {
                     match client.query(&q.selector, end, len) {
                         Ok(Answer::Body(b)) => {
                             if let Ok(mut d) = done.lock() {
-                                d.push((end, b));
+                                d.push((end, len, b));
                             }
                             let n = finished.fetch_add(1, Ordering::Relaxed) + 1;
                             if progress {
@@ -364,12 +364,16 @@ pub fn fetch(q: &Query, progress: bool) -> Result<(Input, Fetched)> {
     let mut doc = Vec::new();
     doc.extend_from_slice(br#"{"status":"success","data":{"resultType":"matrix","result":["#);
     let mut first = true;
-    for (_, body) in &done {
+    for (end, len, body) in &done {
         let r: Response<'_> = prometheus_api::read(body)
             .map_err(|e| anyhow::anyhow!("{}: an answer that is not whole: {e}", client.shown))?;
         f.bytes += body.len();
         f.warnings.extend(r.warnings.iter().cloned());
         for s in &r.series {
+            // a range selector holds both its ends before Prometheus 3.0: a sample at a
+            // chunk's start belongs to the chunk before (the window is `(since, until]`)
+            let mut s = s.clone();
+            s.points.retain(|p| p.0 > end - len);
             if s.points.is_empty() {
                 continue;
             }
@@ -379,7 +383,7 @@ pub fn fetch(q: &Query, progress: bool) -> Result<(Input, Fetched)> {
                 doc.push(b',');
             }
             first = false;
-            write_series(&mut doc, s);
+            write_series(&mut doc, &s);
         }
     }
     doc.extend_from_slice(b"]}");

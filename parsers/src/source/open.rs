@@ -101,6 +101,10 @@ pub enum Data {
     /// Bytes handed over in memory ([`Input::Bytes`]).
     Shared(std::sync::Arc<Vec<u8>>),
     Stream(Box<dyn Read + Send>),
+    /// A stream made on the shared thread pool (a collector's records unwrapped: see
+    /// `wrappers::envelope::unwrap`): read as a stream, but its reading needs no core of its
+    /// own, so the parsing keeps every core.
+    Made(Box<dyn Read + Send>),
 }
 
 impl Data {
@@ -111,7 +115,7 @@ impl Data {
             Data::Mapped(m) => guarded_copy(&m, ..),
             Data::Owned(v) => Ok(v),
             Data::Shared(v) => Ok(std::sync::Arc::unwrap_or_clone(v)),
-            Data::Stream(mut r) => {
+            Data::Stream(mut r) | Data::Made(mut r) => {
                 let mut v = Vec::new();
                 r.read_to_end(&mut v)?;
                 Ok(v)
@@ -125,7 +129,7 @@ impl Data {
             Data::Mapped(m) => Some(m),
             Data::Owned(v) => Some(v),
             Data::Shared(v) => Some(v),
-            Data::Stream(_) => None,
+            Data::Stream(_) | Data::Made(_) => None,
         }
     }
 }
@@ -255,6 +259,8 @@ impl Source {
             Data::Mapped(m) => guarded_copy(m, ..m.len().min(HEAD)),
             Data::Owned(v) => Ok(v[..v.len().min(HEAD)].to_vec()),
             Data::Shared(v) => Ok(v[..v.len().min(HEAD)].to_vec()),
+            // (made by a reader that knows what it makes: never sniffed)
+            Data::Made(_) => Ok(Vec::new()),
             Data::Stream(r) => {
                 let mut head = Vec::with_capacity(HEAD);
                 let mut limited = r.take(HEAD as u64);

@@ -112,7 +112,7 @@ pub fn open(
         Data::Mapped(m) => Arc::new(m),
         Data::Owned(v) => Arc::new(v),
         Data::Shared(v) => v,
-        stream @ Data::Stream(_) => Arc::new(
+        stream @ (Data::Stream(_) | Data::Made(_)) => Arc::new(
             stream
                 .read_all()
                 .map_err(|e| fail(format!("cannot read: {e}")))?,
@@ -186,7 +186,7 @@ pub fn open(
                 let (u, counts) = Unwrap::new(Arc::clone(&bytes), plan.clone());
                 logs.push(Unwrapped {
                     name,
-                    src: source(Data::Stream(Box::new(u))),
+                    src: source(Data::Made(Box::new(u))),
                     dates: dates(given, first, plan.offset_ms),
                 });
                 parts.push((plan, clock, counts));
