@@ -1,9 +1,9 @@
 //! `tokstat parse`: every recognised record as a JSON line; line accounting on stderr.
 
 use crate::cli::ParseArgs;
-use crate::ingest::inputs::{expand, open, Dates};
+use crate::ingest::inputs::{expand, open, Dates, Skipped, BINARY};
 use crate::ingest::scan::{
-    scan_logs, visit_chunk, Access, ChunkOut, FileCtx, Tally, Visit, Visitor,
+    scan_log, visit_chunk, Access, ChunkOut, FileCtx, LineNumbers, Tally, Visit, Visitor,
 };
 use crate::ingest::scrapes::Scrapes;
 use crate::render::{accounting, records};
@@ -11,7 +11,10 @@ use crate::report::{FileReport, SkippedInput};
 use anyhow::Result;
 use std::io::Write;
 use tokstat_parsers::detect::Kind;
+use tokstat_parsers::scan::Chunk;
+use tokstat_parsers::source;
 use tokstat_parsers::source::Input;
+use tokstat_parsers::stamp::Calendar;
 
 pub fn run(args: &ParseArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<i32> {
     let (all, unread) = expand(&args.input.inputs)?;
@@ -108,4 +111,79 @@ impl Visitor for Writer {
     fn access(&mut self, a: Access<'_>) {
         records::access(&mut self.0, &a)
     }
+}
+
+/// Scans every log among `inputs`; other kinds of input are skipped with a reason.
+fn scan_logs<R, W, S>(
+    inputs: &[Input],
+    dates: Dates,
+    work: W,
+    mut sink: S,
+) -> (Vec<(FileCtx, Tally)>, Vec<Skipped>)
+where
+    R: Send,
+    W: Fn(&FileCtx, Chunk<'_>) -> (ChunkOut<R>, Calendar) + Sync,
+    S: FnMut(&FileCtx, R),
+{
+    let mut files = Vec::new();
+    let mut skipped = Vec::new();
+    let names = source::instance_names(inputs);
+    for (input, name) in inputs.iter().zip(names) {
+        let opened = open(input);
+        let src = match opened.source {
+            Ok(s) => s,
+            Err(sk) => {
+                skipped.push(sk);
+                continue;
+            }
+        };
+        // a collector's records: each identity's log (numbered as its unwrapped lines)
+        if let Kind::Envelope(c) = opened.kind {
+            match crate::ingest::kinds::envelopes::open(c, input, src, dates, &name) {
+                Err(sk) => skipped.push(sk),
+                Ok((env, logs)) => {
+                    for (k, log) in logs.into_iter().enumerate() {
+                        let (file, mut tally, err) = scan_log(
+                            input,
+                            log.name,
+                            log.src,
+                            log.dates,
+                            LineNumbers::Absolute,
+                            &work,
+                            &mut |f: &FileCtx, r: R, _| sink(f, r),
+                        );
+                        env.account(k, &mut tally);
+                        skipped.extend(err);
+                        files.push((file, tally));
+                    }
+                }
+            }
+            continue;
+        }
+        if !matches!(opened.kind, Kind::Log | Kind::Empty) {
+            skipped.push(Skipped {
+                source: input.display(),
+                why: match opened.kind {
+                    Kind::Binary => BINARY.to_string(),
+                    k => format!("{} content, not a server log", k.as_str()),
+                },
+                failed: false,
+                partly_read: false,
+            });
+            continue;
+        }
+        let at_open = src.at_open;
+        let (file, tally, err) = scan_log(
+            input,
+            name,
+            src,
+            dates,
+            LineNumbers::Absolute,
+            &work,
+            &mut |f: &FileCtx, r: R, _| sink(f, r),
+        );
+        skipped.extend(err.or_else(|| Skipped::changed(input, at_open)));
+        files.push((file, tally));
+    }
+    (files, skipped)
 }

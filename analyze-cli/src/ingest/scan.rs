@@ -1,14 +1,13 @@
 //! The parallel scan of a log: each file's lines visited chunk by chunk on all cores, their
 //! stamps completed, and every line accounted for (parsed, other, malformed) in a [`Tally`].
 
-use crate::ingest::inputs::{open, Dates, Skipped, BINARY};
+use crate::ingest::inputs::{Dates, Skipped};
 use std::borrow::Cow;
 use tokstat_parsers::bench_console::{self, Block};
-use tokstat_parsers::detect;
 use tokstat_parsers::record::{Body, Engine, Gauges, Line, StepKind};
 use tokstat_parsers::scan::{self, lines, str_lines, text_lines, Chunk};
 use tokstat_parsers::sglang::Keep;
-use tokstat_parsers::source::{self, Input, Source};
+use tokstat_parsers::source::{Input, Source};
 use tokstat_parsers::stamp::{Calendar, Stamp, Ts};
 use tokstat_parsers::wrappers::prefix::Style;
 use tokstat_parsers::wrappers::{glued, wrapped};
@@ -731,80 +730,6 @@ pub enum LineNumbers {
     Relative,
 }
 
-/// Scans every log among `inputs`; other kinds of input are skipped with a reason.
-pub fn scan_logs<R, W, S>(
-    inputs: &[Input],
-    dates: Dates,
-    work: W,
-    mut sink: S,
-) -> (Vec<(FileCtx, Tally)>, Vec<Skipped>)
-where
-    R: Send,
-    W: Fn(&FileCtx, Chunk<'_>) -> (ChunkOut<R>, Calendar) + Sync,
-    S: FnMut(&FileCtx, R),
-{
-    let mut files = Vec::new();
-    let mut skipped = Vec::new();
-    let names = source::instance_names(inputs);
-    for (input, name) in inputs.iter().zip(names) {
-        let opened = open(input);
-        let src = match opened.source {
-            Ok(s) => s,
-            Err(sk) => {
-                skipped.push(sk);
-                continue;
-            }
-        };
-        // a collector's records: each identity's log (numbered as its unwrapped lines)
-        if let detect::Kind::Envelope(c) = opened.kind {
-            match crate::ingest::kinds::envelopes::open(c, input, src, dates, &name) {
-                Err(sk) => skipped.push(sk),
-                Ok((env, logs)) => {
-                    for (k, log) in logs.into_iter().enumerate() {
-                        let (file, mut tally, err) = scan_log(
-                            input,
-                            log.name,
-                            log.src,
-                            log.dates,
-                            LineNumbers::Absolute,
-                            &work,
-                            &mut |f: &FileCtx, r: R, _| sink(f, r),
-                        );
-                        env.account(k, &mut tally);
-                        skipped.extend(err);
-                        files.push((file, tally));
-                    }
-                }
-            }
-            continue;
-        }
-        if !matches!(opened.kind, detect::Kind::Log | detect::Kind::Empty) {
-            skipped.push(Skipped {
-                source: input.display(),
-                why: match opened.kind {
-                    detect::Kind::Binary => BINARY.to_string(),
-                    k => format!("{} content, not a server log", k.as_str()),
-                },
-                failed: false,
-                partly_read: false,
-            });
-            continue;
-        }
-        let at_open = src.at_open;
-        let (file, tally, err) = scan_log(
-            input,
-            name,
-            src,
-            dates,
-            LineNumbers::Absolute,
-            &work,
-            &mut |f: &FileCtx, r: R, _| sink(f, r),
-        );
-        skipped.extend(err.or_else(|| Skipped::changed(input, at_open)));
-        files.push((file, tally));
-    }
-    (files, skipped)
-}
 /// A tally's malformed samples read back: the reasons, `&'static str` where the parsers
 /// give them, are made static (five per input at most).
 fn reasons<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<(u64, &'static str)>, D::Error> {

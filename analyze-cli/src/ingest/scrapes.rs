@@ -124,7 +124,7 @@ impl Scrapes {
             self.notes.push(format!("{source}: Prometheus warned: {w}"));
         }
         let mut t = Tally::default();
-        let mut by_time: std::collections::BTreeMap<i64, Vec<MetricSample>> = Default::default();
+        let mut timed: Vec<(i64, MetricSample)> = Vec::new();
         let mut derived = 0u64;
         for series in &r.series {
             t.total += series.points.len() as u64;
@@ -147,11 +147,14 @@ impl Scrapes {
             let name = prometheus::engine_name(name).into_owned();
             for &(ms, value) in &series.points {
                 t.parsed += 1;
-                by_time.entry(ms).or_default().push(MetricSample {
-                    name: name.clone(),
-                    labels: labels.clone(),
-                    value,
-                });
+                timed.push((
+                    ms,
+                    MetricSample {
+                        name: name.clone(),
+                        labels: labels.clone(),
+                        value,
+                    },
+                ));
             }
         }
         if derived > 0 {
@@ -159,14 +162,7 @@ impl Scrapes {
                 "{source}: {derived} series without a metric name (derived by the query, such as sum(rate(…))): not read as a metric's samples"
             ));
         }
-        for (ms, samples) in by_time {
-            self.scrapes.push(Scrape {
-                source: source.to_string(),
-                ts: Some(Ts(ms)),
-                samples,
-                placed: None,
-            });
-        }
+        self.push_timed(source, timed);
         Ok(t)
     }
 
@@ -228,12 +224,15 @@ impl Scrapes {
         self.notes.extend(other.notes);
     }
 
-    /// Adds a scrape read, `stamps` its samples' own timestamps. Samples of one timestamp
-    /// are one scrape (Prometheus stamps every sample of a scrape with the scrape's time): a
-    /// file of samples of many timestamps — `promtool tsdb dump`, `/federate`, exposition
-    /// written with timestamps — is that many scrapes, each at its time, never one scrape
-    /// holding them all. A scrape's samples without a timestamp keep its own time (a `#
-    /// scrape` line, the file's name), else the newest timestamp among the others.
+    /// Adds a scrape read, `stamps` its samples' own timestamps. A file of samples of many
+    /// timestamps — `promtool tsdb dump`, `/federate`, an API answer, exposition written with
+    /// timestamps — is many scrapes, never one holding them all: in time order, a scrape
+    /// takes each series once, and the next begins when a series comes again. One target's
+    /// scrape (Prometheus stamps its every sample with the scrape's time) is one scrape;
+    /// targets scraped at their own offsets are one scrape a round of them, each series at
+    /// its own time, so that the increase from the first scrape to the last is every
+    /// series' own. A scrape's samples without a timestamp keep its own time (a `# scrape`
+    /// line, the file's name), else the newest timestamp among the others.
     fn push(&mut self, mut s: Scrape, stamps: Vec<Option<i64>>) {
         let mut distinct: Vec<i64> = stamps.iter().flatten().copied().collect();
         distinct.sort_unstable();
@@ -245,26 +244,50 @@ impl Scrapes {
             self.scrapes.push(s);
             return;
         }
-        let mut by_time: std::collections::BTreeMap<i64, Vec<MetricSample>> = Default::default();
+        let mut timed: Vec<(i64, MetricSample)> = Vec::new();
         let mut unstamped = Vec::new();
         for (m, t) in s.samples.drain(..).zip(stamps) {
             match t {
-                Some(t) => by_time.entry(t).or_default().push(m),
+                Some(t) => timed.push((t, m)),
                 None => unstamped.push(m),
             }
         }
-        for (t, samples) in by_time {
-            self.scrapes.push(Scrape {
-                source: s.source.clone(),
-                ts: Some(Ts(t)),
-                samples,
-                placed: None,
-            });
-        }
+        self.push_timed(&s.source, timed);
         if !unstamped.is_empty() {
             s.samples = unstamped;
             s.ts = s.ts.or(distinct.last().copied().map(Ts));
             self.scrapes.push(s);
+        }
+    }
+
+    /// Samples of their own times into scrapes (see [`Scrapes::push`]).
+    fn push_timed(&mut self, source: &str, mut timed: Vec<(i64, MetricSample)>) {
+        timed.sort_by_key(|x| x.0);
+        let mut current: Vec<MetricSample> = Vec::new();
+        let mut seen: std::collections::HashSet<(String, String)> = Default::default();
+        let mut last = None;
+        for (t, m) in timed {
+            let key = (m.name.clone(), m.labels.clone());
+            if seen.contains(&key) {
+                self.scrapes.push(Scrape {
+                    source: source.to_string(),
+                    ts: last.map(Ts),
+                    samples: std::mem::take(&mut current),
+                    placed: None,
+                });
+                seen.clear();
+            }
+            seen.insert(key);
+            current.push(m);
+            last = Some(t);
+        }
+        if !current.is_empty() {
+            self.scrapes.push(Scrape {
+                source: source.to_string(),
+                ts: last.map(Ts),
+                samples: current,
+                placed: None,
+            });
         }
     }
 
@@ -315,7 +338,7 @@ mod tests {
         let text = "# TYPE vllm:generation_tokens counter\n\
             vllm:generation_tokens_total{engine=\"0\"} 100 1778371200000\n\
             vllm:generation_tokens_total{engine=\"0\"} 200 1778371201000\n\
-            {__name__=\"vllm_generation_tokens_total\", engine=\"0\", instance=\"h:8000\"} 300 1778371202000\n";
+            {__name__=\"vllm_generation_tokens_total\", engine=\"0\"} 300 1778371202000\n";
         let mut s = Scrapes::default();
         let (parsed, _, bad, _) = s.read("x", "x", text);
         assert_eq!((parsed, bad.len()), (3, 0));
@@ -325,8 +348,25 @@ mod tests {
             [1_778_371_200_000, 1_778_371_201_000, 1_778_371_202_000]
         );
         assert_eq!(s.scrapes[2].samples[0].name, "vllm:generation_tokens_total");
-        assert_eq!(s.scrapes[2].samples[0].labels, "engine=0,instance=h:8000");
+        assert_eq!(s.scrapes[2].samples[0].labels, "engine=0");
         assert!(s.scrapes.iter().all(|x| x.samples.len() == 1));
+    }
+
+    /// Two targets scraped at their own offsets: one scrape a round, each series once, so
+    /// that the increase from the first scrape to the last is each target's own.
+    #[test]
+    fn targets_of_their_own_offsets_are_one_scrape_a_round() {
+        let text = "a_total{instance=\"x\"} 0 1000\na_total{instance=\"y\"} 0 4000\n\
+            a_total{instance=\"x\"} 10 16000\na_total{instance=\"y\"} 20 19000\n\
+            a_total{instance=\"x\"} 20 31000\na_total{instance=\"y\"} 40 34000\n";
+        let mut s = Scrapes::default();
+        s.read("x", "x", text);
+        let rounds: Vec<(i64, usize)> = s
+            .scrapes
+            .iter()
+            .map(|x| (x.ts.unwrap().0, x.samples.len()))
+            .collect();
+        assert_eq!(rounds, [(4000, 2), (19000, 2), (34000, 2)]);
     }
 
     /// A saved API response: its samples by time, a derived series said so, an error
