@@ -359,8 +359,13 @@ pub fn json_record<'a>(sc: &mut Scanner<'a>, docker: bool) -> R<Option<Piece<'a>
 pub fn docker(raw: &[u8]) -> Option<Piece<'_>> {
     const TIME: &[u8] = b"\",\"time\":\"";
     let inner = raw.strip_prefix(b"{\"log\":\"")?.strip_suffix(b"\"}")?;
-    let t_at = memchr::memmem::rfind(inner, TIME)?;
-    let stamp = &inner[t_at + TIME.len()..];
+    // (the stamp holds no quote: the last one opens it; a reverse substring search was a
+    // quarter of the reading)
+    let open = memchr::memrchr(b'"', inner)? + 1;
+    let t_at = open
+        .checked_sub(TIME.len())
+        .filter(|&at| &inner[at..open] == TIME)?;
+    let stamp = &inner[open..];
     let (t, n) = rfc3339(stamp)?;
     if n != stamp.len() {
         return None;
