@@ -289,6 +289,20 @@ fn cut(data: &[u8], at: usize, c: Collector) -> usize {
     at
 }
 
+/// The edges of about `n` parts of `data`, each cut where no line is under way ([`cut`]):
+/// `0`, the inner edges in order, `data.len()`.
+fn cuts(data: &[u8], n: usize, c: Collector) -> Vec<usize> {
+    let mut cuts = vec![0];
+    for k in 1..n {
+        let at = cut(data, data.len() * k / n, c);
+        if at > *cuts.last().unwrap_or(&0) && at < data.len() {
+            cuts.push(at);
+        }
+    }
+    cuts.push(data.len());
+    cuts
+}
+
 /// One identity's plain log, unwrapped from a collector's file a window at a time.
 pub struct Unwrap {
     bytes: Shared,
@@ -329,14 +343,7 @@ impl Unwrap {
         let end = cut(data, self.pos + WINDOW, c);
         let window = &data[self.pos..end];
         let parts = rayon::current_num_threads().max(1) * 4;
-        let mut cuts = vec![0];
-        for k in 1..parts {
-            let at = cut(window, window.len() * k / parts, c);
-            if at > *cuts.last().unwrap_or(&0) && at < window.len() {
-                cuts.push(at);
-            }
-        }
-        cuts.push(window.len());
+        let cuts = cuts(window, parts, c);
         let plan = &self.plan;
         let bufs: Vec<Vec<u8>> = (1..cuts.len())
             .map(|_| self.spare.pop().unwrap_or_default())
@@ -458,14 +465,7 @@ pub fn survey(c: Collector, data: &[u8]) -> Survey {
     };
     let parts: Vec<&[u8]> = if whole {
         let n = rayon::current_num_threads().max(1) * 4;
-        let mut cuts = vec![0];
-        for k in 1..n {
-            let at = cut(data, data.len() * k / n, Collector::Shipper);
-            if at > *cuts.last().unwrap_or(&0) && at < data.len() {
-                cuts.push(at);
-            }
-        }
-        cuts.push(data.len());
+        let cuts = cuts(data, n, Collector::Shipper);
         cuts.windows(2).map(|w| &data[w[0]..w[1]]).collect()
     } else {
         let head = cut(data, 1 << 20, c);
