@@ -374,6 +374,71 @@ fn engines_side_by_side() {
     assert!(!hint_ids(&v).contains(&"rank_imbalance"));
 }
 
+/// Issue 53: what Prometheus stored of two pods, each with its own `engine="0"`: two
+/// engines side by side, each pod's own figures, never one engine of both.
+#[test]
+fn pods_of_one_prometheus_side_by_side() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("query.json");
+    let series = |name: &str, pod: &str, extra: &str, v: [f64; 2]| {
+        format!(
+            r#"{{"metric":{{"__name__":"{name}","engine":"0","instance":"10.0.0.{}:8000","job":"vllm","namespace":"llm","pod":"{pod}"{extra}}},"values":[[1778371200,"{}"],[1778371260,"{}"]]}}"#,
+            if pod.ends_with('0') { 1 } else { 2 },
+            v[0],
+            v[1]
+        )
+    };
+    let result = [
+        series(
+            "vllm_generation_tokens_total",
+            "vllm-0",
+            "",
+            [0.0, 60_000.0],
+        ),
+        series(
+            "vllm_generation_tokens_total",
+            "vllm-1",
+            "",
+            [0.0, 30_000.0],
+        ),
+        series(
+            "vllm_request_success_total",
+            "vllm-0",
+            r#","finished_reason":"length""#,
+            [0.0, 20.0],
+        ),
+        series(
+            "vllm_request_success_total",
+            "vllm-1",
+            r#","finished_reason":"stop""#,
+            [0.0, 40.0],
+        ),
+        series("vllm_num_requests_running", "vllm-0", "", [64.0, 64.0]),
+        series("vllm_num_requests_running", "vllm-1", "", [16.0, 16.0]),
+    ]
+    .join(",");
+    std::fs::write(
+        &f,
+        format!(r#"{{"status":"success","data":{{"resultType":"matrix","result":[{result}]}}}}"#),
+    )
+    .unwrap();
+    let v = report(&[f.to_str().unwrap()]);
+    let m = &v["metrics"];
+    assert_eq!(m["gen_tps"], 1500.0);
+    let ranks = m["ranks"].as_array().unwrap();
+    let named: Vec<&str> = ranks.iter().map(|r| r["rank"].as_str().unwrap()).collect();
+    assert_eq!(
+        named,
+        ["pod=\"vllm-0\" engine=\"0\"", "pod=\"vllm-1\" engine=\"0\""]
+    );
+    assert_eq!(ranks[0]["gen_tps"], 1000.0);
+    assert_eq!(ranks[0]["cap_hit_rate"], 1.0);
+    assert_eq!(ranks[0]["running"], 64.0);
+    assert_eq!(ranks[1]["gen_tps"], 500.0);
+    assert_eq!(ranks[1]["cap_hit_rate"], 0.0);
+    assert_eq!(ranks[1]["running"], 16.0);
+}
+
 /// Regression (issue 40, item 4): a histogram series with a bucket whose `le` is not a
 /// number was silently dropped bucket by bucket (the others kept, the quantiles moved), and
 /// negative bucket counts were summed. Such a series is malformed: named, and left out of

@@ -293,7 +293,8 @@ pub struct ScrapePoint {
 /// the whole, over its own series.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Rank {
-    /// The label and its value, `engine="1"` or `dp_rank="3"`.
+    /// The label and its value, `engine="1"` or `dp_rank="3"`, led by its server's where the
+    /// series are of several (`pod="vllm-1" engine="0"`, [`INSTANCE_LABELS`]).
     pub rank: String,
     /// Generated tokens per second over the window (two or more timed scrapes).
     pub gen_tps: Option<f64>,
@@ -347,25 +348,46 @@ pub struct Metrics {
     pub timeline: Vec<ScrapePoint>,
 }
 
-/// `engine="1"` for a label set holding one of [`RANK_LABELS`].
-fn rank_of(labels: &str) -> Option<String> {
-    RANK_LABELS
+/// Labels that tell servers apart in what Prometheus stored: Kubernetes discovery's `pod`,
+/// else the scrape target's `instance` (docs/prometheus.md). Two pods each with its
+/// `engine="0"` are two engines, never one.
+pub const INSTANCE_LABELS: [&str; 2] = ["pod", "instance"];
+
+/// `engine="1"` for a label set holding one of [`RANK_LABELS`], led by its server's label
+/// (`pod="vllm-1" engine="0"`) when `server` names the label that tells servers apart.
+fn rank_of(labels: &str, server: Option<&str>) -> Option<String> {
+    let engine = RANK_LABELS
         .iter()
-        .find_map(|k| Some(format!("{k}=\"{}\"", label_value(labels, k)?)))
+        .find_map(|k| Some(format!("{k}=\"{}\"", label_value(labels, k)?)));
+    let Some(key) = server else {
+        return engine;
+    };
+    let who = format!("{key}=\"{}\"", label_value(labels, key)?);
+    Some(match engine {
+        Some(e) => format!("{who} {e}"),
+        None => who,
+    })
 }
 
 /// The figures of each rank named in the last scrape, when there are two or more; `secs`
-/// is the window between the first and last timed scrape.
+/// is the window between the first and last timed scrape. Ranks of several servers (pods,
+/// targets) are each server's own.
 fn ranks(timed: &[&Scrape], last: &Scrape, secs: Option<f64>) -> Vec<Rank> {
-    let names: BTreeSet<String> = last
-        .samples
-        .iter()
-        .filter(|x| {
+    let engine_series = || {
+        last.samples.iter().filter(|x| {
             [&GEN[..], &REQUESTS, &RUNNING, &WAITING, &KV]
                 .iter()
                 .any(|n| n.contains(&x.name.as_str()))
         })
-        .filter_map(|x| rank_of(&x.labels))
+    };
+    let server = INSTANCE_LABELS.into_iter().find(|k| {
+        let values: BTreeSet<&str> = engine_series()
+            .filter_map(|x| label_value(&x.labels, k))
+            .collect();
+        values.len() >= 2
+    });
+    let names: BTreeSet<String> = engine_series()
+        .filter_map(|x| rank_of(&x.labels, server))
         .collect();
     if names.len() < 2 {
         return Vec::new();
@@ -375,7 +397,7 @@ fn ranks(timed: &[&Scrape], last: &Scrape, secs: Option<f64>) -> Vec<Rank> {
     let mut out: Vec<Rank> = names
         .into_iter()
         .map(|rank| {
-            let mine = |l: &str| rank_of(l).as_deref() == Some(rank.as_str());
+            let mine = |l: &str| rank_of(l, server).as_deref() == Some(rank.as_str());
             let counted = |names: &[&str], also: &dyn Fn(&str) -> bool| -> Option<f64> {
                 let keep = |l: &str| mine(l) && also(l);
                 if window {
