@@ -17,6 +17,7 @@ rates doubled in the second phase), then:
 Bounded in time (about 80 s of scraping), every process stopped at the end.
 Usage: check_prometheus.py TOKSTAT_BINARY
 """
+import decimal
 import json
 import os
 import shutil
@@ -63,6 +64,22 @@ def tokstat(bin, *args, ok=True):
 
 def report(bin, *args):
     return json.loads(tokstat(bin, "report", "--format", "json", "-q", *args).stdout)["metrics"]
+
+
+def go_g(v):
+    """Go's `%g` of a float64: the shortest digits, in exponent form when the exponent is
+    below -4 or at least 6 (strconv's ftoa, `shortest` case)."""
+    if v == 0:
+        return "0"
+    d = decimal.Decimal(repr(v)).normalize()
+    sign, digits, exp = d.as_tuple()
+    digits = "".join(map(str, digits))
+    e = len(digits) + exp - 1
+    neg = "-" if sign else ""
+    if e < -4 or e >= 6:
+        mant = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
+        return f"{neg}{mant}e{'-' if e < 0 else '+'}{abs(e):02d}"
+    return neg + format(d.copy_abs(), "f")
 
 
 def close(got, want, what, tol=0.01):
@@ -207,11 +224,23 @@ def main():
                            stdout=f, check=True)
         md = report(bin, dump)
         check_phase(md, 2, "promtool tsdb dump")
+        # `promtool tsdb dump-openmetrics` (Prometheus 2.48+, not in Debian's 2.42): written as
+        # its source writes it, `fmt.Printf("%s%s %g %.3f\n", metricName,
+        # CondensedString(lbs), val, float64(ts)/1000)` then `# EOF` (cmd/promtool/tsdb.go)
+        om = f"{tmp}/dump.om"
+        with open(om, "w") as f:
+            for s in series.values():
+                labels = ",".join(f'{k}={json.dumps(v)}' for k, v in sorted(s["metric"].items()) if k != "__name__")
+                for ts, v in s["values"]:
+                    f.write(f'{s["metric"]["__name__"]}{{{labels}}} {go_g(float(v))} {float(ts):.3f}\n')
+            f.write("# EOF\n")
+        mo = report(bin, om)
+        check_phase(mo, 2, "dump-openmetrics")
         # (the dump holds every series, Prometheus' own `up` and `scrape_*` among them)
         assert m2["samples"] == ma["samples"] == me["samples"], (m2["samples"], ma["samples"], me["samples"])
         for k in ("gen_tps", "requests_per_s", "cap_hit_rate", "generation_tokens", "scrapes"):
-            vals = [round(m[k], 6) for m in (m2, ma, me, md)]
-            print(f"  {k}: --prometheus {vals[0]}, API JSON {vals[1]}, exposition {vals[2]}, dump {vals[3]}")
+            vals = [round(m[k], 6) for m in (m2, ma, me, md, mo)]
+            print(f"  {k}: --prometheus {vals[0]}, API JSON {vals[1]}, exposition {vals[2]}, dump {vals[3]}, dump-openmetrics {vals[4]}")
             assert len(set(vals)) == 1, (k, vals)
 
         print("compare of the two windows: the factor")
