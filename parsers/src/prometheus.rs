@@ -572,12 +572,17 @@ mod tests {
         assert_eq!(parse_line("# EOF").unwrap(), Line::Comment);
         // `promtool tsdb dump-openmetrics` (2.48+): `%s%s %g %.3f`, labels without spaces,
         // `{}` for a series of no label but its name
-        let s = one(r#"vllm_generation_tokens_total{engine="0",job="vllm"} 1.234567e+06 1778371200.338"#);
+        let s = one(
+            r#"vllm_generation_tokens_total{engine="0",job="vllm"} 1.234567e+06 1778371200.338"#,
+        );
         assert_eq!(
             (s.value, s.timestamp_ms),
             (1_234_567.0, Some(1_778_371_200_338))
         );
-        assert_eq!(one("up{} 1 1778371200.000").timestamp_ms, Some(1_778_371_200_000));
+        assert_eq!(
+            one("up{} 1 1778371200.000").timestamp_ms,
+            Some(1_778_371_200_000)
+        );
         for bad in [
             r#"x_bucket{le="0.5"} 3 # trace 0.67"#,
             r#"x_bucket{le="0.5"} 3 # {a="1"}"#,

@@ -439,6 +439,52 @@ fn pods_of_one_prometheus_side_by_side() {
     assert_eq!(ranks[1]["running"], 16.0);
 }
 
+/// Issue 53: llm-d-benchmark's `metrics/raw/<pod>_<epoch>_metrics.log`, one pod's scrape a
+/// file under the header `collect_metrics.sh` writes (`# Timestamp:`, `# Pod:`, `# PodIP:`,
+/// `# Source:`, commit 8bc9f1d). Regression: the pods' files were one stream of scrapes, each
+/// pod's counter read as the other's reset (2939 tok/s for 1500) and gauges of one pod a
+/// scrape (running 40 for 80). Each pod is now its own engine, the files rounds of the pods,
+/// and a pod's failed scrape neither a reset nor a new series.
+#[test]
+fn llm_d_benchmark_raw_metrics() {
+    let dir = tempfile::tempdir().unwrap();
+    let raw = dir.path().join("metrics/raw");
+    std::fs::create_dir_all(&raw).unwrap();
+    for k in 0..5u64 {
+        let t = 1_778_371_200 + 10 * k;
+        for (pod, rate, running) in [("vllm-decode-0", 1000, 64), ("vllm-decode-1", 500, 16)] {
+            let stamp = format!("2026-05-10T00:00:{:02}+0000", 10 * k);
+            let mut text = format!(
+                "# Timestamp: {stamp}\n# Pod: {pod}\n# PodIP: 10.0.0.1\n# Source: prometheus_metrics\n\n"
+            );
+            if pod.ends_with('1') && k == 2 {
+                text +=
+                    &format!("# Warning: Failed to collect metrics from pod {pod} (10.0.0.1)\n\n");
+            } else {
+                text += &format!(
+                    "# TYPE vllm:generation_tokens_total counter\n\
+                     vllm:generation_tokens_total{{engine=\"0\",model_name=\"m\"}} {}\n\
+                     vllm:num_requests_running{{engine=\"0\",model_name=\"m\"}} {running}\n\n",
+                    rate * 10 * k
+                );
+            }
+            std::fs::write(raw.join(format!("{pod}_{t}_metrics.log")), text).unwrap();
+        }
+    }
+    let v = report(&[raw.to_str().unwrap()]);
+    let m = &v["metrics"];
+    assert_eq!(m["gen_tps"], 1500.0);
+    assert_eq!(m["span_s"], 40.0);
+    let ranks = m["ranks"].as_array().unwrap();
+    assert_eq!(ranks[0]["rank"], "pod=\"vllm-decode-0\" engine=\"0\"");
+    assert_eq!(ranks[0]["gen_tps"], 1000.0);
+    assert_eq!(ranks[1]["gen_tps"], 500.0);
+    // the round without pod 1 holds pod 0's 64 alone
+    assert_eq!(m["running"]["max"], 80.0);
+    assert_eq!(m["running"]["mean"], (80.0 * 4.0 + 64.0) / 5.0);
+    assert_eq!(v["lines"]["malformed"], 0);
+}
+
 /// Regression (issue 40, item 4): a histogram series with a bucket whose `le` is not a
 /// number was silently dropped bucket by bucket (the others kept, the quantiles moved), and
 /// negative bucket counts were summed. Such a series is malformed: named, and left out of

@@ -12,6 +12,7 @@
 use crate::analysis::quantile::Summary;
 use crate::ingest::scrapes::{MetricSample, Scrape, Scrapes};
 use serde::Serialize;
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use tokstat_parsers::prometheus;
 use tokstat_parsers::stamp::Ts;
@@ -372,7 +373,12 @@ fn rank_of(labels: &str, server: Option<&str>) -> Option<String> {
 /// The figures of each rank named in the last scrape, when there are two or more; `secs`
 /// is the window between the first and last timed scrape. Ranks of several servers (pods,
 /// targets) are each server's own.
-fn ranks(timed: &[&Scrape], last: &Scrape, secs: Option<f64>) -> Vec<Rank> {
+fn ranks(
+    timed: &[&Scrape],
+    before: &[Cow<'_, Scrape>],
+    last: &Scrape,
+    secs: Option<f64>,
+) -> Vec<Rank> {
     let engine_series = || {
         last.samples.iter().filter(|x| {
             [&GEN[..], &REQUESTS, &RUNNING, &WAITING, &KV]
@@ -401,10 +407,7 @@ fn ranks(timed: &[&Scrape], last: &Scrape, secs: Option<f64>) -> Vec<Rank> {
             let counted = |names: &[&str], also: &dyn Fn(&str) -> bool| -> Option<f64> {
                 let keep = |l: &str| mine(l) && also(l);
                 if window {
-                    timed
-                        .windows(2)
-                        .map(|w| increase(w[0], w[1], names, keep))
-                        .sum::<Option<f64>>()
+                    increase_over(timed, before, names, keep)
                 } else {
                     total(last, names, keep)
                 }
@@ -460,20 +463,100 @@ fn summary(v: Vec<f64>) -> Option<Summary> {
     Summary::of(&mut v)
 }
 
+/// The server a scrape is of: the `pod` (else `instance`) label all its samples share.
+fn server_of(x: &Scrape) -> Option<&str> {
+    INSTANCE_LABELS.iter().find_map(|k| {
+        let mut v = x.samples.iter().map(|m| label_value(&m.labels, k));
+        let first = v.next()??;
+        v.all(|o| o == Some(first)).then_some(first)
+    })
+}
+
+/// Scrapes of several servers, each scrape one server's (llm-d-benchmark's files, one pod
+/// each, labelled by its `# Pod:` header), as rounds of them: in time order, a round takes
+/// each server once and the next begins when one comes again; a round's time is its newest
+/// scrape's. Without two servers, the scrapes as they are (a Prometheus dump's scrapes
+/// hold every server's series already).
+fn rounds(scrapes: &[Scrape]) -> Cow<'_, [Scrape]> {
+    let servers: Vec<Option<&str>> = scrapes.iter().map(server_of).collect();
+    let named: BTreeSet<&str> = servers.iter().flatten().copied().collect();
+    if named.len() < 2 {
+        return Cow::Borrowed(scrapes);
+    }
+    let mut out: Vec<Scrape> = Vec::new();
+    let mut met: BTreeSet<Option<&str>> = BTreeSet::new();
+    for (x, who) in scrapes.iter().zip(servers) {
+        match out.last_mut() {
+            Some(round) if !met.contains(&who) => {
+                round.samples.extend(x.samples.iter().cloned());
+                round.placed = round.placed.max(x.placed);
+                round.ts = round.ts.max(x.ts);
+            }
+            _ => {
+                met.clear();
+                out.push(x.clone());
+            }
+        }
+        met.insert(who);
+    }
+    Cow::Owned(out)
+}
+
+/// Each scrape with, beside its series, the last value of every series an earlier one had
+/// and it lacks: what the next scrape's counters increase from, so that a series missing
+/// from one scrape (one pod's failed scrape) is neither a reset nor a new series.
+fn known<'a>(scrapes: &[&'a Scrape]) -> Vec<Cow<'a, Scrape>> {
+    let mut last: HashMap<(&str, &str), &MetricSample> = HashMap::new();
+    scrapes
+        .iter()
+        .map(|&x| {
+            for m in &x.samples {
+                last.insert((m.name.as_str(), m.labels.as_str()), m);
+            }
+            if last.len() <= x.samples.len() {
+                return Cow::Borrowed(x);
+            }
+            let here: std::collections::HashSet<(&str, &str)> = x
+                .samples
+                .iter()
+                .map(|m| (m.name.as_str(), m.labels.as_str()))
+                .collect();
+            let mut all = x.clone();
+            all.samples.extend(
+                last.iter()
+                    .filter(|(k, _)| !here.contains(*k))
+                    .map(|(_, m)| (*m).clone()),
+            );
+            Cow::Owned(all)
+        })
+        .collect()
+}
+
+/// The increase of `names` from each scrape to the next, summed (a counter reset in between
+/// counted from zero); `before` is [`known`] of `timed`.
+fn increase_over(
+    timed: &[&Scrape],
+    before: &[Cow<'_, Scrape>],
+    names: &[&str],
+    keep: impl Fn(&str) -> bool,
+) -> Option<f64> {
+    (1..timed.len())
+        .map(|i| increase(&before[i - 1], timed[i], names, &keep))
+        .sum()
+}
+
 /// Analyses the scrapes (placed by [`Scrapes::place`]).
 pub fn analyze(s: &Scrapes) -> Option<Metrics> {
-    let last = s.scrapes.last()?;
-    let timed: Vec<&Scrape> = s.scrapes.iter().filter(|x| x.placed.is_some()).collect();
+    let scrapes = rounds(&s.scrapes);
+    let last = scrapes.last()?;
+    let timed: Vec<&Scrape> = scrapes.iter().filter(|x| x.placed.is_some()).collect();
+    let before = known(&timed);
     let window = (timed.len() >= 2).then(|| (timed[0], timed[timed.len() - 1]));
     let secs = window.and_then(|(a, b)| Some((b.placed?.0 - a.placed?.0) as f64 / 1000.0));
     let rate = |names: &[&str]| -> Option<f64> {
         let secs = secs.filter(|s| *s > 0.0)?;
         // the sum of per-interval increases, so that a counter reset in between is handled
-        let mut inc = 0.0;
-        for w in timed.windows(2) {
-            inc += increase(w[0], w[1], names, |_| true)?;
-        }
-        Some(inc / secs)
+        Some(increase_over(&timed, &before, names, |_| true)? / secs)
     };
     let finished: BTreeMap<String, f64> = {
         let mut m = BTreeMap::new();
@@ -489,10 +572,7 @@ pub fn analyze(s: &Scrapes) -> Option<Metrics> {
         for r in reasons(last) {
             let keep = |l: &str| label_value(l, "finished_reason") == Some(r.as_str());
             let v = match window {
-                Some(_) => timed
-                    .windows(2)
-                    .map(|w| increase(w[0], w[1], &REQUESTS[..1], keep))
-                    .sum::<Option<f64>>(),
+                Some(_) => increase_over(&timed, &before, &REQUESTS[..1], keep),
                 None => total(last, &REQUESTS[..1], keep),
             };
             if let Some(v) = v {
@@ -504,8 +584,10 @@ pub fn analyze(s: &Scrapes) -> Option<Metrics> {
     let done: f64 = finished.values().sum();
     let cap_hit_rate = (done > 0.0).then(|| finished.get("length").copied().unwrap_or(0.0) / done);
     let mut timeline = Vec::new();
-    for (k, sc) in s.scrapes.iter().enumerate() {
-        let prev = k.checked_sub(1).map(|p| &s.scrapes[p]);
+    let all: Vec<&Scrape> = scrapes.iter().collect();
+    let all_before = known(&all);
+    for (k, sc) in scrapes.iter().enumerate() {
+        let prev = k.checked_sub(1).map(|p| &*all_before[p]);
         let dt = match (prev.and_then(|p| p.placed), sc.placed) {
             (Some(a), Some(b)) if b.0 > a.0 => Some((b.0 - a.0) as f64 / 1000.0),
             _ => None,
@@ -522,13 +604,11 @@ pub fn analyze(s: &Scrapes) -> Option<Metrics> {
         });
     }
     let engine = {
-        let v = s
-            .scrapes
+        let v = scrapes
             .iter()
             .flat_map(|x| &x.samples)
             .any(|x| x.name.starts_with("vllm:"));
-        let g = s
-            .scrapes
+        let g = scrapes
             .iter()
             .flat_map(|x| &x.samples)
             .any(|x| x.name.starts_with("sglang:"));
@@ -577,7 +657,7 @@ pub fn analyze(s: &Scrapes) -> Option<Metrics> {
         kv_usage: summary(timeline.iter().filter_map(|r| r.kv_usage).collect()),
         latency,
         malformed_series: malformed.into_iter().collect(),
-        ranks: ranks(&timed, last, secs),
+        ranks: ranks(&timed, &before, last, secs),
         timeline,
     })
 }

@@ -6,6 +6,7 @@ use crate::ingest::scan::{Tally, SAMPLES};
 use std::collections::HashMap;
 use tokstat_parsers::prometheus::{self, family, Line, MetricType};
 use tokstat_parsers::stamp::Ts;
+use tokstat_parsers::wrappers::envelope::time;
 
 /// One sample of the `metrics` table.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -58,6 +59,18 @@ fn sorted_labels(raw: &str) -> String {
         s.push_str(v);
     }
     s
+}
+
+/// `labels` (`k=v,k=v`, sorted) with `key=value` added in its place, unless it has `key`.
+fn with_label(labels: String, key: &str, value: &str) -> String {
+    let mut v: Vec<&str> = labels.split(',').filter(|kv| !kv.is_empty()).collect();
+    if v.iter().any(|kv| kv.split('=').next() == Some(key)) {
+        return labels;
+    }
+    let added = format!("{key}={value}");
+    v.push(&added);
+    v.sort_unstable_by_key(|kv| kv.split_once('=').unwrap_or((kv, "")));
+    v.join(",")
 }
 
 /// A time in a file name: `20260510T000010`, `2026-05-10T00:00:10`, or 10-digit Unix seconds.
@@ -178,6 +191,7 @@ impl Scrapes {
             ..Scrape::default()
         };
         let mut marked = false;
+        let mut pod: Option<String> = None;
         // each sample's own timestamp, beside `current.samples`
         let mut stamps: Vec<Option<i64>> = Vec::new();
         for (n, line) in text.lines().enumerate() {
@@ -187,9 +201,13 @@ impl Scrapes {
                     parsed += 1;
                     // `_created` samples stay in the table; no figure reads them
                     stamps.push(s.timestamp_ms);
+                    let mut labels = sorted_labels(s.labels);
+                    if let Some(pod) = &pod {
+                        labels = with_label(labels, "pod", pod);
+                    }
                     current.samples.push(MetricSample {
                         name: prometheus::engine_name(s.name).into_owned(),
-                        labels: sorted_labels(s.labels),
+                        labels,
                         value: s.value,
                     });
                 }
@@ -207,7 +225,21 @@ impl Scrapes {
                     current.ts = ts;
                     marked = true;
                 }
-                Ok(Line::Help { .. } | Line::Comment) => other += 1,
+                Ok(Line::Comment) => {
+                    other += 1;
+                    // llm-d-benchmark's header (`collect_metrics.sh`, `_scrape_pod`):
+                    // `# Timestamp: 2026-05-10T00:00:10+0000`, `# Pod: NAME`
+                    if let Some(t) = line.strip_prefix("# Timestamp: ") {
+                        if let Some((ms, _)) = time::rfc3339(t.trim().as_bytes()) {
+                            current.ts = Some(Ts(ms));
+                        }
+                    } else if let Some(name) = line.strip_prefix("# Pod: ") {
+                        // its samples are labelled with it, as Kubernetes discovery labels
+                        // what Prometheus stores
+                        pod = Some(name.trim().to_string()).filter(|p| !p.is_empty());
+                    }
+                }
+                Ok(Line::Help { .. }) => other += 1,
                 Err(why) => bad.push((n as u64 + 1, why)),
             }
         }
@@ -273,7 +305,7 @@ impl Scrapes {
                     source: source.to_string(),
                     ts: last.map(Ts),
                     samples: std::mem::take(&mut current),
-                    placed: None,
+                    ..Scrape::default()
                 });
                 seen.clear();
             }
@@ -286,7 +318,7 @@ impl Scrapes {
                 source: source.to_string(),
                 ts: last.map(Ts),
                 samples: current,
-                placed: None,
+                ..Scrape::default()
             });
         }
     }
