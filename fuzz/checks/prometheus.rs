@@ -3,8 +3,11 @@
 
 use tokstat_parsers::prometheus::{labels, parse_line, scrape_time, unescape, Line};
 
-/// Prometheus lines: no panic; names and label pairs are slices of the input.
+/// Prometheus lines, saved API answers and AIPerf's scrape records: no panic; names and
+/// label pairs are slices of the input.
 pub fn check(data: &[u8]) {
+    let _ = tokstat_parsers::prometheus_api::read(data);
+    let _ = tokstat_parsers::loadgen::aiperf_scrapes::record(data);
     let Ok(s) = std::str::from_utf8(data) else {
         return;
     };

@@ -74,12 +74,17 @@ fn prometheus_line(line: &[u8]) -> bool {
 /// Classifies an input from its first bytes (a few KB are enough).
 pub fn sniff(head: &[u8]) -> Kind {
     let head = crate::text::without_bom(head);
+    // AIPerf's server metrics are the Parquet files read (the Prometheus reader tells them
+    // by the file's metadata, and lists any other as not read)
+    if is_parquet(head) {
+        return Kind::Prometheus;
+    }
     if is_binary(head) {
         return Kind::Binary;
     }
     // the Prometheus API's query results, and a collector's records, before JSON claims
     // their `{`
-    if crate::prometheus_api::sniff(head) {
+    if crate::prometheus_api::sniff(head) || crate::loadgen::aiperf_scrapes::sniff(head) {
         return Kind::Prometheus;
     }
     if let Some(c) = crate::wrappers::envelope::sniff(head) {
@@ -163,6 +168,11 @@ fn cut_records<'a>(rest: impl Iterator<Item = &'a [u8]>) -> bool {
         && whole
             .iter()
             .all(|l| l.starts_with(b"{") && l.ends_with(b"}"))
+}
+
+/// Whether bytes open as a Parquet file does (`PAR1`).
+pub fn is_parquet(head: &[u8]) -> bool {
+    head.starts_with(b"PAR1")
 }
 
 /// Whether the first bytes of an input are not text: more than one in ten is a NUL, a control
@@ -258,6 +268,14 @@ mod tests {
             Kind::Prometheus
         );
         assert_eq!(sniff(b"sglang_num_running_reqs 3\n"), Kind::Prometheus);
+        // AIPerf's server scrapes: its JSONL, and Parquet (told apart from others' when read)
+        assert_eq!(
+            sniff(
+                b"{\"endpoint_url\":\"http://h:8000/metrics\",\"timestamp_ns\":1,\"metrics\":{}}\n"
+            ),
+            Kind::Prometheus
+        );
+        assert_eq!(sniff(b"PAR1\x15\x04\x15\x00\x00\x00"), Kind::Prometheus);
         assert_eq!(sniff(b"step 5 done\nloss 0.3\n"), Kind::Log);
         // bare samples, every line of them (prometheus/common's parser tests)
         assert_eq!(sniff(b"\nminimal_metric 1.234\nanother_metric -3e3 103948\n# Even that:\nno_labels{} 3\n"), Kind::Prometheus);

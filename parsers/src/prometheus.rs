@@ -37,7 +37,8 @@ impl MetricType {
         }
     }
 
-    fn parse(s: &str) -> MetricType {
+    /// A `# TYPE` line's word (anything else is untyped).
+    pub fn parse(s: &str) -> MetricType {
         match s {
             "counter" => MetricType::Counter,
             "gauge" => MetricType::Gauge,

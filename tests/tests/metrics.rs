@@ -592,3 +592,110 @@ fn renamed_engine_metrics_read_as_the_engines_wrote_them() {
         }
     }
 }
+
+/// The scrapes AIPerf 0.13.0 took of `tests/loadgen/mock_server.py`'s `/metrics` during a
+/// run (`fixtures/formats/loadgen/README.md`): the server generated 32 tokens for each of
+/// the 36 requests that succeeded, 1152 in all, every one finished by `length`.
+fn aiperf_server() -> PathBuf {
+    root().join("formats/loadgen/aiperf/0.13.0-c4-server-metrics")
+}
+
+/// AIPerf's raw scrapes (`server_metrics_export.jsonl`): the families without `_total`
+/// read as the engine's counters, each record a scrape at its `timestamp_ns`, the baseline
+/// scrape before the run read and said so.
+#[test]
+fn aiperf_server_metrics_jsonl() {
+    let f = aiperf_server().join("server_metrics_export.jsonl");
+    let v = report(&[f.to_str().unwrap()]);
+    let m = &v["metrics"];
+    assert_eq!(m["scrapes"], 10);
+    let span = m["span_s"].as_f64().unwrap();
+    assert_eq!(span, 7.314);
+    let generated = m["gen_tps"].as_f64().unwrap() * span;
+    assert!((generated - 1152.0).abs() < 1e-6, "{generated}");
+    assert_eq!(m["generation_tokens"], 1152.0);
+    assert_eq!(m["prompt_tokens"], 4812.0);
+    assert_eq!(m["finished"]["length"], 36.0);
+    assert_eq!(m["cap_hit_rate"], 1.0);
+    assert_eq!(m["running"]["max"], 4.0);
+    assert_eq!(m["latency"]["ttft_s"]["count"], 36.0);
+    assert_eq!(m["latency"]["ttft_s"]["mean"], 0.04);
+    assert_eq!(v["lines"]["parsed"], 10);
+    let w = v["warnings"].to_string();
+    assert!(
+        w.contains("1 of AIPerf's scrapes were taken outside its phases"),
+        "{w}"
+    );
+}
+
+/// AIPerf's Parquet (`server_metrics_export.parquet`): its profiling window, counters as
+/// increases from the window's start, said so; beside the JSONL of the same run, read
+/// once (never the one's absolute counters against the other's relative ones).
+#[test]
+fn aiperf_server_metrics_parquet() {
+    let f = aiperf_server().join("server_metrics_export.parquet");
+    let v = report(&[f.to_str().unwrap()]);
+    let m = &v["metrics"];
+    assert_eq!(m["scrapes"], 10);
+    let span = m["span_s"].as_f64().unwrap();
+    assert_eq!(span, 2.939);
+    let generated = m["gen_tps"].as_f64().unwrap() * span;
+    assert!((generated - 1152.0).abs() < 1e-6, "{generated}");
+    assert_eq!(m["finished"]["length"], 36.0);
+    assert_eq!(m["latency"]["ttft_s"]["count"], 36.0);
+    assert_eq!(v["lines"]["parsed"], 100);
+    assert!(v["warnings"]
+        .to_string()
+        .contains("as increases from the window's start"));
+
+    let both = report(&[aiperf_server().to_str().unwrap()]);
+    assert_eq!(both["metrics"]["scrapes"], 10);
+    assert_eq!(both["metrics"]["span_s"], 7.314);
+    assert_eq!(both["metrics"]["finished"]["length"], 36.0);
+    assert!(both["warnings"]
+        .to_string()
+        .contains("read once, from the raw"));
+    // the client's side of the same run beside it
+    assert_eq!(both["bench_runs"].as_array().unwrap().len(), 1);
+}
+
+/// AIPerf's summary of the server's metrics (`.json`, `.csv`) holds no scrapes: refused
+/// with what it is and what to read instead; a Parquet file that is no whole file is
+/// named as such.
+#[test]
+fn aiperf_server_metrics_summary_refused() {
+    for ext in ["json", "csv"] {
+        let f = aiperf_server().join(format!("server_metrics_export.{ext}"));
+        let mut out = Vec::new();
+        let mut err = Vec::new();
+        let code = tokstat::run(
+            ["tokstat", "report", "-q", f.to_str().unwrap()],
+            &mut out,
+            &mut err,
+        );
+        let all = String::from_utf8_lossy(&out).to_string() + &String::from_utf8_lossy(&err);
+        assert_eq!(code, 1, "{all}");
+        assert!(
+            all.contains("AIPerf's summary of the server's metrics"),
+            "{all}"
+        );
+        assert!(
+            all.contains("server_metrics_export.jsonl or .parquet"),
+            "{all}"
+        );
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let cut = dir.path().join("server_metrics_export.parquet");
+    let whole = std::fs::read(aiperf_server().join("server_metrics_export.parquet")).unwrap();
+    std::fs::write(&cut, &whole[..whole.len() / 2]).unwrap();
+    let mut out = Vec::new();
+    let mut err = Vec::new();
+    let code = tokstat::run(
+        ["tokstat", "report", "-q", cut.to_str().unwrap()],
+        &mut out,
+        &mut err,
+    );
+    let all = String::from_utf8_lossy(&out).to_string() + &String::from_utf8_lossy(&err);
+    assert_ne!(code, 0);
+    assert!(all.contains("not a whole Parquet file"), "{all}");
+}

@@ -15,6 +15,7 @@
     )
 )]
 
+mod aiperf_parquet;
 pub mod census;
 pub mod completions;
 pub mod digest;

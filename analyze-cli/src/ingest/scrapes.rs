@@ -4,6 +4,7 @@
 
 use crate::ingest::scan::{Tally, SAMPLES};
 use std::collections::HashMap;
+use tokstat_parsers::loadgen::aiperf_scrapes;
 use tokstat_parsers::prometheus::{self, family, Line, MetricType};
 use tokstat_parsers::stamp::Ts;
 use tokstat_parsers::wrappers::envelope::time;
@@ -39,7 +40,15 @@ pub struct Scrapes {
     /// series left out); taken into the read's warnings by its reader, not saved.
     #[serde(skip)]
     pub notes: Vec<String>,
+    /// Sources whose counters are increases from their window's start, not the server's
+    /// (AIPerf's Parquet): left out where the same server's raw scrapes of the same time
+    /// are read too ([`Scrapes::place`]), so that no counter is read as reset and reset.
+    #[serde(skip)]
+    pub relative: Vec<String>,
 }
+
+/// Why a Parquet file that is not AIPerf's server metrics is not read.
+pub const NOT_AIPERF: &str = "a Parquet file, not AIPerf's server-metrics export: not read (tokstat reads its own exports as their folder)";
 
 /// A malformed line: (line number, why).
 pub type Bad = (u64, &'static str);
@@ -62,7 +71,7 @@ fn sorted_labels(raw: &str) -> String {
 }
 
 /// `labels` (`k=v,k=v`, sorted) with `key=value` added in its place, unless it has `key`.
-fn with_label(labels: String, key: &str, value: &str) -> String {
+pub(crate) fn with_label(labels: String, key: &str, value: &str) -> String {
     let mut v: Vec<&str> = labels.split(',').filter(|kv| !kv.is_empty()).collect();
     if v.iter().any(|kv| kv.split('=').next() == Some(key)) {
         return labels;
@@ -71,6 +80,13 @@ fn with_label(labels: String, key: &str, value: &str) -> String {
     v.push(&added);
     v.sort_unstable_by_key(|kv| kv.split_once('=').unwrap_or((kv, "")));
     v.join(",")
+}
+
+/// The `host:port` of a scrape endpoint's URL (`http://10.0.0.7:8000/metrics` →
+/// `10.0.0.7:8000`): the `instance` label Prometheus gives a target.
+pub(crate) fn endpoint_instance(url: &str) -> &str {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    rest.split(['/', '?', '#']).next().unwrap_or(rest)
 }
 
 /// A time in a file name: `20260510T000010`, `2026-05-10T00:00:10`, or 10-digit Unix seconds.
@@ -102,8 +118,25 @@ impl Scrapes {
         src: tokstat_parsers::source::Source,
     ) -> std::io::Result<Tally> {
         let bytes = src.data.read_all()?;
+        if tokstat_parsers::detect::is_parquet(&bytes) {
+            let source = input.display();
+            return match self.read_aiperf_parquet(&source, bytes) {
+                Ok(Some(t)) => Ok(t),
+                Ok(None) => Err(std::io::Error::new(
+                    std::io::ErrorKind::Unsupported,
+                    NOT_AIPERF,
+                )),
+                Err(e) => Err(std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    format!("not a whole Parquet file: {e}"),
+                )),
+            };
+        }
         if tokstat_parsers::prometheus_api::sniff(&bytes) {
             return self.read_api(&input.display(), &bytes);
+        }
+        if aiperf_scrapes::sniff(tokstat_parsers::text::without_bom(&bytes)) {
+            return Ok(self.read_aiperf(&input.display(), &bytes));
         }
         // (a byte order mark before the first line is no part of it)
         let text = String::from_utf8_lossy(tokstat_parsers::text::without_bom(&bytes));
@@ -177,6 +210,93 @@ impl Scrapes {
         }
         self.push_timed(source, timed);
         Ok(t)
+    }
+
+    /// Reads AIPerf's `server_metrics_export.jsonl`: each record a scrape at its
+    /// `timestamp_ns`, its samples under their wire names ([`aiperf_scrapes`]), labelled
+    /// with the endpoint's `host:port` as `instance` (as Prometheus labels a target), so
+    /// that the scrapes of several endpoints are servers side by side. A line that is no
+    /// whole record is malformed. Scrapes outside AIPerf's phases are read and said so:
+    /// the baseline is the counters' value when the run began.
+    pub fn read_aiperf(&mut self, source: &str, bytes: &[u8]) -> Tally {
+        let mut t = Tally::default();
+        let mut outside = 0u64;
+        let text = tokstat_parsers::text::without_bom(bytes);
+        // (the file's last newline ends its last line, it starts none)
+        let text = text.strip_suffix(b"\n").unwrap_or(text);
+        for (n, line) in text.split(|&c| c == b'\n').enumerate() {
+            t.total += 1;
+            if line.trim_ascii().is_empty() {
+                t.other += 1;
+                continue;
+            }
+            let r = match aiperf_scrapes::record(line.trim_ascii_end()) {
+                Ok(r) => r,
+                Err(_) => {
+                    t.malformed += 1;
+                    if t.samples.len() < SAMPLES {
+                        t.samples
+                            .push((n as u64 + 1, "not a whole AIPerf scrape record (JSON)"));
+                    }
+                    continue;
+                }
+            };
+            t.parsed += 1;
+            if r.phase.is_none() {
+                outside += 1;
+            }
+            let instance = r.endpoint_url.as_deref().map(endpoint_instance);
+            let mut samples = Vec::with_capacity(r.samples.len());
+            for x in &r.samples {
+                let family = match x.kind {
+                    aiperf_scrapes::Kind::Counter => x
+                        .name
+                        .strip_suffix("_total")
+                        .map(|f| (f, MetricType::Counter)),
+                    aiperf_scrapes::Kind::Histogram => ["_bucket", "_sum", "_count"]
+                        .iter()
+                        .find_map(|s| x.name.strip_suffix(s))
+                        .map(|f| (f, MetricType::Histogram)),
+                    aiperf_scrapes::Kind::Value => None,
+                };
+                if let Some((f, k)) = family {
+                    if !self.types.contains_key(f) {
+                        self.types.insert(f.to_string(), k);
+                    }
+                }
+                let mut labels: Vec<(&str, &str)> = x
+                    .labels
+                    .iter()
+                    .map(|(k, v)| (k.as_ref(), v.as_ref()))
+                    .collect();
+                labels.sort_unstable();
+                let mut labels = labels
+                    .iter()
+                    .map(|(k, v)| format!("{k}={v}"))
+                    .collect::<Vec<_>>()
+                    .join(",");
+                if let Some(i) = instance {
+                    labels = with_label(labels, "instance", i);
+                }
+                samples.push(MetricSample {
+                    name: prometheus::engine_name(&x.name).into_owned(),
+                    labels,
+                    value: x.value,
+                });
+            }
+            self.scrapes.push(Scrape {
+                source: source.to_string(),
+                ts: r.ts_ms.map(Ts),
+                samples,
+                ..Scrape::default()
+            });
+        }
+        if outside > 0 {
+            self.notes.push(format!(
+                "{source}: {outside} of AIPerf's scrapes were taken outside its phases (the baseline before the run, the flush after it): read, so the window and its rates include the time around the run"
+            ));
+        }
+        t
     }
 
     /// Reads one file's text: returns (samples, other lines, malformed lines, total lines).
@@ -254,6 +374,7 @@ impl Scrapes {
         self.scrapes.extend(other.scrapes);
         self.types.extend(other.types);
         self.notes.extend(other.notes);
+        self.relative.extend(other.relative);
     }
 
     /// Adds a scrape read, `stamps` its samples' own timestamps. A file of samples of many
@@ -328,6 +449,7 @@ impl Scrapes {
     /// `--interval`). Its times as read are kept: placing again, after more scrapes were
     /// added, gives what placing them all at once gives.
     pub fn place(&mut self, interval_s: Option<f64>) {
+        self.drop_relative_twins();
         if self.scrapes.iter().all(|s| s.ts.is_some()) {
             self.scrapes.sort_by_key(|s| s.ts);
             for s in &mut self.scrapes {
@@ -346,6 +468,42 @@ impl Scrapes {
             };
             if step.is_some() {
                 prev = s.placed.map(|t| t.0);
+            }
+        }
+    }
+
+    /// Leaves out a relative source's scrapes ([`Scrapes::relative`]) when raw scrapes of
+    /// one of its servers (`instance`) fall within its window: AIPerf's Parquet beside the
+    /// JSONL of the same run is read once, from the JSONL.
+    fn drop_relative_twins(&mut self) {
+        fn instance(s: &Scrape) -> Option<&str> {
+            let l = &s.samples.first()?.labels;
+            l.split(',').find_map(|kv| kv.strip_prefix("instance="))
+        }
+        for r in std::mem::take(&mut self.relative) {
+            let mine: Vec<&Scrape> = self.scrapes.iter().filter(|s| s.source == r).collect();
+            let times = mine.iter().filter_map(|s| s.ts.map(|t| t.0));
+            let (Some(lo), Some(hi)) = (times.clone().min(), times.max()) else {
+                continue;
+            };
+            let servers: Vec<&str> = mine.iter().filter_map(|s| instance(s)).collect();
+            let twin = self.scrapes.iter().find(|s| {
+                s.source != r
+                    && s.ts.is_some_and(|t| (lo..=hi).contains(&t.0))
+                    && instance(s).is_some_and(|i| servers.contains(&i))
+            });
+            match twin {
+                Some(twin) => {
+                    let note = format!(
+                        "{r}: the same server's scrapes as {} (AIPerf's Parquet beside its raw JSONL): read once, from the raw",
+                        twin.source
+                    );
+                    self.scrapes.retain(|s| s.source != r);
+                    self.notes.push(note);
+                }
+                None => self.notes.push(format!(
+                    "{r}: AIPerf's Parquet holds its profiling window's counters as increases from the window's start: rates are read, counters' totals since the server started are not"
+                )),
             }
         }
     }

@@ -21,6 +21,10 @@ pub fn sniff(head: &[u8]) -> Option<Layout> {
     let text = crate::text::without_bom(head);
     let text = &text[..text.len().min(4096)];
     let first = text.split(|&c| c == b'\n').next()?.trim_ascii();
+    // `aiperf/server_metrics/csv_exporter.py`'s banner
+    if first.starts_with(b"# AIPerf Server Metrics Export") {
+        return Some(Layout::AiPerfServerMetricsSummary);
+    }
     if first.starts_with(b"Metric,avg,min,max,") {
         return Some(Layout::AiPerfCsv);
     }

@@ -19,6 +19,7 @@
 //! is absent, never 0.
 
 pub mod aiperf;
+pub mod aiperf_scrapes;
 pub mod csv;
 pub mod genai_bench;
 pub mod guidellm;
@@ -315,6 +316,10 @@ pub enum Layout {
     /// (`stage_N_prometheus_metrics.json`): the server's view, not the client's (recognised,
     /// not read; the scrapes themselves are).
     InferencePerfServerMetrics,
+    /// AIPerf's summary of the server's metrics over its profiling window
+    /// (`server_metrics_export.json` and `.csv`): totals, rates and percentiles of each
+    /// series, no scrapes (recognised, not read; its `.jsonl` and `.parquet` twins are).
+    AiPerfServerMetricsSummary,
     /// genai-bench's run ([`genai_bench::run`]).
     GenaiBench,
     /// genai-bench's `experiment_metadata.json`: the experiment's settings, no result
@@ -327,7 +332,10 @@ impl Layout {
     pub fn tool(self) -> Tool {
         match self {
             Layout::Vllm => Tool::VllmBench,
-            Layout::ProfileExport | Layout::AiPerfRecords | Layout::AiPerfInputs => Tool::AiPerf,
+            Layout::ProfileExport
+            | Layout::AiPerfRecords
+            | Layout::AiPerfInputs
+            | Layout::AiPerfServerMetricsSummary => Tool::AiPerf,
             Layout::AiPerfCsv => Tool::AiPerf,
             Layout::PerfAnalyzerExport | Layout::GenAiPerfCsv => Tool::GenAiPerf,
             Layout::GuideLlmCsv => Tool::GuideLlm,
@@ -346,6 +354,7 @@ impl Layout {
         !matches!(
             self,
             Layout::AiPerfInputs
+                | Layout::AiPerfServerMetricsSummary
                 | Layout::GenaiBenchMetadata
                 | Layout::InferencePerfServerMetrics
                 | Layout::PerfAnalyzerExport
@@ -360,6 +369,9 @@ impl Layout {
         match self {
             Layout::AiPerfInputs => Some(
                 "AIPerf's inputs.json: the payloads sent, no results; read profile_export_aiperf.json or profile_export.jsonl beside it",
+            ),
+            Layout::AiPerfServerMetricsSummary => Some(
+                "AIPerf's summary of the server's metrics over its profiling window (totals, rates and percentiles, no scrapes); read the scrapes AIPerf writes beside it, server_metrics_export.jsonl or .parquet (`--server-metrics-formats json csv jsonl parquet`)",
             ),
             Layout::GenaiBenchMetadata => Some(
                 "genai-bench's experiment metadata: the experiment's settings, no results; read the run files beside it",
@@ -395,6 +407,9 @@ pub fn sniff(head: &[u8]) -> Option<Layout> {
         .iter()
         .position(|c| !c.is_ascii_whitespace() && *c != 0xEF && *c != 0xBB && *c != 0xBF)
         .map(|i| head[i]);
+    if has("\"endpoints_configured\"") && has("\"endpoint_info\"") {
+        return Some(Layout::AiPerfServerMetricsSummary);
+    }
     if has("\"request_start_ns\"") && has("\"metadata\"") {
         return Some(Layout::AiPerfRecords);
     }

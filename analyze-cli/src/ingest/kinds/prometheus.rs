@@ -31,6 +31,13 @@ impl Reader for PrometheusReader {
                 kind: Kind::Prometheus,
                 envelope: None,
             }),
+            // another tool's Parquet: listed as a binary file is, not a failure
+            Err(e) if e.kind() == std::io::ErrorKind::Unsupported => into.skipped.push(Skipped {
+                source: input.display(),
+                why: e.to_string(),
+                failed: false,
+                partly_read: false,
+            }),
             Err(e) => into.skipped.push(Skipped {
                 source: input.display(),
                 why: format!("cannot read: {e}"),
@@ -46,6 +53,7 @@ impl Reader for PrometheusReader {
 
     fn finish(&self, read: &mut Ingested, interval_s: Option<f64>) {
         read.scrapes.place(interval_s);
+        read.warnings.append(&mut read.scrapes.notes);
     }
 
     fn tables(&self, read: &Ingested) -> PolarsResult<Vec<(&'static str, DataFrame)>> {
