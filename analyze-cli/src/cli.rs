@@ -77,6 +77,25 @@ pub struct PrometheusArgs {
         requires = "prometheus"
     )]
     pub until: String,
+    #[command(flatten)]
+    pub access: PrometheusAccess,
+}
+
+/// A Prometheus server read live, by `pulse` and `watch`: the window is theirs.
+#[derive(Debug, Args, Clone, Default)]
+pub struct PrometheusLive {
+    /// A Prometheus server holding the servers' metrics (or Thanos, Mimir, Cortex,
+    /// VictoriaMetrics, Google Managed Prometheus): read for the server's side of the
+    /// window instead of scraping `/metrics` (docs/prometheus.md).
+    #[arg(long, value_name = "URL", conflicts_with = "metrics")]
+    pub prometheus: Option<String>,
+    #[command(flatten)]
+    pub access: PrometheusAccess,
+}
+
+/// How to reach a Prometheus server and what to read of it.
+#[derive(Debug, Args, Clone, Default)]
+pub struct PrometheusAccess {
     /// The series to read, a PromQL series selector (default: every vLLM and SGLang
     /// series, under any name Prometheus stores them by).
     #[arg(long = "match", value_name = "SELECTOR", requires = "prometheus")]
@@ -157,10 +176,12 @@ pub struct ReportArgs {
 }
 
 #[derive(Debug, Args)]
-#[command(mut_arg("inputs", |a| a.required(false).required_unless_present("metrics")))]
+#[command(mut_arg("inputs", |a| a.required(false).required_unless_present_any(["metrics", "prometheus"])))]
 pub struct PulseArgs {
     #[command(flatten)]
     pub input: InputArgs,
+    #[command(flatten)]
+    pub prometheus: PrometheusLive,
     /// A server's Prometheus endpoint, scraped at the window's start and at each sample
     /// (`http://host:8000/metrics`); alone, or beside the inputs.
     #[arg(long, value_name = "URL")]
@@ -190,10 +211,12 @@ pub struct PulseArgs {
 #[derive(Debug, Args)]
 pub struct WatchArgs {
     /// Files and folders to follow (JSONL, server logs, folders of batch files).
-    #[arg(value_name = "INPUTS", required_unless_present = "metrics")]
+    #[arg(value_name = "INPUTS", required_unless_present_any = ["metrics", "prometheus"])]
     pub inputs: Vec<String>,
     #[command(flatten)]
     pub dates: DateArgs,
+    #[command(flatten)]
+    pub prometheus: PrometheusLive,
     /// A server's Prometheus endpoint, scraped at each look (`http://host:8000/metrics`).
     #[arg(long, value_name = "URL")]
     pub metrics: Option<String>,

@@ -249,6 +249,20 @@ def main():
         gen = next(f for f in c["figures"] if f["name"] == "scraped gen tok/s")
         close(gen["ratio"], 2.0, "c2 / c1 scraped generated tok/s")
 
+        print("pulse and watch --prometheus: the server's side of the window that just ended")
+        # (the last phase's rates go on after it: factor 2 now)
+        pu = json.loads(tokstat(bin, "pulse", "--format", "json", "--prometheus", url, "--window", "10s").stdout)
+        close(pu["metrics"]["gen_tps"], 2000.0, "pulse generated tok/s")
+        close(pu["metrics"]["requests_per_s"], 10.0, "pulse requests/s")
+        close(pu["metrics"]["cap_hit_rate"], 0.2, "pulse cap-hit rate")
+        line = tokstat(bin, "watch", "--prometheus", url, "--every", "1s", "--for", "1s").stdout.strip().splitlines()[-1]
+        fields = dict(kv.split("=", 1) for kv in line.split() if "=" in kv)
+        # (one interval between two scrapes: the scrape times' jitter is its error)
+        close(float(fields["metrics_gen_tok/s"]), 2000.0, "watch generated tok/s, last interval", tol=0.03)
+        p = tokstat(bin, "pulse", "--prometheus", f"http://127.0.0.1:{free_port()}", "--window", "5s", ok=False)
+        assert p.returncode != 0 and "connection refused" in p.stderr and "panicked" not in p.stderr, p.stderr
+        print("  server down:", p.stderr.strip().splitlines()[-1])
+
         print("access: TLS with basic auth, a bearer token")
         tls = f"https://ops:s3cret@127.0.0.1:{tls_port}"
         time.sleep(1)

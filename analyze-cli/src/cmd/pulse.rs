@@ -27,6 +27,15 @@ pub fn run(a: &PulseArgs, style: Style, out: &mut dyn Write) -> Result<i32> {
         total,
         metrics: a.metrics.clone(),
         save_scrapes: a.save_scrapes.clone(),
+        prometheus: match &a.prometheus.prometheus {
+            Some(url) => Some(super::report::prometheus_access(
+                url,
+                &a.prometheus.access,
+                0,
+                0,
+            )?),
+            None => None,
+        },
     };
     let p = pulse::measure(&opts)?;
     match a.format {

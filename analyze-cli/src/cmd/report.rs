@@ -33,16 +33,34 @@ pub fn options(
     }
 }
 
-/// The window of a Prometheus server the flags name, if any: the token read from its file
-/// or variable (never shown), the times resolved against now.
+/// The window of a Prometheus server the flags name, if any: the times resolved against
+/// now, the access as [`prometheus_access`] gives it.
 pub fn prometheus(
     a: &crate::cli::PrometheusArgs,
 ) -> Result<Option<crate::ingest::prometheus_server::Query>> {
-    use crate::ingest::prometheus_server::{parse_time, Access, Query, DEFAULT_MATCH};
+    use crate::ingest::prometheus_server::parse_time;
     use anyhow::Context;
     let Some(url) = &a.prometheus else {
         return Ok(None);
     };
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64);
+    let since_ms = parse_time(&a.since, now).context("--since")?;
+    let until_ms = parse_time(&a.until, now).context("--until")?;
+    Ok(Some(prometheus_access(url, &a.access, since_ms, until_ms)?))
+}
+
+/// A query of `url` over `(since, until]` as the access flags say: the token read from its
+/// file or variable (never shown), the selector or every engine series.
+pub fn prometheus_access(
+    url: &str,
+    a: &crate::cli::PrometheusAccess,
+    since_ms: i64,
+    until_ms: i64,
+) -> Result<crate::ingest::prometheus_server::Query> {
+    use crate::ingest::prometheus_server::{Access, Query, DEFAULT_MATCH};
+    use anyhow::Context;
     let bearer = match (&a.bearer_token_file, &a.bearer_token_env) {
         (Some(f), _) => Some(
             std::fs::read_to_string(f)
@@ -63,13 +81,10 @@ pub fn prometheus(
                 .with_context(|| format!("--header {h:?}: expected `Name: value`"))
         })
         .collect::<Result<Vec<_>>>()?;
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as i64);
-    Ok(Some(Query {
-        url: url.clone(),
-        since_ms: parse_time(&a.since, now).context("--since")?,
-        until_ms: parse_time(&a.until, now).context("--until")?,
+    Ok(Query {
+        url: url.to_string(),
+        since_ms,
+        until_ms,
         selector: a
             .selector
             .clone()
@@ -80,7 +95,7 @@ pub fn prometheus(
             ca_file: a.ca_file.clone(),
             timeout: a.query_timeout,
         },
-    }))
+    })
 }
 
 pub fn run(

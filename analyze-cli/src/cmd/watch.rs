@@ -26,6 +26,15 @@ pub fn run(a: &WatchArgs, style: Style, out: &mut dyn Write, tty: bool) -> Resul
         )?),
         None => None,
     };
+    let prometheus = match &a.prometheus.prometheus {
+        Some(url) => Some(super::report::prometheus_access(
+            url,
+            &a.prometheus.access,
+            0,
+            0,
+        )?),
+        None => None,
+    };
     let mut watch = Watch::default();
     let start = Instant::now();
     let term = console::Term::stdout();
@@ -34,9 +43,10 @@ pub fn run(a: &WatchArgs, style: Style, out: &mut dyn Write, tty: bool) -> Resul
             Some(f) => f.look()?,
             None => Look::default(),
         };
-        let point = match &mut scraper {
-            Some(s) => s.scrape()?,
-            None => None,
+        let point = match (&mut scraper, &prometheus) {
+            (Some(s), _) => s.scrape()?,
+            (None, Some(q)) => crate::live::prometheus::last_point(q)?,
+            (None, None) => None,
         };
         let at = start.elapsed().as_secs_f64();
         watch.add(at, look);

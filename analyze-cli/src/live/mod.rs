@@ -7,10 +7,12 @@
 //! - [`follow`]: which inputs grew, were replaced or appeared between two looks.
 //! - [`window`]: what a file appended since a mark, read apart from what came before.
 //! - [`scrape`]: a live Prometheus endpoint scraped at each look.
+//! - [`prometheus`]: the server's side read from a Prometheus server instead.
 //! - [`memory`]: what a look freed, handed back before the next.
 
 pub mod follow;
 pub mod memory;
+pub mod prometheus;
 pub mod pulse;
 pub mod scrape;
 pub mod watch;

@@ -34,6 +34,9 @@ pub struct Options {
     pub metrics: Option<String>,
     /// Where to append each scrape, stamped.
     pub save_scrapes: Option<std::path::PathBuf>,
+    /// A Prometheus server read for the server's side of the window instead (its
+    /// window is the pulse's own; the query's is replaced).
+    pub prometheus: Option<crate::ingest::prometheus_server::Query>,
 }
 
 /// A pulse: the window's rates, the job so far, and the time left.
@@ -137,8 +140,24 @@ pub fn measure(opts: &Options) -> Result<Pulse> {
         None => None,
     };
     let start = Instant::now();
+    let start_ms = super::prometheus::now_ms();
     if let Some(s) = &mut scraper {
         s.scrape()?;
+    }
+    // the server alone, from Prometheus: the window that just ended, read at once
+    if let (true, None, Some(q)) = (inputs.is_empty(), &scraper, &opts.prometheus) {
+        let window_ms = opts.window.as_millis() as i64;
+        let mut p = compute(
+            None,
+            None,
+            opts.window.as_secs_f64(),
+            samples,
+            0,
+            Vec::new(),
+            opts.total,
+        );
+        p.metrics = super::prometheus::metrics(q, start_ms - window_ms, start_ms)?;
+        return Ok(p);
     }
     let mut marks = vec![Marks::now(&inputs)];
     // the job up to where the window starts: each growing file read up to its mark
@@ -197,7 +216,10 @@ pub fn measure(opts: &Options) -> Result<Pulse> {
         sample_rates,
         opts.total,
     );
-    p.metrics = scraper.and_then(|s| s.metrics());
+    p.metrics = match &opts.prometheus {
+        Some(q) => super::prometheus::metrics(q, start_ms, super::prometheus::now_ms())?,
+        None => scraper.and_then(|s| s.metrics()),
+    };
     if p.gap.is_none() {
         p.gap = p
             .client
