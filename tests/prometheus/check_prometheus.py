@@ -158,6 +158,14 @@ def main():
             f.write(f"tls_server_config:\n  cert_file: {tmp}/cert.pem\n  key_file: {tmp}/key.pem\nbasic_auth_users:\n  ops: {hashed}\n")
         procs.append(subprocess.Popen(prom + [f"--storage.tsdb.path={tmp}/data-tls", f"--web.listen-address=127.0.0.1:{tls_port}",
                                               f"--web.config.file={tmp}/web.yml"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        # VictoriaMetrics (Debian's `victoria-metrics`) scraping the same exporter: the same
+        # API (`/api/v1/query` over a range selector gives raw samples)
+        vm_port = free_port()
+        procs.append(subprocess.Popen(["victoria-metrics", f"-promscrape.config={tmp}/prometheus.yml", f"-storageDataPath={tmp}/vm",
+                                       f"-httpListenAddr=127.0.0.1:{vm_port}", "-search.latencyOffset=0s"],
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        vm_url = f"http://127.0.0.1:{vm_port}"
+        wait_for(f"{vm_url}/health")
         BearerProxy.target, BearerProxy.token = url, "t0ken"
         proxy = ThreadingHTTPServer(("127.0.0.1", 0), BearerProxy)
         threading.Thread(target=proxy.serve_forever, daemon=True).start()
@@ -174,6 +182,10 @@ def main():
         check_phase(m1, 1, "phase 1")
         m2 = report(bin, "--prometheus", url, *win(w2))
         check_phase(m2, 2, "phase 2")
+
+        print("the same windows from VictoriaMetrics")
+        check_phase(report(bin, "--prometheus", vm_url, *win(w1)), 1, "VictoriaMetrics phase 1")
+        check_phase(report(bin, "--prometheus", vm_url, *win(w2)), 2, "VictoriaMetrics phase 2")
 
         print("the same window saved: API JSON, promtool dump, timestamped exposition")
         q = urllib.parse.urlencode({"query": '{__name__=~"vllm[:_].+"}' + f"[{int((w2[1] - w2[0]) * 1000)}ms]", "time": f"{w2[1]:.3f}"})
