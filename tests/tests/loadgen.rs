@@ -500,3 +500,39 @@ fn inference_perf_per_request_rows_join_the_summary_and_agree_with_it() {
         "validation.json recognised"
     );
 }
+
+/// Regression (issue 56): AIPerf 0.1.1's summary keeps its metrics under `records` (TTFT
+/// tagged `ttft`, no version stamp, no duration): it was "248 malformed lines … without any
+/// metric", the run read from the rounded CSV beside it alone, its settings lost. Checked
+/// against the file's own figures (AIPerf 0.1.1 from PyPI against the mock server: 100
+/// requests at concurrency 4, every 10th failed).
+#[test]
+fn aiperf_0_1_summary_under_records() {
+    let path = fixture("formats/loadgen/aiperf/0.1.1-c4/profile_export_aiperf.json");
+    let r = report(&[&path]);
+    let run = &r["bench_runs"][0];
+    let doc = original(&path);
+    let rec = &doc["records"];
+    assert_eq!(run["tool"], "AIPerf");
+    assert_eq!(run["tool_version"], Value::Null);
+    assert_eq!(run["model"], "mock-model");
+    assert_eq!(run["max_concurrency"], 4.0);
+    assert_eq!(run["num_prompts"], 100.0);
+    assert_eq!(run["completed"], 90.0);
+    assert_eq!(run["failed"], 10.0);
+    assert_eq!(run["completed"], rec["request_count"]["avg"]);
+    assert_eq!(run["median_ttft_ms"], rec["ttft"]["p50"]);
+    assert_eq!(run["p99_ttft_ms"], rec["ttft"]["p99"]);
+    assert_eq!(run["p99_tpot_ms"], rec["inter_token_latency"]["p99"]);
+    assert_eq!(run["median_e2e_ms"], rec["request_latency"]["p50"]);
+    assert_eq!(
+        run["output_throughput"],
+        rec["output_token_throughput"]["avg"]
+    );
+    assert_eq!(r["lines"]["malformed"], 0);
+    // beside its CSV twin: one run, the JSON's figures
+    let both = report(&[&fixture("formats/loadgen/aiperf/0.1.1-c4")]);
+    let runs = both["bench_runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 1);
+    assert_eq!(runs[0]["median_ttft_ms"], rec["ttft"]["p50"]);
+}

@@ -48,6 +48,9 @@ const SUMMARY: &[(&str, &str, &str)] = &[
     ("output_sequence_length", "avg", "mean_output_tokens"),
 ];
 
+/// AIPerf 0.1's tags of metrics named otherwise since: (then, now).
+const OLD_TAGS: [(&str, &str); 1] = [("ttft", "time_to_first_token")];
+
 /// The statistics a metric object may hold, in the order they are recorded.
 const STATS: [&str; 14] = [
     "avg", "p1", "p5", "p10", "p25", "p50", "p75", "p90", "p95", "p99", "min", "max", "std",
@@ -75,12 +78,19 @@ pub fn summary(v: &Value) -> Result<Run, LoadgenError> {
 /// Reads a summary written by `tool`.
 pub fn summary_of(v: &Value, tool: Tool) -> Result<Run, LoadgenError> {
     let cfg = v.get("input_config").unwrap_or(&Value::Null);
-    let Some(obj) = v.as_object() else {
+    let Some(top) = v.as_object() else {
         return Err(LoadgenError::Missing {
             tool: tool.name(),
             missing: "an object at the top".into(),
         });
     };
+    // AIPerf 0.1 keeps its metrics under `records` (`{"records": {"ttft": {"tag": "ttft",
+    // "unit": "ms", "header": "Time to First Token", "avg": …}}}`, `json_exporter.py`)
+    let obj = top
+        .get("records")
+        .and_then(Value::as_object)
+        .filter(|r| r.values().any(|m| m.get("unit").is_some()))
+        .unwrap_or(top);
     let mut run = Run::new(tool, "");
     run.setup.version = text_at(v, &["aiperf_version"])
         .or_else(|| text_at(v, &["genai_perf_version"]))
@@ -135,7 +145,14 @@ pub fn summary_of(v: &Value, tool: Tool) -> Result<Run, LoadgenError> {
         .and_then(|p| text_at(p, &["type"]))
         .or_else(|| text_at(cfg, &["loadgen", "request_rate_mode"]));
     for &(metric, stat, figure) in SUMMARY {
-        if let Some(m) = obj.get(metric) {
+        // (AIPerf 0.1's tags: `ttft` for time_to_first_token)
+        let found = obj.get(metric).map(|m| (metric, m)).or_else(|| {
+            OLD_TAGS
+                .iter()
+                .find(|(_, new)| *new == metric)
+                .and_then(|(old, _)| Some((*old, obj.get(*old)?)))
+        });
+        if let Some((metric, m)) = found {
             let unit = text_at(m, &["unit"]).unwrap_or_default();
             run.state(
                 &format!("{metric}.{stat}"),
