@@ -536,3 +536,87 @@ fn aiperf_0_1_summary_under_records() {
     assert_eq!(runs.len(), 1);
     assert_eq!(runs[0]["median_ttft_ms"], rec["ttft"]["p50"]);
 }
+
+/// Regression (issue 56): AIPerf's sweep aggregate (`aggregation_type: "sweep"`,
+/// `per_combination_metrics`) was one "vllm bench serve" run of dashes. It is the sweep:
+/// one run per combination, figures as its trials' own files give them, AIPerf's confidence
+/// intervals kept; beside those files, the runs are read once (from them). The aggregate of
+/// one variation's trials is recognised and refused with what to read. (AIPerf 0.13.0 from
+/// PyPI, `--concurrency 2,4 --request-count 20` against the mock server.)
+#[test]
+fn aiperf_sweep_aggregate_is_a_run_per_combination() {
+    let root = fixture("formats/loadgen/aiperf/0.13.0-sweep-c2-c4");
+    let sweep = report(&[&format!(
+        "{root}/sweep_aggregate/profile_export_aiperf_sweep.json"
+    )]);
+    let runs = sweep["bench_runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2);
+    for (run, c) in runs.iter().zip([2, 4]) {
+        assert_eq!(run["name"], format!("concurrency={c}"));
+        assert_eq!(run["max_concurrency"], f64::from(c));
+        let own = report(&[&format!(
+            "{root}/concurrency_{c}/profile_export_aiperf.json"
+        )]);
+        let own = &own["bench_runs"][0];
+        for k in [
+            "request_throughput",
+            "output_throughput",
+            "median_ttft_ms",
+            "p99_e2e_ms",
+        ] {
+            let (a, b) = (run[k].as_f64().unwrap(), own[k].as_f64().unwrap());
+            assert!((a - b).abs() <= 1e-9 * b.abs(), "c{c} {k}: {a} vs {b}");
+        }
+        assert_eq!(run["completed"], 18.0);
+        assert_eq!(run["failed"], 2.0);
+        let stated = run["stated"].as_array().unwrap();
+        assert!(stated
+            .iter()
+            .any(|s| s["key"] == "request_throughput.ci_low" && s["unit"] == "requests/sec"));
+    }
+    let all = report(&[&root]);
+    let names: Vec<&str> = all["bench_runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["concurrency_2", "concurrency_4"]);
+    let mut out = Vec::new();
+    let mut err = Vec::new();
+    let agg = format!("{root}/aggregate/concurrency_2/profile_export_aiperf_aggregate.json");
+    let code = tokstat::run(
+        ["tokstat", "report", "-q", agg.as_str()],
+        &mut out,
+        &mut err,
+    );
+    let text = String::from_utf8_lossy(&out).to_string() + &String::from_utf8_lossy(&err);
+    assert_eq!(code, 1, "{text}");
+    assert!(
+        text.contains("AIPerf's aggregate of one variation's trials"),
+        "{text}"
+    );
+    // the rule behind it: a file taken for a tool's layout of which no figure is read is
+    // refused, never a run of dashes (the sweep file as a later AIPerf might rename it)
+    let dir = tempfile::tempdir().unwrap();
+    let renamed = dir.path().join("sweep.json");
+    let doc = std::fs::read_to_string(format!(
+        "{root}/sweep_aggregate/profile_export_aiperf_sweep.json"
+    ))
+    .unwrap()
+    .replace("per_combination_metrics", "per_combo")
+    .replace("aggregation_type", "agg_type");
+    std::fs::write(&renamed, doc).unwrap();
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let code = tokstat::run(
+        ["tokstat", "report", "-q", renamed.to_str().unwrap()],
+        &mut out,
+        &mut err,
+    );
+    let text = String::from_utf8_lossy(&out).to_string() + &String::from_utf8_lossy(&err);
+    assert_eq!(code, 1, "{text}");
+    assert!(
+        text.contains("holds none of the figures tokstat reads"),
+        "{text}"
+    );
+}

@@ -428,6 +428,34 @@ fn read_results(
                 .map_err(|e| e.to_string()),
             Text::Json => loadgen::read(layout, whole, stem).map_err(|e| e.to_string()),
         };
+        // a file of a tool's layout of which no figure is read is refused with what it was
+        // taken for, never shown as a run of dashes
+        let read_any = |r: &Run| {
+            !r.requests.is_empty()
+                || r.scalars
+                    .iter()
+                    .any(|(n, _)| loadgen::FIGURES.iter().any(|(f, _)| f == n))
+        };
+        if let Ok(runs) = &runs {
+            if !runs.is_empty() && !runs.iter().any(read_any) {
+                part.tally = Tally {
+                    total: total_lines,
+                    other: total_lines,
+                    ..Tally::default()
+                };
+                return (
+                    part,
+                    Some(Skipped {
+                        source: name.to_string(),
+                        why: format!(
+                            "taken for a {tool} result file, but it holds none of the figures tokstat reads (request counts, throughput, latencies): not read"
+                        ),
+                        failed: true,
+                        partly_read: false,
+                    }),
+                );
+            }
+        }
         match runs {
             Ok(runs) => {
                 part.tally.parsed = total_lines;

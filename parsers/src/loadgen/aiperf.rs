@@ -51,11 +51,60 @@ const SUMMARY: &[(&str, &str, &str)] = &[
 /// AIPerf 0.1's tags of metrics named otherwise since: (then, now).
 const OLD_TAGS: [(&str, &str); 1] = [("ttft", "time_to_first_token")];
 
-/// The statistics a metric object may hold, in the order they are recorded.
-const STATS: [&str; 14] = [
+/// The statistics a metric object may hold, in the order they are recorded (`ci_low` and
+/// `ci_high`: an aggregate's confidence interval of the mean over its trials).
+const STATS: [&str; 16] = [
     "avg", "p1", "p5", "p10", "p25", "p50", "p75", "p90", "p95", "p99", "min", "max", "std",
-    "value",
+    "value", "ci_low", "ci_high",
 ];
+
+/// AIPerf's sweep aggregate (0.10+, `sweep_aggregate/profile_export_aiperf_sweep.json`,
+/// `orchestrator/aggregation/sweep.py`): `{"aggregation_type": "sweep", "metadata":
+/// {"sweep_parameters": [{"name": "concurrency", "values": [2, 4]}], "confidence_level":
+/// 0.95, …}, "per_combination_metrics": [{"parameters": {"concurrency": 2}, "metrics":
+/// {"request_throughput": {"mean": …, "avg": …, "std": …, "ci_low": …, "ci_high": …,
+/// "unit": "requests/sec", "p50": …}, …}}], "best_configurations": …}`. Each combination is
+/// a run, its metrics read as a summary's, its confidence intervals kept as stated.
+pub fn sweep(v: &Value) -> Result<Vec<Run>, LoadgenError> {
+    let missing = |what: &str| LoadgenError::Missing {
+        tool: Tool::AiPerf.name(),
+        missing: what.into(),
+    };
+    let combos = v
+        .get("per_combination_metrics")
+        .and_then(Value::as_array)
+        .ok_or_else(|| missing("`per_combination_metrics`"))?;
+    let mut runs = Vec::new();
+    for c in combos {
+        let metrics = c.get("metrics").unwrap_or(&Value::Null);
+        let mut run = summary_of(metrics, Tool::AiPerf)?;
+        let params: Vec<(String, &Value)> = c
+            .get("parameters")
+            .and_then(Value::as_object)
+            .map(|p| p.iter().map(|(k, v)| (k.clone(), v)).collect())
+            .unwrap_or_default();
+        let shown = |v: &Value| v.as_str().map_or_else(|| v.to_string(), str::to_string);
+        run.name = params
+            .iter()
+            .map(|(k, v)| format!("{}={}", k.rsplit('.').next().unwrap_or(k), shown(v)))
+            .collect::<Vec<_>>()
+            .join(",");
+        for (k, v) in &params {
+            let (unit, figure) = match k.rsplit('.').next().unwrap_or(k) {
+                "concurrency" => ("requests", "max_concurrency"),
+                "request_rate" | "rate" => ("requests/sec", "request_rate"),
+                _ => continue,
+            };
+            run.state(&format!("parameters.{k}"), unit, num(Some(v)), Some(figure));
+        }
+        run.setup.strategy = Some("sweep".to_string());
+        runs.push(run);
+    }
+    if runs.is_empty() {
+        return Err(missing("any combination in `per_combination_metrics`"));
+    }
+    Ok(runs)
+}
 
 /// Reads a summary (AIPerf or GenAI-Perf, told apart by their settings).
 pub fn summary(v: &Value) -> Result<Run, LoadgenError> {

@@ -288,6 +288,14 @@ pub enum Layout {
     ProfileExport,
     /// AIPerf's CSV summary ([`csv::summary`]).
     AiPerfCsv,
+    /// AIPerf's sweep aggregate, `sweep_aggregate/profile_export_aiperf_sweep.json`
+    /// ([`aiperf::sweep`]): one run per combination of the swept parameters.
+    AiPerfSweep,
+    /// AIPerf's aggregate of one variation's trials,
+    /// `aggregate/<variation>/profile_export_aiperf_aggregate.json`: each figure's mean and
+    /// confidence interval over the trials (recognised, not read; the sweep aggregate and
+    /// the trials' own folders are).
+    AiPerfAggregate,
     /// GenAI-Perf's CSV summary ([`csv::summary`]).
     GenAiPerfCsv,
     /// GuideLLM's CSV (recognised, not read).
@@ -336,7 +344,7 @@ impl Layout {
             | Layout::AiPerfRecords
             | Layout::AiPerfInputs
             | Layout::AiPerfServerMetricsSummary => Tool::AiPerf,
-            Layout::AiPerfCsv => Tool::AiPerf,
+            Layout::AiPerfCsv | Layout::AiPerfSweep | Layout::AiPerfAggregate => Tool::AiPerf,
             Layout::PerfAnalyzerExport | Layout::GenAiPerfCsv => Tool::GenAiPerf,
             Layout::GuideLlmCsv => Tool::GuideLlm,
             Layout::GuideLlm => Tool::GuideLlm,
@@ -354,6 +362,7 @@ impl Layout {
         !matches!(
             self,
             Layout::AiPerfInputs
+                | Layout::AiPerfAggregate
                 | Layout::AiPerfServerMetricsSummary
                 | Layout::GenaiBenchMetadata
                 | Layout::InferencePerfServerMetrics
@@ -369,6 +378,9 @@ impl Layout {
         match self {
             Layout::AiPerfInputs => Some(
                 "AIPerf's inputs.json: the payloads sent, no results; read profile_export_aiperf.json or profile_export.jsonl beside it",
+            ),
+            Layout::AiPerfAggregate => Some(
+                "AIPerf's aggregate of one variation's trials (means and confidence intervals over them); read the sweep aggregate (sweep_aggregate/profile_export_aiperf_sweep.json) or the trials' folders",
             ),
             Layout::AiPerfServerMetricsSummary => Some(
                 "AIPerf's summary of the server's metrics over its profiling window (totals, rates and percentiles, no scrapes); read the scrapes AIPerf writes beside it, server_metrics_export.jsonl or .parquet (`--server-metrics-formats json csv jsonl parquet`)",
@@ -407,6 +419,12 @@ pub fn sniff(head: &[u8]) -> Option<Layout> {
         .iter()
         .position(|c| !c.is_ascii_whitespace() && *c != 0xEF && *c != 0xBB && *c != 0xBF)
         .map(|i| head[i]);
+    if has("\"aggregation_type\"") && has("\"per_combination_metrics\"") {
+        return Some(Layout::AiPerfSweep);
+    }
+    if has("\"aggregation_type\"") && has("\"ci_low\"") {
+        return Some(Layout::AiPerfAggregate);
+    }
     if has("\"endpoints_configured\"") && has("\"endpoint_info\"") {
         return Some(Layout::AiPerfServerMetricsSummary);
     }
@@ -472,6 +490,7 @@ pub fn read(layout: Layout, doc: &[u8], stem: &str) -> Result<Vec<Run>, LoadgenE
     let v = crate::json::value::parse(doc)?;
     match layout {
         Layout::ProfileExport => aiperf::summary(&v).map(|r| vec![r]),
+        Layout::AiPerfSweep => aiperf::sweep(&v),
         Layout::GuideLlm => guidellm::report(&v),
         Layout::InferencePerfSummary => inference_perf::summary(&v, stem).map(|r| vec![r]),
         Layout::InferencePerfRequests => inference_perf::requests(&v, stem).map(|r| vec![r]),
@@ -486,6 +505,7 @@ pub fn read(layout: Layout, doc: &[u8], stem: &str) -> Result<Vec<Run>, LoadgenE
 pub fn read_value(layout: Layout, v: &Value, stem: &str) -> Result<Vec<Run>, LoadgenError> {
     match layout {
         Layout::ProfileExport => aiperf::summary(v).map(|r| vec![r]),
+        Layout::AiPerfSweep => aiperf::sweep(v),
         Layout::GuideLlm => guidellm::report(v),
         Layout::InferencePerfSummary => inference_perf::summary(v, stem).map(|r| vec![r]),
         _ => Ok(Vec::new()),
@@ -532,6 +552,37 @@ pub fn join(runs: &mut Vec<Run>) {
         .collect();
     let mut twin = twins.into_iter();
     runs.retain(|_| !twin.next().unwrap_or(false));
+    // a sweep's aggregate read beside the runs it aggregates (`SWEEP/sweep_aggregate/…`
+    // beside `SWEEP/concurrency_2/…`): each combination is one of those runs, read from its
+    // own files
+    let sweep_of = |r: &Run| {
+        (r.tool == Tool::AiPerf && r.setup.strategy.as_deref() == Some("sweep"))
+            .then(|| folder(r))
+            .flatten()
+            .and_then(|d| {
+                let d = std::path::Path::new(&d);
+                (d.file_name()? == "sweep_aggregate")
+                    .then(|| d.parent().map(|p| p.to_path_buf()))?
+            })
+    };
+    let load = |r: &Run| (r.get(&["max_concurrency"]), r.get(&["request_rate"]));
+    let aggregated: Vec<bool> = runs
+        .iter()
+        .map(|r| {
+            sweep_of(r).is_some_and(|root| {
+                runs.iter().any(|j| {
+                    j.tool == Tool::AiPerf
+                        && sweep_of(j).is_none()
+                        && load(j) == load(r)
+                        && j.files
+                            .iter()
+                            .any(|f| std::path::Path::new(f).starts_with(&root))
+                })
+            })
+        })
+        .collect();
+    let mut agg = aggregated.into_iter();
+    runs.retain(|_| !agg.next().unwrap_or(false));
     let mut k = 0;
     while k < runs.len() {
         let rows = &runs[k];
