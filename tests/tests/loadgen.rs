@@ -230,6 +230,10 @@ fn a_guidellm_yaml_report_reads_as_its_json_twin() {
     };
     assert_eq!(strip(&json), strip(&yaml));
     assert_eq!(yaml["lines"]["malformed"], 0);
+    // Regression (issue 56): the folder of both was six runs, each benchmark twice; the
+    // twins are one report, read once
+    let both = report(&[&dir]);
+    assert_eq!(strip(&both), strip(&json));
 }
 
 #[test]

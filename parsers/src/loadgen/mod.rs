@@ -539,15 +539,25 @@ pub fn join(runs: &mut Vec<Run>) {
             }
         }
     }
-    // a CSV summary beside its JSON twin is the same run, rounded: the JSON is read
+    // a CSV summary beside its JSON twin is the same run, rounded: the JSON is read; a YAML
+    // twin of a JSON (GuideLLM writes both of one report) is the same runs: each is read once
     let csv = |r: &Run| r.files.first().is_some_and(|f| f.contains(".csv"));
+    let yaml = |r: &Run| {
+        r.files
+            .first()
+            .is_some_and(|f| f.contains(".yaml") || f.contains(".yml"))
+    };
     let twins: Vec<bool> = runs
         .iter()
         .map(|r| {
-            csv(r)
-                && runs.iter().any(|j| {
-                    j.tool == r.tool && !csv(j) && !j.stated.is_empty() && folder(j) == folder(r)
-                })
+            let beside = |j: &Run| {
+                j.tool == r.tool && !j.stated.is_empty() && folder(j) == folder(r)
+            };
+            (csv(r) && runs.iter().any(|j| !csv(j) && beside(j)))
+                || (yaml(r)
+                    && runs
+                        .iter()
+                        .any(|j| !csv(j) && !yaml(j) && beside(j) && j.name == r.name))
         })
         .collect();
     let mut twin = twins.into_iter();
