@@ -458,11 +458,10 @@ fn csv_summaries_read_alone_and_yield_to_their_json_twin() {
         assert_eq!(runs[0]["median_ttft_ms"], j["median_ttft_ms"]);
         assert_eq!(both["lines"]["other"], 0);
     }
-    for v in ["0.8.1-concurrent-1-2-4", "0.3.1-concurrent-1-2-4"] {
-        let f = fixture(&format!("formats/loadgen/guidellm/{v}/benchmarks.csv"));
-        let (code, out, _) = tokstat(&["report", "--format", "json", &f]);
-        assert_eq!(code, 1, "{out}");
-    }
+    // (GuideLLM 0.8's CSV is read now: `guidellm_csv_reads_as_its_json`)
+    let f = fixture("formats/loadgen/guidellm/0.3.1-concurrent-1-2-4/benchmarks.csv");
+    let (code, out, _) = tokstat(&["report", "--format", "json", &f]);
+    assert_eq!(code, 1, "{out}");
 }
 
 /// inference-perf 0.7.0 (PyPI) run against the mock server with `per_request: true`: the
@@ -623,4 +622,57 @@ fn aiperf_sweep_aggregate_is_a_run_per_combination() {
         text.contains("holds none of the figures tokstat reads"),
         "{text}"
     );
+}
+
+/// GuideLLM 0.8's CSV read (issue 56; it was recognised only): every figure it holds is the
+/// JSON twin's, to the last digit (its rows put back into the JSON's tree); the token
+/// totals it lacks leave the output rate out rather than make one up. Beside the JSON it
+/// yields to it. 0.3's one-row CSV is still recognised, not read.
+#[test]
+fn guidellm_csv_reads_as_its_json() {
+    let dir = fixture("formats/loadgen/guidellm/0.8.1-concurrent-1-2-4");
+    let csv = report(&[&format!("{dir}/benchmarks.csv")]);
+    let json = report(&[&format!("{dir}/benchmarks.json.zst")]);
+    let (c, j) = (
+        csv["bench_runs"].as_array().unwrap(),
+        json["bench_runs"].as_array().unwrap(),
+    );
+    assert_eq!(c.len(), 3);
+    let mut same = 0;
+    for (a, b) in c.iter().zip(j) {
+        assert_eq!(a["name"], b["name"]);
+        for (k, v) in a.as_object().unwrap() {
+            let per_request = [
+                "stated",
+                "requests",
+                "errors",
+                "cancelled",
+                "definitions",
+                "recomputed",
+                "ttft_ms",
+                "tpot_ms",
+                "itl_ms",
+                "e2e_ms",
+                "model",
+            ];
+            if per_request.contains(&k.as_str()) || v.is_null() {
+                continue;
+            }
+            assert_eq!(v, &b[k], "{} {k}", a["name"]);
+            same += 1;
+        }
+        assert_eq!(a["output_throughput"], Value::Null);
+        assert_eq!(a["model"], "mock-model");
+    }
+    assert!(same >= 3 * 18, "{same} figures compared");
+    assert_eq!(csv["lines"]["malformed"], 0);
+    let old = fixture("formats/loadgen/guidellm/0.3.1-concurrent-1-2-4/benchmarks.csv");
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    tokstat::run(
+        ["tokstat", "report", "-q", old.as_str()],
+        &mut out,
+        &mut err,
+    );
+    let text = String::from_utf8_lossy(&out).to_string() + &String::from_utf8_lossy(&err);
+    assert!(text.contains("GuideLLM 0.3 – 0.4's CSV"), "{text}");
 }

@@ -423,9 +423,7 @@ fn read_results(
             Text::Yaml => loadgen::yaml::parse(whole)
                 .map_err(|e| format!("not YAML: {e}"))
                 .and_then(|v| loadgen::read_value(layout, &v, stem).map_err(|e| e.to_string())),
-            Text::Csv => loadgen::csv::summary(layout, whole)
-                .map(|r| vec![r])
-                .map_err(|e| e.to_string()),
+            Text::Csv => loadgen::csv::read(layout, whole).map_err(|e| e.to_string()),
             Text::Json => loadgen::read(layout, whole, stem).map_err(|e| e.to_string()),
         };
         // a file of a tool's layout of which no figure is read is refused with what it was

@@ -31,9 +31,210 @@ pub fn sniff(head: &[u8]) -> Option<Layout> {
     if first.starts_with(b"Statistic,avg,min,max,") {
         return Some(Layout::GenAiPerfCsv);
     }
-    let guidellm = first.starts_with(b"Type,Run Id,Id,Name,Start Time")
-        || first.starts_with(b"Run Info,Run Info,");
-    guidellm.then_some(Layout::GuideLlmCsv)
+    if first.starts_with(b"Run Info,Run Info,") {
+        return Some(Layout::GuideLlmCsv);
+    }
+    first
+        .starts_with(b"Type,Run Id,Id,Name,Start Time")
+        .then_some(Layout::GuideLlmCsvOld)
+}
+
+/// A CSV result file's runs.
+pub fn read(layout: Layout, text: &[u8]) -> Result<Vec<Run>, LoadgenError> {
+    match layout {
+        Layout::GuideLlmCsv => guidellm(text),
+        _ => summary(layout, text).map(|r| vec![r]),
+    }
+}
+
+/// GuideLLM 0.5+'s CSV columns read, by their group and name (the `Successful` status; the
+/// others are GuideLLM's own), under the names of its JSON's `metrics`.
+const GUIDELLM_METRICS: [(&str, &str, &str); 10] = [
+    (
+        "Time to First Token",
+        "Successful ms",
+        "time_to_first_token_ms",
+    ),
+    (
+        "Inter Token Latency",
+        "Successful ms",
+        "inter_token_latency_ms",
+    ),
+    (
+        "Time per Output Token",
+        "Successful ms",
+        "time_per_output_token_ms",
+    ),
+    ("Request Latency", "Successful Sec", "request_latency"),
+    (
+        "Server Throughput",
+        "Successful Requests/Sec",
+        "requests_per_second",
+    ),
+    (
+        "Server Throughput",
+        "Successful Concurrency",
+        "request_concurrency",
+    ),
+    (
+        "Token Throughput",
+        "Successful Output Tokens/Sec",
+        "output_tokens_per_second",
+    ),
+    (
+        "Token Throughput",
+        "Successful Total Tokens/Sec",
+        "tokens_per_second",
+    ),
+    (
+        "Token Metrics",
+        "Successful Input Tokens",
+        "prompt_token_count",
+    ),
+    (
+        "Token Metrics",
+        "Successful Output Tokens",
+        "output_token_count",
+    ),
+];
+
+/// The `Percentiles` cell's places (`benchmark/outputs/csv.py`, 0.8.1:
+/// `f"[{dist.min}, {dist.percentiles.p001}, {dist.percentiles.p01}, … {dist.percentiles.p25},
+/// {dist.percentiles.p75}, … {dist.percentiles.p99}, {dist.max}]"`: no p50, the median is
+/// its own column).
+const GUIDELLM_PLACES: [&str; 11] = [
+    "min", "p001", "p01", "p05", "p10", "p25", "p75", "p90", "p95", "p99", "max",
+];
+
+/// GuideLLM 0.5+'s CSV (`benchmark/outputs/csv.py`): three header rows (group, name, stat:
+/// `Time to First Token`, `Successful ms`, `Mean` / `Median` / `Std Dev` / `Percentiles`),
+/// then a row per benchmark. Each row is put back into the tree of GuideLLM's JSON report
+/// (`config.spec.backend`, `metadata`, `benchmarks[].config.strategy`, `duration`,
+/// `metrics.request_totals`, `metrics.<metric>.successful.{mean, median, percentiles}`) and
+/// read as the JSON is: the same figures, by the same keys. The JSON's token totals are not
+/// in the CSV: the output rate over the duration is left out, not made up.
+pub fn guidellm(text: &[u8]) -> Result<Vec<Run>, LoadgenError> {
+    let bad = |what: String| LoadgenError::Missing {
+        tool: Tool::GuideLlm.name(),
+        missing: what,
+    };
+    let mut rdr = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .from_reader(crate::text::without_bom(text));
+    let mut rows: Vec<Vec<String>> = Vec::new();
+    for rec in rdr.records() {
+        let rec = rec.map_err(|e| bad(format!("well-formed CSV ({e})")))?;
+        rows.push(rec.iter().map(|c| c.trim().to_string()).collect());
+    }
+    if rows.len() < 3 {
+        return Err(bad("its three header rows".into()));
+    }
+    let (groups, names, stats) = (&rows[0], &rows[1], &rows[2]);
+    let col = |g: &str, n: &str, st: &str| {
+        (0..groups.len()).find(|&i| {
+            groups[i] == g
+                && names.get(i).map(String::as_str) == Some(n)
+                && stats.get(i).map(String::as_str) == Some(st)
+        })
+    };
+    let json = |row: &[String], i: Option<usize>| -> Value {
+        i.and_then(|i| row.get(i))
+            .and_then(|c| serde_json::from_str(c).ok())
+            .unwrap_or(Value::Null)
+    };
+    let number = |row: &[String], i: Option<usize>| -> Value {
+        i.and_then(|i| row.get(i))
+            .and_then(|c| crate::num::float(c))
+            .and_then(serde_json::Number::from_f64)
+            .map_or(Value::Null, Value::Number)
+    };
+    let mut benchmarks = Vec::new();
+    let mut backend = Value::Null;
+    let mut metadata = Value::Null;
+    for row in rows
+        .iter()
+        .skip(3)
+        .filter(|r| r.iter().any(|c| !c.is_empty()))
+    {
+        if backend.is_null() {
+            backend = json(row, col("Run Info", "Backend", ""));
+        }
+        if metadata.is_null() {
+            metadata = json(row, col("Runtime Info", "Metadata", ""));
+        }
+        let strategy = col("Benchmark", "Strategy", "")
+            .and_then(|i| row.get(i))
+            .cloned()
+            .unwrap_or_default();
+        let mut st = Map::new();
+        let (kind, param) = strategy
+            .split_once('@')
+            .map_or((strategy.as_str(), None), |(k, p)| {
+                (k, crate::num::float(p))
+            });
+        st.insert("type_".into(), Value::String(kind.to_string()));
+        if let Some(n) = param.and_then(serde_json::Number::from_f64) {
+            let key = if kind == "concurrent" {
+                "streams"
+            } else {
+                "rate"
+            };
+            st.insert(key.into(), Value::Number(n));
+        }
+        let mut metrics = Map::new();
+        let mut totals = Map::new();
+        for (name, key) in [
+            ("Successful", "successful"),
+            ("Incomplete", "incomplete"),
+            ("Errored", "errored"),
+            ("Total", "total"),
+        ] {
+            totals.insert(key.into(), number(row, col("Request Counts", name, "")));
+        }
+        metrics.insert("request_totals".into(), Value::Object(totals));
+        for (group, name, metric) in GUIDELLM_METRICS {
+            let mut d = Map::new();
+            d.insert("mean".into(), number(row, col(group, name, "Mean")));
+            d.insert("median".into(), number(row, col(group, name, "Median")));
+            // (each number read as written: serde_json's own float parsing is not exact)
+            let cell = col(group, name, "Percentiles").and_then(|i| row.get(i));
+            if let Some(list) = cell.and_then(|c| c.strip_prefix('[')?.strip_suffix(']')) {
+                let p: Map<String, Value> = GUIDELLM_PLACES
+                    .iter()
+                    .zip(list.split(','))
+                    .filter_map(|(k, v)| {
+                        let n =
+                            crate::num::float(v.trim()).and_then(serde_json::Number::from_f64)?;
+                        Some((k.to_string(), Value::Number(n)))
+                    })
+                    .collect();
+                d.insert("percentiles".into(), Value::Object(p));
+            }
+            let mut statuses = Map::new();
+            statuses.insert("successful".into(), Value::Object(d));
+            metrics.insert(metric.into(), Value::Object(statuses));
+        }
+        let mut b = Map::new();
+        let mut config = Map::new();
+        config.insert("strategy".into(), Value::Object(st));
+        b.insert("config".into(), Value::Object(config));
+        b.insert(
+            "duration".into(),
+            number(row, col("Timings", "Duration", "Sec")),
+        );
+        b.insert("metrics".into(), Value::Object(metrics));
+        benchmarks.push(Value::Object(b));
+    }
+    if benchmarks.is_empty() {
+        return Err(bad("a benchmark row".into()));
+    }
+    let report = serde_json::json!({
+        "metadata": metadata,
+        "config": {"spec": {"backend": backend}},
+        "benchmarks": benchmarks,
+    });
+    super::guidellm::report(&report)
 }
 
 /// `Time to First Token (ms)` → (`time_to_first_token`, `ms`).

@@ -298,8 +298,10 @@ pub enum Layout {
     AiPerfAggregate,
     /// GenAI-Perf's CSV summary ([`csv::summary`]).
     GenAiPerfCsv,
-    /// GuideLLM's CSV (recognised, not read).
+    /// GuideLLM 0.5+'s CSV ([`csv::guidellm`]).
     GuideLlmCsv,
+    /// GuideLLM 0.3 – 0.4's CSV: one header row of flattened names (recognised, not read).
+    GuideLlmCsvOld,
     /// AIPerf's per-request records, one per line ([`aiperf::record`]).
     AiPerfRecords,
     /// AIPerf's `inputs.json`: the payloads sent, no result (recognised, not read).
@@ -346,7 +348,7 @@ impl Layout {
             | Layout::AiPerfServerMetricsSummary => Tool::AiPerf,
             Layout::AiPerfCsv | Layout::AiPerfSweep | Layout::AiPerfAggregate => Tool::AiPerf,
             Layout::PerfAnalyzerExport | Layout::GenAiPerfCsv => Tool::GenAiPerf,
-            Layout::GuideLlmCsv => Tool::GuideLlm,
+            Layout::GuideLlmCsv | Layout::GuideLlmCsvOld => Tool::GuideLlm,
             Layout::GuideLlm => Tool::GuideLlm,
             Layout::InferencePerfSummary
             | Layout::InferencePerfRequests
@@ -367,7 +369,7 @@ impl Layout {
                 | Layout::GenaiBenchMetadata
                 | Layout::InferencePerfServerMetrics
                 | Layout::PerfAnalyzerExport
-                | Layout::GuideLlmCsv
+                | Layout::GuideLlmCsvOld
                 | Layout::InferencePerfValidation
         )
     }
@@ -391,8 +393,8 @@ impl Layout {
             Layout::InferencePerfValidation => Some(
                 "inference-perf's validation.json: its checks of its own reports (warnings such as client and server token counts that disagree), no results; read the lifecycle files beside it",
             ),
-            Layout::GuideLlmCsv => Some(
-                "GuideLLM's CSV: the figures of its report in nested column groups; read the benchmarks.json or .yaml GuideLLM writes (`--output-path` or `--output kind=json`)",
+            Layout::GuideLlmCsvOld => Some(
+                "GuideLLM 0.3 – 0.4's CSV: the figures of its report flattened into one header row (not read); read the benchmarks.json or .yaml GuideLLM writes (`--output-path` or `--output kind=json`)",
             ),
             Layout::PerfAnalyzerExport => Some(
                 "perf_analyzer's raw profile export (GenAI-Perf's input): request and response times without token counts or errors; read the _genai_perf.json GenAI-Perf wrote beside it",
@@ -550,9 +552,8 @@ pub fn join(runs: &mut Vec<Run>) {
     let twins: Vec<bool> = runs
         .iter()
         .map(|r| {
-            let beside = |j: &Run| {
-                j.tool == r.tool && !j.stated.is_empty() && folder(j) == folder(r)
-            };
+            let beside =
+                |j: &Run| j.tool == r.tool && !j.stated.is_empty() && folder(j) == folder(r);
             (csv(r) && runs.iter().any(|j| !csv(j) && beside(j)))
                 || (yaml(r)
                     && runs
