@@ -363,3 +363,41 @@ fn a_run_with_no_figure_is_refused_not_compared() {
         assert!(err.contains("1 line(s): 0 parsed, 1 other"), "{err}");
     }
 }
+
+/// Regression (issue 56, item 5): the knee row said "no interval †" though each run's knee
+/// has its bootstrap interval: the difference's interval is now drawn from both (each side's
+/// distance to its bounds, added in quadrature, `statistics::difference_interval`).
+#[test]
+fn the_knee_is_compared_with_both_runs_intervals() {
+    let runs = [fixture("runs/vllm-c128"), fixture("runs/vllm-c200")];
+    let c = compare(&[
+        "--year",
+        "2026",
+        &format!("c128={}", runs[0]),
+        &format!("c200={}", runs[1]),
+    ]);
+    let row = figure(&c, "knee");
+    assert_eq!(row["method"], "bootstrap", "{row}");
+    let knee = |dir: &str| {
+        let (code, out, err) =
+            tokstat(&["report", "--format", "json", "-q", "--year", "2026", dir]);
+        assert_eq!(code, 0, "{err}");
+        let v: Value = serde_json::from_str(&out).unwrap();
+        let k = &v["knee"];
+        let f = |key: &str| k[key].as_f64().unwrap();
+        (f("running"), f("running_low"), f("running_high"))
+    };
+    let ((qa, la, ha), (qb, lb, hb)) = (knee(&runs[0]), knee(&runs[1]));
+    assert_eq!(row["values"][0].as_f64().unwrap(), qa);
+    assert_eq!(row["values"][1].as_f64().unwrap(), qb);
+    let low = (qb - qa) - ((qb - lb).powi(2) + (ha - qa).powi(2)).sqrt();
+    let high = (qb - qa) + ((hb - qb).powi(2) + (qa - la).powi(2)).sqrt();
+    assert!(
+        (row["ci_low"].as_f64().unwrap() - low).abs() < 1e-9,
+        "{row}"
+    );
+    assert!(
+        (row["ci_high"].as_f64().unwrap() - high).abs() < 1e-9,
+        "{row}"
+    );
+}

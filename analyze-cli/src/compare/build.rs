@@ -144,6 +144,12 @@ fn whole_run<'a>(
         engines: engines(report),
         instances: report.instances.len(),
         knee: report.knee.map(|k| k.running),
+        knee_interval: report.knee.and_then(|k| {
+            Some(crate::analysis::statistics::ConfidenceInterval {
+                low: k.running_low,
+                high: k.running_high?,
+            })
+        }),
         hints: report.hints.iter().collect(),
     }
 }
@@ -183,6 +189,7 @@ fn segments<'a>(inputs: &[String], report: &'a Report) -> Vec<Unit<'a>> {
                 engines: engines(report),
                 instances: g.instances,
                 knee: None,
+                knee_interval: None,
                 hints: report
                     .hints
                     .iter()

@@ -28,6 +28,8 @@ enum Source {
     },
     /// A proportion: `(successes, trials)`.
     Proportion(fn(&Unit<'_>) -> Option<(u64, u64)>),
+    /// A figure with an interval of its own in each run (the knee's bootstrap).
+    Interval(fn(&Unit<'_>) -> Option<(f64, Option<ConfidenceInterval>)>),
     /// A figure with no samples behind it.
     Point(ValueOf),
 }
@@ -203,7 +205,7 @@ fn figures() -> Vec<Compared> {
             name: "knee",
             unit: "running",
             better_when: Higher,
-            source: Source::Point(|u| u.knee),
+            source: Source::Interval(|u| Some((u.knee?, u.knee_interval))),
         },
     ];
     for (name, q) in [
@@ -413,6 +415,21 @@ fn change(f: &Compared, a: &Unit<'_>, b: &Unit<'_>) -> Estimate {
                 method: Method::Newcombe,
             },
         },
+        Source::Interval(of) => {
+            let (ka, kb) = (of(a), of(b));
+            let ci = match (ka, kb) {
+                (Some((qa, Some(ia))), Some((qb, Some(ib)))) => {
+                    Some(statistics::difference_interval(qa, ia, qb, ib))
+                }
+                _ => None,
+            };
+            Estimate {
+                values: [ka.map(|k| k.0), kb.map(|k| k.0)],
+                ci,
+                p_value: None,
+                method: Method::Bootstrap,
+            }
+        }
         Source::Point(of) => Estimate {
             values: [of(a), of(b)],
             ci: None,

@@ -167,6 +167,9 @@ pub enum Method {
     OrderStatistics,
     /// Two proportions: Newcombe's interval.
     Newcombe,
+    /// Two figures each with its own bootstrap interval (the knee): the difference's from
+    /// both.
+    Bootstrap,
     /// A point figure (no per-request or per-bucket data): no interval.
     Point,
 }

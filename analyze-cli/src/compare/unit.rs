@@ -26,5 +26,7 @@ pub struct Unit<'a> {
     pub instances: usize,
     /// Running requests at the knee of the curve.
     pub knee: Option<f64>,
+    /// The knee's 95% interval (the curve's bootstrap), where it has an upper bound.
+    pub knee_interval: Option<crate::analysis::statistics::ConfidenceInterval>,
     pub hints: Vec<&'a Hint>,
 }

@@ -85,7 +85,7 @@ pub fn write(out: &mut dyn Write, c: &Comparison) -> io::Result<()> {
     }
     writeln!(
         out,
-        "\nIntervals (95%): steady-state buckets with effective sample sizes; percentiles by order statistics; rates of requests by Newcombe; † a point figure, no interval. `~`: no significant change, or one below the threshold."
+        "\nIntervals (95%): steady-state buckets with effective sample sizes; percentiles by order statistics; rates of requests by Newcombe; the knee from each run's bootstrap; † a point figure, no interval. `~`: no significant change, or one below the threshold."
     )?;
     if let Some(sw) = &c.sweep {
         let (header, rows) = super::sweep_table(sw);

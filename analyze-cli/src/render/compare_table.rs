@@ -236,7 +236,7 @@ fn write_figures(out: &mut dyn Write, c: &Comparison, style: Style) -> io::Resul
     writeln!(out, "{t}")?;
     writeln!(
         out,
-        "  intervals (95%): steady-state buckets with effective sample sizes (autocorrelation) · percentiles by order statistics, p: Mann-Whitney · rates of requests by Newcombe · † a point figure of a summary, no interval\n  ~: no significant change, or one smaller than the threshold\n"
+        "  intervals (95%): steady-state buckets with effective sample sizes (autocorrelation) · percentiles by order statistics, p: Mann-Whitney · rates of requests by Newcombe · the knee from each run's bootstrap · † a point figure of a summary, no interval\n  ~: no significant change, or one smaller than the threshold\n"
     )
 }
 

@@ -851,7 +851,7 @@ pub fn write_comparison(out: &mut dyn Write, c: &Comparison) -> io::Result<()> {
         &header.iter().map(String::as_str).collect::<Vec<_>>(),
         &rows,
     ));
-    b.push_str("<p class=\"meta\">Intervals (95%): steady-state buckets with effective sample sizes; percentiles by order statistics; rates of requests by Newcombe; † a point figure, no interval. ~: no significant change, or one below the threshold.</p></section>");
+    b.push_str("<p class=\"meta\">Intervals (95%): steady-state buckets with effective sample sizes; percentiles by order statistics; rates of requests by Newcombe; the knee from each run's bootstrap; † a point figure, no interval. ~: no significant change, or one below the threshold.</p></section>");
     if let Some(sw) = &c.sweep {
         let (header, rows) = super::sweep_table(sw);
         let rows: Vec<Vec<String>> = rows
