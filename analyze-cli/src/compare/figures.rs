@@ -6,6 +6,9 @@ use super::{BetterWhen, FigureRow, Method, Verdict};
 use crate::analysis::statistics::{self, Buckets, ConfidenceInterval};
 use crate::report::TimelineRow;
 
+/// A run's figure and its own interval, where it has one.
+type WithIntervalOf = fn(&Unit<'_>) -> Option<(f64, Option<ConfidenceInterval>)>;
+
 /// What a figure is computed from.
 enum Source {
     /// A statistic of means of steady-bucket columns.
@@ -29,7 +32,7 @@ enum Source {
     /// A proportion: `(successes, trials)`.
     Proportion(fn(&Unit<'_>) -> Option<(u64, u64)>),
     /// A figure with an interval of its own in each run (the knee's bootstrap).
-    Interval(fn(&Unit<'_>) -> Option<(f64, Option<ConfidenceInterval>)>),
+    Interval(WithIntervalOf),
     /// A figure with no samples behind it.
     Point(ValueOf),
 }
