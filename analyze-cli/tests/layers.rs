@@ -1,4 +1,4 @@
-//! The layers of the crate import only what the README's layout allows: `ingest/` nothing
+//! The layers of the crate import only what docs/layout.md allows: `ingest/` nothing
 //! above it, `analysis/` no renderer and no command line, `report/` and `compare/` no
 //! renderer, `render/` no command line, `export/` no command line.
 
