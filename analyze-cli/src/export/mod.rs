@@ -10,6 +10,7 @@
 //! per kind. Every file of a table has one schema ([`conform`]).
 
 mod pages;
+mod staged;
 mod steps;
 
 use crate::frames;
@@ -206,35 +207,56 @@ fn write_file(
     df: &mut DataFrame,
     format: FileFormat,
     meta: KeyValueMetadata,
-) -> Result<()> {
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    }
-    let file =
-        std::fs::File::create(path).with_context(|| format!("cannot write {}", path.display()))?;
-    match format {
-        FileFormat::Parquet => {
-            ParquetWriter::new(file)
-                .with_compression(compression())
-                .with_statistics(StatisticsOptions::default())
-                .with_row_group_size(Some(ROW_GROUP))
-                .with_key_value_metadata(Some(meta))
-                .finish(df)?;
-        }
-        FileFormat::Csv => {
-            CsvWriter::new(file).finish(df)?;
-        }
-        FileFormat::Jsonl => {
-            use std::io::Write;
-            let mut w = std::io::BufWriter::new(file);
-            for row in frames::json_rows(df)? {
-                serde_json::to_writer(&mut w, &row)?;
-                w.write_all(b"\n")?;
+) -> Result<staged::Staged> {
+    staged::write_staged(path, |file| {
+        match format {
+            FileFormat::Parquet => {
+                ParquetWriter::new(file)
+                    .with_compression(compression())
+                    .with_statistics(StatisticsOptions::default())
+                    .with_row_group_size(Some(ROW_GROUP))
+                    .with_key_value_metadata(Some(meta))
+                    .finish(df)?;
             }
-            w.flush()?;
+            FileFormat::Csv => {
+                CsvWriter::new(file).finish(df)?;
+            }
+            FileFormat::Jsonl => {
+                use std::io::Write;
+                let mut w = std::io::BufWriter::new(file);
+                for row in frames::json_rows(df)? {
+                    serde_json::to_writer(&mut w, &row)?;
+                    w.write_all(b"\n")?;
+                }
+                w.flush()?;
+            }
+        }
+        Ok(())
+    })
+}
+
+/// The saved read of an export, staged until every other file of the export is in place.
+struct SavedRead {
+    staging: PathBuf,
+    path: PathBuf,
+}
+
+impl SavedRead {
+    fn commit(mut self) -> Result<()> {
+        std::fs::rename(&self.staging, &self.path)
+            .with_context(|| format!("cannot write {}", self.path.display()))?;
+        self.staging = PathBuf::new();
+        Ok(())
+    }
+}
+
+impl Drop for SavedRead {
+    fn drop(&mut self) {
+        // (an export that failed after saving its read leaves none)
+        if !self.staging.as_os_str().is_empty() {
+            let _ = std::fs::remove_file(&self.staging);
         }
     }
-    Ok(())
 }
 
 /// The folder of a table's files in a partitioned export: `TABLE/run-LABEL`, then
@@ -372,16 +394,26 @@ pub fn run(opts: &Options) -> Result<Exported> {
                 (None, _) => None,
             };
             let header = saved::Header::new(run, node.as_deref(), writer, &opts.report.inputs);
-            saved::save(&saved_path(opts, run, writer), &header, &built.read)?;
-            Ok(built)
+            // (staged as every file of the export, and put in place last: a node's read
+            // in the folder says its export finished, every table of it in place)
+            let path = saved_path(opts, run, writer);
+            let staging = staged::staging_name(&path);
+            if let Err(e) = saved::save(&staging, &header, &built.read) {
+                let _ = std::fs::remove_file(&staging);
+                bail!("cannot write {}: {}", path.display(), e.root_cause());
+            }
+            Ok((built, SavedRead { staging, path }))
         });
         let steps = writing
             .join()
             .unwrap_or_else(|_| Err(anyhow::anyhow!("the steps writer stopped")));
         (built, steps)
     });
-    let built = built?;
-    let (rows, files) = steps?;
+    let (built, saved) = built?;
+    // every file of the export stays staged until all are written: then the tables, the
+    // report and last the read are put in place, so that a killed or failed export shows
+    // nothing, and a retried one no second copy of what its first attempt wrote
+    let (rows, files, mut staged) = steps?;
     if rows > 0 {
         written.push(Written {
             table: "steps",
@@ -392,12 +424,12 @@ pub fn run(opts: &Options) -> Result<Exported> {
     for (table, mut df) in tables(&built.report, &built.read, &run)? {
         let meta = metadata(table, &df, &run, &opts.report.inputs);
         if !partitioned {
-            write_file(
+            staged.push(write_file(
                 &opts.to.join(format!("{table}.{ext}")),
                 &mut df,
                 opts.format,
                 meta,
-            )?;
+            )?);
             written.push(Written {
                 table,
                 rows: df.height(),
@@ -433,12 +465,12 @@ pub fn run(opts: &Options) -> Result<Exported> {
                 Some(None) => Part::Total,
                 Some(Some(name)) => Part::Instance(name),
             };
-            write_file(
+            staged.push(write_file(
                 &part_dir(opts, table, &run, which).join(format!("part-{writer}.{ext}")),
                 &mut part,
                 opts.format,
                 meta.clone(),
-            )?;
+            )?);
         }
         written.push(Written { table, rows, files });
     }
@@ -451,17 +483,19 @@ pub fn run(opts: &Options) -> Result<Exported> {
     } else {
         opts.to.join("report.json")
     };
-    if let Some(dir) = report_path.parent() {
-        std::fs::create_dir_all(dir)?;
-    }
     let mut buf = Vec::new();
     crate::render::json::write(&mut buf, &built.report)?;
-    std::fs::write(&report_path, buf)
-        .with_context(|| format!("cannot write {}", report_path.display()))?;
+    staged.push(staged::write_staged(&report_path, |f| {
+        Ok(std::io::Write::write_all(f, &buf)?)
+    })?);
     // (serving benchmark summaries have no table: their figures are in `report.json`)
     if written.is_empty() && built.report.bench_runs.is_empty() {
         bail!("nothing to export: no input held a record of any table");
     }
+    for s in staged {
+        s.commit()?;
+    }
+    saved.commit()?;
     Ok(Exported {
         written,
         report: built.report,

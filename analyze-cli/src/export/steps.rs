@@ -3,17 +3,17 @@
 //! gathered into row groups, and written; nothing keeps a log's rows.
 
 use super::pages;
+use super::staged::StagedFile;
 use super::{metadata_pairs, part_dir, FileFormat, Options, Part, ROW_GROUP};
 use crate::frames::steps::{Numbers, StepColumn, StepColumns, Strings};
 use crate::ingest::series::Series;
-use anyhow::{Context, Result};
+use anyhow::Result;
 use polars::prelude::*;
 use polars_parquet::write::{
     array_to_columns, compress, fallible_streaming_iterator, CompressedPage, DynIter,
     DynStreamingIterator, Encoding, FileWriter, KeyValue, ParquetType, Version, WriteOptions,
 };
 use std::collections::BTreeMap;
-use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::Receiver;
@@ -29,7 +29,7 @@ pub fn write(
     run: &str,
     writer: &str,
     chunks: Receiver<Chunk>,
-) -> Result<(usize, usize)> {
+) -> Result<(usize, usize, Vec<super::staged::Staged>)> {
     let mut steps = Steps {
         opts,
         run,
@@ -46,6 +46,8 @@ pub fn write(
 struct StepsFile {
     path: PathBuf,
     sink: Option<Sink>,
+    /// The file's staging, put in place when it is complete.
+    staged: Option<super::staged::Staged>,
     pending: StepColumns,
     rows: usize,
 }
@@ -85,6 +87,7 @@ impl Steps<'_> {
         let part = self.parts.entry(key).or_insert_with(|| StepsFile {
             path,
             sink: None,
+            staged: None,
             pending: StepColumns::default(),
             rows: 0,
         });
@@ -98,20 +101,33 @@ impl Steps<'_> {
     }
 
     /// Writes what is pending and closes the files: the rows and files written.
-    fn finish(mut self) -> Result<(usize, usize)> {
+    /// Finishes every file: the rows and files written, and the files, staged.
+    fn finish(mut self) -> Result<(usize, usize, Vec<super::staged::Staged>)> {
         let (mut rows, mut files) = (0, 0);
+        let mut staged = Vec::new();
         for part in self.parts.values_mut() {
             flush(part, self.opts, self.run)?;
-            match part.sink.take() {
-                Some(Sink::Parquet(w)) => w.finish()?,
-                Some(Sink::Csv(mut w)) => w.finish()?,
-                Some(Sink::Jsonl(mut w)) => w.flush()?,
-                None => {}
+            let finished: Result<()> = match part.sink.take() {
+                Some(Sink::Parquet(w)) => w.finish(),
+                Some(Sink::Csv(mut w)) => w.finish().map_err(Into::into),
+                Some(Sink::Jsonl(mut w)) => w.flush().map_err(Into::into),
+                None => Ok(()),
+            };
+            if let Some(s) = part.staged.take() {
+                match finished {
+                    Ok(()) => match s.os_error() {
+                        Some(_) => return Err(s.explain(anyhow::anyhow!("a write failed"))),
+                        None => staged.push(s),
+                    },
+                    Err(e) => return Err(s.explain(e)),
+                }
+            } else {
+                finished?;
             }
             rows += part.rows;
             files += usize::from(part.rows > 0);
         }
-        Ok((rows, files))
+        Ok((rows, files, staged))
     }
 }
 
@@ -120,19 +136,30 @@ fn flush(part: &mut StepsFile, opts: &Options, run: &str) -> Result<()> {
     if part.pending.is_empty() {
         return Ok(());
     }
-    let sink = match &mut part.sink {
-        Some(sink) => sink,
-        None => part.sink.insert(open(&part.path, opts, run)?),
-    };
-    match sink {
-        Sink::Parquet(w) => w.write(&part.pending, run)?,
-        Sink::Csv(w) => w.write_batch(&part.pending.frame(run)?)?,
-        Sink::Jsonl(w) => {
-            for row in crate::frames::json_rows(&part.pending.frame(run)?)? {
-                serde_json::to_writer(&mut *w, &row)?;
-                w.write_all(b"\n")?;
+    if part.sink.is_none() {
+        let (sink, staged) = open(&part.path, opts, run)?;
+        part.sink = Some(sink);
+        part.staged = Some(staged);
+    }
+    let written = (|| -> Result<()> {
+        match part.sink.as_mut() {
+            Some(Sink::Parquet(w)) => w.write(&part.pending, run)?,
+            Some(Sink::Csv(w)) => w.write_batch(&part.pending.frame(run)?)?,
+            Some(Sink::Jsonl(w)) => {
+                for row in crate::frames::json_rows(&part.pending.frame(run)?)? {
+                    serde_json::to_writer(&mut *w, &row)?;
+                    w.write_all(b"\n")?;
+                }
             }
+            None => {}
         }
+        Ok(())
+    })();
+    if let Err(e) = written {
+        return Err(match &part.staged {
+            Some(s) => s.explain(e),
+            None => e,
+        });
     }
     part.pending.clear();
     Ok(())
@@ -141,17 +168,14 @@ fn flush(part: &mut StepsFile, opts: &Options, run: &str) -> Result<()> {
 /// An open file of one table, written batch by batch.
 enum Sink {
     Parquet(Box<ParquetSink>),
-    Csv(polars::io::csv::write::BatchedWriter<File>),
-    Jsonl(BufWriter<File>),
+    Csv(polars::io::csv::write::BatchedWriter<StagedFile>),
+    Jsonl(BufWriter<StagedFile>),
 }
 
-/// Creates a file of `steps` (and its folder).
-fn open(path: &Path, opts: &Options, run: &str) -> Result<Sink> {
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    }
-    let file = File::create(path).with_context(|| format!("cannot write {}", path.display()))?;
-    Ok(match opts.format {
+/// Creates a file of `steps` (and its folder), at its staging name.
+fn open(path: &Path, opts: &Options, run: &str) -> Result<(Sink, super::staged::Staged)> {
+    let (file, staged) = super::staged::create(path)?;
+    let sink = match opts.format {
         FileFormat::Parquet => {
             Sink::Parquet(Box::new(ParquetSink::new(file, run, &opts.report.inputs)?))
         }
@@ -160,7 +184,8 @@ fn open(path: &Path, opts: &Options, run: &str) -> Result<Sink> {
             Sink::Csv(CsvWriter::new(file).batched(&schema)?)
         }
         FileFormat::Jsonl => Sink::Jsonl(BufWriter::new(file)),
-    })
+    };
+    Ok((sink, staged))
 }
 
 /// A `steps` Parquet file, written a row group at a time through polars-parquet with
@@ -170,7 +195,7 @@ fn open(path: &Path, opts: &Options, run: &str) -> Result<Sink> {
 /// as [`pages`] makes them. The file reads as every exported file does (the Arrow schema in
 /// its metadata: [`metadata_pairs`]).
 struct ParquetSink {
-    writer: FileWriter<BufWriter<File>>,
+    writer: FileWriter<BufWriter<StagedFile>>,
     fields: Vec<ParquetType>,
     options: WriteOptions,
     metadata: Vec<KeyValue>,
@@ -180,7 +205,7 @@ struct ParquetSink {
 }
 
 impl ParquetSink {
-    fn new(file: File, run: &str, inputs: &[String]) -> Result<ParquetSink> {
+    fn new(file: StagedFile, run: &str, inputs: &[String]) -> Result<ParquetSink> {
         let empty = StepColumns::default().frame(run)?;
         let schema = Arc::new(empty.schema().to_arrow(CompatLevel::newest()));
         let options = WriteOptions {
@@ -364,7 +389,8 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("tokstat-steps-test-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("steps.parquet");
-        let mut sink = ParquetSink::new(File::create(&path).unwrap(), "c128", &[]).unwrap();
+        let (file, staged) = super::super::staged::create(&path).unwrap();
+        let mut sink = ParquetSink::new(file, "c128", &[]).unwrap();
         let mut all = StepColumns::default();
         for (group, (name, engine, points)) in [
             ("gpu0", Some("sglang"), 1000),
@@ -383,7 +409,8 @@ mod tests {
             all.push(name, engine, &series);
         }
         sink.finish().unwrap();
-        let read = ParquetReader::new(File::open(&path).unwrap())
+        staged.commit().unwrap();
+        let read = ParquetReader::new(std::fs::File::open(&path).unwrap())
             .finish()
             .unwrap();
         let want = all.frame("c128").unwrap();

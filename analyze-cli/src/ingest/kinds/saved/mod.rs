@@ -74,12 +74,39 @@ pub fn save(path: &Path, header: &Header, read: &Ingested) -> Result<()> {
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir)?;
         }
-        let mut out = std::io::BufWriter::new(std::fs::File::create(path)?);
-        write(&mut out, header, read)?;
-        out.flush()?;
-        Ok(())
+        let mut out = std::io::BufWriter::new(Recording {
+            file: std::fs::File::create(path)?,
+            first: None,
+        });
+        let wrote = write(&mut out, header, read).and_then(|()| Ok(out.flush()?));
+        // (the encoder says "The serialize buffer is full" for a disk that is: the
+        // operating system's words are the file's own error)
+        match (wrote, out.get_mut().first.take()) {
+            (Err(_), Some(os)) => Err(os.into()),
+            (wrote, _) => wrote,
+        }
     };
     write().with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// A file that keeps the first error a write met.
+struct Recording {
+    file: std::fs::File,
+    first: Option<std::io::Error>,
+}
+
+impl Write for Recording {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.file.write(buf).map_err(|e| {
+            let again = std::io::Error::new(e.kind(), e.to_string());
+            self.first.get_or_insert(e);
+            again
+        })
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.file.flush()
+    }
 }
 
 /// A read as the bytes of a saved read's file (what the Python package's `Read.to_bytes`
