@@ -53,6 +53,13 @@ pub struct Timeline {
     pub tokens: Vec<f64>,
 }
 
+impl Timeline {
+    /// The buckets' length in seconds.
+    pub fn bucket_s(&self) -> f64 {
+        self.bucket_ms as f64 / 1000.0
+    }
+}
+
 impl Bucket {
     /// Generated tokens over the time the intervals cover in the bucket, rather than over
     /// its length: a run (or a segment) that starts or stops inside a bucket served only

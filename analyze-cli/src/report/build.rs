@@ -255,21 +255,13 @@ impl FileReport {
             dated_by_collector: e.stamped,
             newest_first: e.newest_first,
             clock: e.clock.map(|c| {
-                let (zone, skew) = c.zone_and_skew();
-                let zone = match zone {
-                    0 => "UTC".to_string(),
-                    z => {
-                        let m = z.abs() / 60_000;
-                        let sign = if z < 0 { '-' } else { '+' };
-                        format!("UTC{sign}{:02}:{:02}", m / 60, m % 60)
-                    }
-                };
+                let s = c.seconds();
                 ClockReport {
-                    zone,
-                    skew_s: skew as f64 / 1000.0,
-                    offset_s: c.offset_ms as f64 / 1000.0,
-                    low_s: c.low_ms as f64 / 1000.0,
-                    high_s: c.high_ms as f64 / 1000.0,
+                    zone: c.zone_name(),
+                    skew_s: s.skew,
+                    offset_s: s.offset,
+                    low_s: s.low,
+                    high_s: s.high,
                     lines: c.pairs,
                 }
             }),
@@ -326,7 +318,7 @@ fn assemble(
             figures,
             dropped_choices: r.dropped_choices,
         }),
-        timeline_bucket_s: server.timeline.bucket_ms as f64 / 1000.0,
+        timeline_bucket_s: server.timeline.bucket_s(),
         timeline: sections::timeline(server),
         curve: server.curve.clone(),
         knee: server.knee,

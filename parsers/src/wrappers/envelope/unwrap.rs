@@ -511,6 +511,38 @@ impl Clock {
         let zone = (self.offset_ms as f64 / QUARTER as f64).round() as i64 * QUARTER;
         (zone, self.offset_ms - zone)
     }
+
+    /// The time zone the offset amounts to: `UTC`, `UTC+08:00`, `UTC-05:30`.
+    pub fn zone_name(&self) -> String {
+        match self.zone_and_skew().0 {
+            0 => "UTC".to_string(),
+            z => {
+                let m = z.abs() / 60_000;
+                let sign = if z < 0 { '-' } else { '+' };
+                format!("UTC{sign}{:02}:{:02}", m / 60, m % 60)
+            }
+        }
+    }
+
+    /// The skew, the offset and its 10th and 90th percentiles, in seconds.
+    pub fn seconds(&self) -> ClockSeconds {
+        let s = |ms: i64| ms as f64 / 1000.0;
+        ClockSeconds {
+            skew: s(self.zone_and_skew().1),
+            offset: s(self.offset_ms),
+            low: s(self.low_ms),
+            high: s(self.high_ms),
+        }
+    }
+}
+
+/// A [`Clock`]'s figures in seconds.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ClockSeconds {
+    pub skew: f64,
+    pub offset: f64,
+    pub low: f64,
+    pub high: f64,
 }
 
 /// Lines of a file read for its [`Clock`] at most.
