@@ -206,3 +206,22 @@ fn events_outside_the_stats_lines_are_kept_in_the_counts() {
         .sum();
     assert_eq!(in_timeline, 0.0);
 }
+
+/// Regression (issue 56, item 1): `running_cap` with no configured cap (no start-up line)
+/// had `effect: null`: its effect is the running mean against the maximum observed, the cap
+/// its rule held the batch at. Every fired hint has a number.
+#[test]
+fn running_cap_without_a_configured_cap_has_an_effect() {
+    let mut log = String::new();
+    for i in 1..=600 {
+        log.push_str(&decode(i, 64, 0.40, 2000.0, 30, ""));
+    }
+    let v = report(&[("gpu0.log", log)]);
+    let h = hint(&v, "running_cap");
+    assert_eq!(h["evidence"]["cap"], Value::Null);
+    assert_eq!(h["evidence"]["cap_observed"], 64.0);
+    assert_eq!(h["evidence"]["strength"]["effect"], 1.0);
+    for h in v["hints"].as_array().unwrap() {
+        assert!(h["evidence"]["strength"]["effect"].is_number(), "{h}");
+    }
+}

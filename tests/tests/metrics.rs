@@ -483,6 +483,18 @@ fn llm_d_benchmark_raw_metrics() {
     assert_eq!(m["running"]["max"], 80.0);
     assert_eq!(m["running"]["mean"], (80.0 * 4.0 + 64.0) / 5.0);
     assert_eq!(v["lines"]["malformed"], 0);
+    // a hint from the scrapes alone counts its evidence in scrapes (was "0 stats lines")
+    let h = v["hints"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|h| h["id"] == "rank_imbalance")
+        .expect("the pods' 1000 and 500 tok/s");
+    let s = &h["evidence"]["strength"];
+    assert_eq!(
+        (&s["lines"], &s["of"]),
+        (&m["scrapes"], &Value::from("scrapes"))
+    );
 }
 
 /// Regression (issue 40, item 4): a histogram series with a bucket whose `le` is not a

@@ -38,10 +38,16 @@ pub const FAMILIES: [(&str, Rule); 7] = [
 pub fn all(i: &Inputs<'_>) -> Vec<Hint> {
     let mut out: Vec<Hint> = FAMILIES.iter().flat_map(|(_, rule)| rule(i)).collect();
     incidents::explain_failures(&mut out, i.incidents);
+    // what the run's evidence is counted in: its stats lines, else (scrapes alone) its
+    // scrapes
     let lines: u64 = i.instances.values().map(|x| x.stat_lines).sum();
+    let (lines, of) = match i.metrics {
+        Some(m) if lines == 0 => (m.scrapes as u64, "scrapes"),
+        _ => (lines, "stats lines"),
+    };
     for h in &mut out {
         if h.evidence.strength.is_none() {
-            h.evidence.strength = over_the_run(h, lines);
+            h.evidence.strength = over_the_run(h, lines, of);
         }
     }
     out.sort_by_key(|h| std::cmp::Reverse(h.severity));
@@ -51,7 +57,7 @@ pub fn all(i: &Inputs<'_>) -> Vec<Hint> {
 /// The strength of a hint whose family reads the whole run (events, the lifecycle, bursts,
 /// the scrapes' ranks) rather than a window: the run's stats lines behind it, and its effect
 /// against the family's threshold, from its figures.
-fn over_the_run(h: &Hint, lines: u64) -> Option<Strength> {
+fn over_the_run(h: &Hint, lines: u64, of: &'static str) -> Option<Strength> {
     let f = |k: &str| h.evidence.figures.get(k).and_then(Figure::number);
     let span = match (h.evidence.from, h.evidence.to) {
         (Some(a), Some(b)) => Some((b.0 - a.0) as f64 / 1000.0),
@@ -88,7 +94,7 @@ fn over_the_run(h: &Hint, lines: u64) -> Option<Strength> {
     Some(Strength {
         span_s,
         lines,
-        of: "stats lines",
+        of,
         effect,
         threshold: Some(threshold),
         fires: "above",

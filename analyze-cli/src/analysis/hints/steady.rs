@@ -101,7 +101,7 @@ pub fn hints(i: &Inputs<'_>) -> Vec<Hint> {
             let kv = share(v, |b| b.kv_usage >= KV_FULL);
             let run = field(v, |b| b.running);
             if at >= MOST && q >= QUEUE_EMPTY && kv < MOST {
-                pinned.push((*name, run, q));
+                pinned.push((*name, run, q, c));
             } else if cap.is_some() && run < BELOW_CAP * c && q < QUEUE_EMPTY && kv < MOST {
                 below.push((*name, run));
             }
@@ -115,6 +115,10 @@ pub fn hints(i: &Inputs<'_>) -> Vec<Hint> {
         if !pinned.is_empty() {
             let run = mean(&pinned.iter().map(|p| p.1).collect::<Vec<_>>());
             let q = mean(&pinned.iter().map(|p| p.2).collect::<Vec<_>>());
+            // with no configured cap, the one observed: the instances' own maxima
+            let observed = cap
+                .is_none()
+                .then(|| mean(&pinned.iter().map(|p| p.3).collect::<Vec<_>>()));
             let key = if seg.settings.contains_key("max_num_seqs") {
                 "max_num_seqs"
             } else {
@@ -126,7 +130,7 @@ pub fn hints(i: &Inputs<'_>) -> Vec<Hint> {
                 evidence: evidence(
                     format!("{}{} of {} instance(s) hold running at the maximum ({}, mean {:.1}) with {:.1} requests queued and KV cache below {}", label(seg), pinned.len(), rows.len(), cap.map_or("observed".to_string(), |c| format!("{key}={c}")), run, q, pct(KV_FULL)),
                     range,
-                    &[("running_mean", fig(run)), ("waiting_mean", fig(q)), ("cap", fig(cap)), ("kv_usage_max", fig(finite(kv_max)))],
+                    &[("running_mean", fig(run)), ("waiting_mean", fig(q)), ("cap", fig(cap)), ("cap_observed", fig(observed)), ("kv_usage_max", fig(finite(kv_max)))],
                 ),
                 action: format!("The batch is capped while KV cache is free and requests wait: raise {key} (the curve shows how much throughput more concurrency still adds)."),
             });
@@ -205,7 +209,12 @@ fn strength(h: &Hint, span_s: f64, lines: u64) -> Strength {
     };
     let (effect, threshold, fires) = match h.id {
         "kv_bound" => (f("kv_full_share"), Some(MOST), "above"),
-        "running_cap" => (ratio(f("running_mean"), f("cap")), Some(AT_CAP), "above"),
+        // (against the configured cap, else the one observed)
+        "running_cap" => (
+            ratio(f("running_mean"), f("cap").or(f("cap_observed"))),
+            Some(AT_CAP),
+            "above",
+        ),
         "client_bound" => (ratio(f("running_mean"), f("cap")), Some(BELOW_CAP), "below"),
         "saturated" => (
             ratio(f("running_mean"), f("knee_running")),
