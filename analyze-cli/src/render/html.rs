@@ -179,8 +179,13 @@ fn hints(b: &mut String, r: &Report) {
         return;
     }
     b.push_str("<section id=\"hints\"><h2>Hints</h2>");
+    let mut apart = false;
     for h in &r.hints {
         let e = &h.evidence;
+        if e.level == crate::analysis::hints::Level::Borderline && !apart {
+            apart = true;
+            b.push_str("<h3>Borderline</h3><p class=\"meta\">The threshold crossed at the point value only.</p>");
+        }
         let _ = write!(
             b,
             "<aside class=\"hint {}\"><div><span class=\"sev\">{}</span><span class=\"id\">{}</span>: {}</div>",

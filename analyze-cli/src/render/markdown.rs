@@ -147,7 +147,15 @@ pub fn write(out: &mut dyn Write, r: &Report) -> io::Result<()> {
 
 fn write_hints(out: &mut dyn Write, r: &Report) -> io::Result<()> {
     writeln!(out, "### Hints\n")?;
+    let mut apart = false;
     for h in &r.hints {
+        if h.evidence.level == crate::analysis::hints::Level::Borderline && !apart {
+            apart = true;
+            writeln!(
+                out,
+                "\n#### Borderline\n\nThe threshold crossed at the point value only.\n"
+            )?;
+        }
         write!(
             out,
             "- **{}** `{}`: {}",

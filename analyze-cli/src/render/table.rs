@@ -396,7 +396,16 @@ fn write_curve(out: &mut dyn Write, r: &Report) -> io::Result<()> {
 pub fn write_hints(out: &mut dyn Write, hints: &[Hint]) -> io::Result<()> {
     if !hints.is_empty() {
         writeln!(out, "Hints")?;
+        let mut apart = false;
         for h in hints {
+            // (the borderline ones come last, under a heading of their own)
+            if h.evidence.level == crate::analysis::hints::Level::Borderline && !apart {
+                apart = true;
+                writeln!(
+                    out,
+                    "  Borderline (the threshold crossed at the point value only):"
+                )?;
+            }
             let tone = match h.severity {
                 crate::analysis::hints::Severity::Critical => Tone::Bad,
                 crate::analysis::hints::Severity::Warning => Tone::Warning,

@@ -47,6 +47,7 @@ pub fn hints(i: &Inputs<'_>) -> Vec<Hint> {
                 Severity::Warning
             },
             evidence: Evidence {
+                level: super::vocabulary::Level::Firm,
                 instance: Some(first.instance.clone()),
                 strength: None,
                 ..evidence(

@@ -31,6 +31,7 @@ pub fn hints(i: &Inputs<'_>) -> Vec<Hint> {
             id: "slow_startup",
             severity: Severity::Warning,
             evidence: Evidence {
+                level: super::vocabulary::Level::Firm,
                 instance: Some(name.to_string()),
                 strength: None,
                 ..evidence(

@@ -18,7 +18,9 @@ mod steady;
 
 mod vocabulary;
 
-pub use vocabulary::{evidence, fig, Evidence, Figure, Hint, Inputs, Off, Severity, Strength};
+pub use vocabulary::{
+    evidence, fig, Evidence, Figure, Hint, Inputs, Level, Off, Severity, Strength,
+};
 
 /// A family of rules: the hints it raises.
 type Rule = fn(&Inputs<'_>) -> Vec<Hint>;
@@ -50,7 +52,8 @@ pub fn all(i: &Inputs<'_>) -> Vec<Hint> {
             h.evidence.strength = over_the_run(h, lines, of);
         }
     }
-    out.sort_by_key(|h| std::cmp::Reverse(h.severity));
+    // firm hints first, most severe first; the borderline ones after them
+    out.sort_by_key(|h| (h.evidence.level, std::cmp::Reverse(h.severity)));
     out
 }
 

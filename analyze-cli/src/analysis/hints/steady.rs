@@ -4,7 +4,7 @@
 //! (`prefill_interference`).
 
 use super::pressure::events_in;
-use super::vocabulary::{evidence, fig, pct, Hint, Inputs, Severity, Strength};
+use super::vocabulary::{evidence, fig, pct, Hint, Inputs, Level, Severity, Strength};
 use crate::analysis::curve::Knee;
 use crate::analysis::finite;
 use crate::analysis::server::{Segment, Server};
@@ -297,15 +297,37 @@ fn mean_running(rows: &[(&str, Vec<&Bucket>)]) -> f64 {
     )
 }
 
+/// Resamples of the curve that must find the knee for `saturated` to be firm.
+pub const KNEE_FOUND: f64 = 0.95;
+
 fn saturated_hint(label: &str, k: Knee, running: f64, range: Option<(i64, i64)>) -> Hint {
+    // a knee not found in most resamples, or with no upper bound, is no firm finding
+    let firm = k.found_share >= KNEE_FOUND && k.running_high.is_some();
+    let found = if firm {
+        String::new()
+    } else {
+        format!(
+            "; borderline: the knee is found in {:.1}% of the curve's resamples{}",
+            k.found_share * 100.0,
+            if k.running_high.is_none() {
+                ", with no upper bound"
+            } else {
+                ""
+            }
+        )
+    };
+    let mut ev = evidence(
+        format!("{label}throughput flattens at about {:.0} running requests ({:.0} tok/s); at {:.0} it is {:.0} tok/s, and the run held {:.0} on average{found}", k.running, k.tps_median, k.running_max, k.tps_at_max, running),
+        range,
+        &[("knee_running", fig(k.running)), ("knee_tps", fig(k.tps_median)), ("max_running", fig(k.running_max)), ("tps_at_max", fig(k.tps_at_max)), ("running_mean", fig(running)), ("knee_found_share", fig(k.found_share))],
+    );
+    if !firm {
+        ev.level = Level::Borderline;
+    }
     Hint {
         id: "saturated",
         severity: Severity::Info,
-        evidence: evidence(
-            format!("{label}throughput flattens at about {:.0} running requests ({:.0} tok/s); at {:.0} it is {:.0} tok/s, and the run held {:.0} on average", k.running, k.tps_median, k.running_max, k.tps_at_max, running),
-            range,
-            &[("knee_running", fig(k.running)), ("knee_tps", fig(k.tps_median)), ("max_running", fig(k.running_max)), ("tps_at_max", fig(k.tps_at_max)), ("running_mean", fig(running))],
-        ),
+        evidence: ev,
         action: "The server is saturated: more concurrency will not raise throughput (only latency). Scale out, use a faster configuration (quantisation, speculative decoding), or shorten outputs.".into(),
     }
 }
@@ -345,4 +367,48 @@ fn prefill_hint(
         ),
         action: "Prefill batches stall decoding: lower --chunked-prefill-size / max_num_batched_tokens, enable mixed chunked prefill, or disaggregate prefill and decode.".into(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn knee(found_share: f64, running_high: Option<f64>) -> Knee {
+        Knee {
+            running: 117.0,
+            tps_median: 2400.0,
+            tps_at_max: 2450.0,
+            running_max: 128.0,
+            running_low: 96.0,
+            running_high,
+            found_share,
+        }
+    }
+
+    /// Issue 56's example: a knee found in 78.8% of the resamples, no upper bound, is a
+    /// borderline `saturated`, said so; one found in every resample with both bounds is firm.
+    #[test]
+    fn a_knee_not_found_in_most_resamples_is_borderline() {
+        let h = saturated_hint("", knee(0.788, None), 120.0, None);
+        assert_eq!(h.evidence.level, Level::Borderline);
+        assert!(
+            h.evidence
+                .text
+                .contains("found in 78.8% of the curve's resamples, with no upper bound"),
+            "{}",
+            h.evidence.text
+        );
+        assert_eq!(
+            saturated_hint("", knee(0.96, Some(124.0)), 120.0, None)
+                .evidence
+                .level,
+            Level::Firm
+        );
+        assert_eq!(
+            saturated_hint("", knee(1.0, None), 120.0, None)
+                .evidence
+                .level,
+            Level::Borderline
+        );
+    }
 }

@@ -53,8 +53,23 @@ pub struct Evidence {
     /// How much the hint stands on (given by the rules that read a steady window).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub strength: Option<Strength>,
+    /// Whether the evidence clears its threshold with its uncertainty (`firm`) or only at
+    /// its point value (`borderline`: shown apart, a finding to check, not to act on).
+    pub level: Level,
     #[serde(flatten)]
     pub figures: BTreeMap<&'static str, Figure>,
+}
+
+/// How firmly a hint stands: its evidence's uncertainty against its threshold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Level {
+    /// The evidence clears the threshold (or the rule has no uncertainty to weigh).
+    #[default]
+    Firm,
+    /// The threshold is crossed at the point value only: the evidence's interval straddles
+    /// it.
+    Borderline,
 }
 
 /// The strength of a hint's evidence: the time it spans (none for records in no time), the
@@ -142,6 +157,7 @@ pub fn evidence(
         to: range.map(|r| Ts(r.1)),
         instance: None,
         strength: None,
+        level: Level::Firm,
         figures: figures.iter().cloned().collect(),
     }
 }
