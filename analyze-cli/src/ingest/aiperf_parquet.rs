@@ -17,7 +17,7 @@
 //! raw scrapes; a counter's absolute value is not there.
 
 use crate::ingest::scan::Tally;
-use crate::ingest::scrapes::{with_label, MetricSample, Scrape, Scrapes};
+use crate::ingest::scrapes::{joined_labels, with_label, MetricSample, Scrape, Scrapes};
 use polars::prelude::*;
 use std::collections::{BTreeMap, HashSet};
 use tokstat_parsers::prometheus::{self, MetricType};
@@ -99,16 +99,7 @@ impl Scrapes {
             };
             let ty = MetricType::parse(kind.get(i).unwrap_or(""));
             let endpoint = url.get(i).unwrap_or("");
-            let mut l: Vec<(&str, &str)> = labels
-                .iter()
-                .filter_map(|(k, c)| Some((*k, c.get(i)?)))
-                .collect();
-            l.sort_unstable();
-            let mut ls = l
-                .iter()
-                .map(|(k, v)| format!("{k}={v}"))
-                .collect::<Vec<_>>()
-                .join(",");
+            let mut ls = joined_labels(labels.iter().filter_map(|(k, c)| Some((*k, c.get(i)?))));
             if !endpoint.is_empty() {
                 ls = with_label(ls, "instance", super::scrapes::endpoint_instance(endpoint));
             }

@@ -70,6 +70,16 @@ fn sorted_labels(raw: &str) -> String {
     s
 }
 
+/// Label pairs as a sample's `labels`: `k=v,k=v`, sorted.
+pub(crate) fn joined_labels<'a>(pairs: impl Iterator<Item = (&'a str, &'a str)>) -> String {
+    let mut v: Vec<(&str, &str)> = pairs.collect();
+    v.sort_unstable();
+    v.iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
 /// `labels` (`k=v,k=v`, sorted) with `key=value` added in its place, unless it has `key`.
 pub(crate) fn with_label(labels: String, key: &str, value: &str) -> String {
     let mut v: Vec<&str> = labels.split(',').filter(|kv| !kv.is_empty()).collect();
@@ -179,17 +189,7 @@ impl Scrapes {
                 t.other += series.points.len() as u64;
                 continue;
             };
-            let mut labels: Vec<(&str, &str)> = series
-                .labels
-                .iter()
-                .map(|(k, v)| (k.as_ref(), v.as_ref()))
-                .collect();
-            labels.sort_unstable();
-            let labels = labels
-                .iter()
-                .map(|(k, v)| format!("{k}={v}"))
-                .collect::<Vec<_>>()
-                .join(",");
+            let labels = joined_labels(series.labels.iter().map(|(k, v)| (k.as_ref(), v.as_ref())));
             let name = prometheus::engine_name(name).into_owned();
             for &(ms, value) in &series.points {
                 t.parsed += 1;
@@ -264,17 +264,8 @@ impl Scrapes {
                         self.types.insert(f.to_string(), k);
                     }
                 }
-                let mut labels: Vec<(&str, &str)> = x
-                    .labels
-                    .iter()
-                    .map(|(k, v)| (k.as_ref(), v.as_ref()))
-                    .collect();
-                labels.sort_unstable();
-                let mut labels = labels
-                    .iter()
-                    .map(|(k, v)| format!("{k}={v}"))
-                    .collect::<Vec<_>>()
-                    .join(",");
+                let mut labels =
+                    joined_labels(x.labels.iter().map(|(k, v)| (k.as_ref(), v.as_ref())));
                 if let Some(i) = instance {
                     labels = with_label(labels, "instance", i);
                 }
