@@ -14,7 +14,8 @@ After each, DuckDB (`read_parquet('DIR/steps/**/*.parquet')`), pyarrow's dataset
 exactly node A's rows; `tokstat report DIR` equals the report of node A's export alone; the
 full disk's error names the operating system's `No space left on device`.
 
-Usage: tests/interop/check_failed_export.py TOKSTAT_BINARY (run as root: it mounts a tmpfs)
+Usage: tests/interop/check_failed_export.py TOKSTAT_BINARY (as root it mounts a tmpfs; otherwise
+it caps the file size instead)
 """
 import glob
 import json
@@ -89,9 +90,13 @@ def main():
         assert export(tokstat, only_a, "a", A).wait() == 0
         want_rows, want_report, want_files = rows(spark, only_a), report(tokstat, only_a), visible(only_a)
         assert want_rows.get("steps", 0) > 0, want_rows
+        # node B's whole export timed once, to kill it at moments inside it on any machine
+        start = time.time()
+        assert export(tokstat, os.path.join(tmp, "b-alone"), "b", B).wait() == 0
+        whole_s = time.time() - start
         full_time = None
         # a killed node B, at several moments of its writing
-        for at in (0.02, 0.05, 0.1, 0.15, 0.2):
+        for at in (round(whole_s * f, 3) for f in (0.1, 0.25, 0.4, 0.55, 0.7)):
             shared = os.path.join(tmp, f"shared-{at}")
             shutil.copytree(only_a, shared)
             start = time.time()
@@ -112,29 +117,42 @@ def main():
                   f"{sum(want_rows.values())} rows; report equals node A's")
             checks += 1
         assert checks >= 3, "node B finished before most kills: give it more to write"
-        # a full disk: node C's export on a tmpfs that holds node A's and little more
+        # a full disk: node C's export on a tmpfs that holds node A's and little more (where
+        # this machine lets us mount one), else each of its files capped by RLIMIT_FSIZE
+        # (SIGXFSZ ignored: the write fails with EFBIG as a full disk's with ENOSPC)
         mnt = os.path.join(tmp, "full")
         os.makedirs(mnt)
         # (tmpfs counts whole pages)
         used = sum(-(-os.path.getsize(os.path.join(only_a, f)) // 4096) * 4096
                    for f in visible(only_a))
         size_kb = used // 1024 + 64
-        subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size_kb}k", "tmpfs", mnt], check=True)
+        mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size_kb}k", "tmpfs", mnt],
+                                 capture_output=True).returncode == 0
         try:
             shared = os.path.join(mnt, "shared")
             shutil.copytree(only_a, shared)
-            p = export(tokstat, shared, "c", B)
+            if mounted:
+                p, want = export(tokstat, shared, "c", B), "No space left on device"
+            else:
+                import resource
+
+                def capped():
+                    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+                    resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
+                p, want = export(tokstat, shared, "c", B, preexec_fn=capped), "File too large"
             _, err = p.communicate()
             assert p.returncode != 0, "the export fitted: make the tmpfs smaller"
-            assert "No space left on device" in err and "panicked" not in err, err
+            assert want in err and "panicked" not in err, err
             assert "serialize buffer" not in err, err
             assert visible(shared) == want_files, set(visible(shared)) ^ set(want_files)
             assert rows(spark, shared) == want_rows
             assert report(tokstat, shared) == want_report
-            print(f"  full disk ({size_kb} KB): exit {p.returncode}: {err.strip().splitlines()[-1]}")
+            how = f"a full tmpfs of {size_kb} KB" if mounted else "files capped at 4 KB (no mount here)"
+            print(f"  {how}: exit {p.returncode}: {err.strip().splitlines()[-1]}")
             checks += 1
         finally:
-            subprocess.run(["umount", mnt], check=False)
+            if mounted:
+                subprocess.run(["umount", mnt], check=False)
     finally:
         spark.stop()
         shutil.rmtree(tmp, ignore_errors=True)
