@@ -267,6 +267,12 @@ def main():
         close(pu["metrics"]["gen_tps"], 2000.0, "pulse generated tok/s")
         close(pu["metrics"]["requests_per_s"], 10.0, "pulse requests/s")
         close(pu["metrics"]["cap_hit_rate"], 0.2, "pulse cap-hit rate")
+        # beside inputs (a job's completions followed over the window), the window it follows
+        job = os.path.join(tmp, "job.jsonl")
+        with open(job, "w") as f:
+            f.write('{"finish_reason": "stop", "usage": {"completion_tokens": 10}}\n')
+        pj = json.loads(tokstat(bin, "pulse", "--format", "json", "--prometheus", url, "--window", "4s", job).stdout)
+        close(pj["metrics"]["gen_tps"], 2000.0, "pulse beside inputs, generated tok/s", tol=0.03)
         line = tokstat(bin, "watch", "--prometheus", url, "--every", "1s", "--for", "1s").stdout.strip().splitlines()[-1]
         fields = dict(kv.split("=", 1) for kv in line.split() if "=" in kv)
         # (one interval between two scrapes: the scrape times' jitter is its error)
