@@ -585,15 +585,9 @@ fn aiperf_sweep_aggregate_is_a_run_per_combination() {
         .map(|r| r["name"].as_str().unwrap())
         .collect();
     assert_eq!(names, ["concurrency_2", "concurrency_4"]);
-    let mut out = Vec::new();
-    let mut err = Vec::new();
     let agg = format!("{root}/aggregate/concurrency_2/profile_export_aiperf_aggregate.json");
-    let code = tokstat::run(
-        ["tokstat", "report", "-q", agg.as_str()],
-        &mut out,
-        &mut err,
-    );
-    let text = String::from_utf8_lossy(&out).to_string() + &String::from_utf8_lossy(&err);
+    let (code, out, err) = tokstat(&["report", "-q", agg.as_str()]);
+    let text = out + &err;
     assert_eq!(code, 1, "{text}");
     assert!(
         text.contains("AIPerf's aggregate of one variation's trials"),
@@ -610,13 +604,8 @@ fn aiperf_sweep_aggregate_is_a_run_per_combination() {
     .replace("per_combination_metrics", "per_combo")
     .replace("aggregation_type", "agg_type");
     std::fs::write(&renamed, doc).unwrap();
-    let (mut out, mut err) = (Vec::new(), Vec::new());
-    let code = tokstat::run(
-        ["tokstat", "report", "-q", renamed.to_str().unwrap()],
-        &mut out,
-        &mut err,
-    );
-    let text = String::from_utf8_lossy(&out).to_string() + &String::from_utf8_lossy(&err);
+    let (code, out, err) = tokstat(&["report", "-q", renamed.to_str().unwrap()]);
+    let text = out + &err;
     assert_eq!(code, 1, "{text}");
     assert!(
         text.contains("holds none of the figures tokstat reads"),
@@ -667,12 +656,7 @@ fn guidellm_csv_reads_as_its_json() {
     assert!(same >= 3 * 18, "{same} figures compared");
     assert_eq!(csv["lines"]["malformed"], 0);
     let old = fixture("formats/loadgen/guidellm/0.3.1-concurrent-1-2-4/benchmarks.csv");
-    let (mut out, mut err) = (Vec::new(), Vec::new());
-    tokstat::run(
-        ["tokstat", "report", "-q", old.as_str()],
-        &mut out,
-        &mut err,
-    );
-    let text = String::from_utf8_lossy(&out).to_string() + &String::from_utf8_lossy(&err);
+    let (_, out, err) = tokstat(&["report", "-q", old.as_str()]);
+    let text = out + &err;
     assert!(text.contains("GuideLLM 0.3 – 0.4's CSV"), "{text}");
 }

@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use tokstat_tests::{fixture, hint_ids};
+use tokstat_tests::{fixture, hint_ids, tokstat};
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures")
@@ -678,14 +678,8 @@ fn aiperf_server_metrics_parquet() {
 fn aiperf_server_metrics_summary_refused() {
     for ext in ["json", "csv"] {
         let f = aiperf_server().join(format!("server_metrics_export.{ext}"));
-        let mut out = Vec::new();
-        let mut err = Vec::new();
-        let code = tokstat::run(
-            ["tokstat", "report", "-q", f.to_str().unwrap()],
-            &mut out,
-            &mut err,
-        );
-        let all = String::from_utf8_lossy(&out).to_string() + &String::from_utf8_lossy(&err);
+        let (code, out, err) = tokstat(&["report", "-q", f.to_str().unwrap()]);
+        let all = out + &err;
         assert_eq!(code, 1, "{all}");
         assert!(
             all.contains("AIPerf's summary of the server's metrics"),
@@ -700,14 +694,8 @@ fn aiperf_server_metrics_summary_refused() {
     let cut = dir.path().join("server_metrics_export.parquet");
     let whole = std::fs::read(aiperf_server().join("server_metrics_export.parquet")).unwrap();
     std::fs::write(&cut, &whole[..whole.len() / 2]).unwrap();
-    let mut out = Vec::new();
-    let mut err = Vec::new();
-    let code = tokstat::run(
-        ["tokstat", "report", "-q", cut.to_str().unwrap()],
-        &mut out,
-        &mut err,
-    );
-    let all = String::from_utf8_lossy(&out).to_string() + &String::from_utf8_lossy(&err);
+    let (code, out, err) = tokstat(&["report", "-q", cut.to_str().unwrap()]);
+    let all = out + &err;
     assert_ne!(code, 0);
     assert!(all.contains("not a whole Parquet file"), "{all}");
 }

@@ -235,30 +235,6 @@ fn write_file(
     })
 }
 
-/// The saved read of an export, staged until every other file of the export is in place.
-struct SavedRead {
-    staging: PathBuf,
-    path: PathBuf,
-}
-
-impl SavedRead {
-    fn commit(mut self) -> Result<()> {
-        std::fs::rename(&self.staging, &self.path)
-            .with_context(|| format!("cannot write {}", self.path.display()))?;
-        self.staging = PathBuf::new();
-        Ok(())
-    }
-}
-
-impl Drop for SavedRead {
-    fn drop(&mut self) {
-        // (an export that failed after saving its read leaves none)
-        if !self.staging.as_os_str().is_empty() {
-            let _ = std::fs::remove_file(&self.staging);
-        }
-    }
-}
-
 /// The folder of a table's files in a partitioned export: `TABLE/run-LABEL`, then
 /// `instance-NAME` (or `total`, for the run's total timeline rows) when partitioned by
 /// instance. `KEY-VALUE`, not Hive's `KEY=VALUE`: Spark, pyarrow, DuckDB and polars infer a
@@ -397,12 +373,11 @@ pub fn run(opts: &Options) -> Result<Exported> {
             // (staged as every file of the export, and put in place last: a node's read
             // in the folder says its export finished, every table of it in place)
             let path = saved_path(opts, run, writer);
-            let staging = staged::staging_name(&path);
-            if let Err(e) = saved::save(&staging, &header, &built.read) {
-                let _ = std::fs::remove_file(&staging);
+            let saved = staged::Staged::adopt(&path);
+            if let Err(e) = saved::save(saved.staging(), &header, &built.read) {
                 bail!("cannot write {}: {}", path.display(), e.root_cause());
             }
-            Ok((built, SavedRead { staging, path }))
+            Ok((built, saved))
         });
         let steps = writing
             .join()

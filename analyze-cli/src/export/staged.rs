@@ -81,6 +81,22 @@ pub fn create(path: &Path) -> Result<(StagedFile, Staged)> {
 }
 
 impl Staged {
+    /// The staging of `path` for a file another writer makes at [`Staged::staging`] (the
+    /// saved read's): put in place by [`Staged::commit`], removed if dropped before.
+    pub fn adopt(path: &Path) -> Staged {
+        Staged {
+            staging: staging_name(path),
+            path: path.to_path_buf(),
+            error: FirstError::default(),
+            done: false,
+        }
+    }
+
+    /// Where the file is written until it is put in place.
+    pub fn staging(&self) -> &Path {
+        &self.staging
+    }
+
     /// Puts the complete file in place.
     pub fn commit(mut self) -> Result<()> {
         if let Some(e) = self.os_error() {
