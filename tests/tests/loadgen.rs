@@ -262,13 +262,38 @@ fn an_inference_perf_folder_is_a_sweep_of_its_stages() {
         assert!((run["median_ttft_ms"].as_f64().unwrap() - ttft * 1000.0).abs() < 1e-9);
     }
     assert_eq!(runs[3]["request_rate"], 111.92);
-    // the server-metrics summary beside them is recognised and said so, not read as a run
-    let skipped = r["skipped"].as_array().unwrap();
-    assert_eq!(skipped.len(), 1);
-    assert!(skipped[0]["reason"]
+    // the server-metrics summary beside them is stage 0's server side: the demo's server
+    // finished 1140 requests over the stage, its client 60, so the two are said not to be
+    // one run's and no client − server is given
+    assert!(r["skipped"].as_array().unwrap().is_empty());
+    let server = &runs[0]["server"];
+    assert!(server["file"]
         .as_str()
         .unwrap()
-        .contains("server's Prometheus metrics"));
+        .ends_with("stage_0_prometheus_metrics.json"));
+    let fig = |name: &str| {
+        server["figures"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["figure"] == name)
+            .unwrap_or_else(|| panic!("{name}"))
+            .clone()
+    };
+    assert_eq!(fig("completed")["server"], 1140.0);
+    assert_eq!(fig("completed")["client"], 60.0);
+    // seconds in the file, milliseconds in the report
+    assert!((fig("median_ttft_ms")["server"].as_f64().unwrap() - 1.151869 * 1000.0).abs() < 1e-9);
+    // this layout's time_per_output_token is vLLM's per-token histogram: ITL
+    assert_eq!(fig("median_itl_ms")["server"], 10.0);
+    // the demo's KV usage is 0.0 throughout: no result, not an idle cache
+    assert!(fig("mean_kv_usage")["server"].is_null());
+    assert!(server["disagreement"]
+        .as_str()
+        .unwrap()
+        .contains("the server finished 1140 requests over its window, the client 60"));
+    assert!(fig("median_ttft_ms")["client_path"].is_null());
+    assert!(runs[1]["server"].is_null());
 }
 
 #[test]

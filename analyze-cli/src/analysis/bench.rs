@@ -134,6 +134,8 @@ pub struct RunReport {
     pub definitions: &'static [&'static str],
     /// Every figure as the tool wrote it (key, unit, value, and the figure it was put under).
     pub stated: Vec<Stated>,
+    /// The server's side of the run, where the tool summarised it beside its results.
+    pub server: Option<super::server_side::ServerSide>,
 }
 
 /// Throughput by tokstat's definitions, from per-request rows: over the span from the first
@@ -181,10 +183,59 @@ impl RunReport {
         self.request_throughput
             .or(self.recomputed.map(|r| r.request_throughput))
     }
+    /// The client's figure under a server figure's name ([`super::server_side`]): from
+    /// per-request rows first, else the file's own figures.
+    pub fn figure(&self, name: &str, run: &Run) -> Option<f64> {
+        let dist = |figure: &str| match figure {
+            "ttft" => self.ttft_ms.as_ref(),
+            "tpot" => self.tpot_ms.as_ref(),
+            "itl" => self.itl_ms.as_ref(),
+            "e2el" => self.e2e_ms.as_ref(),
+            _ => None,
+        };
+        if let Some((stat, rest)) = name.split_once('_') {
+            if let Some(figure) = rest.strip_suffix("_ms") {
+                if let Some(s) = dist(figure) {
+                    return match stat {
+                        "mean" => Some(s.mean),
+                        "median" => Some(s.p50),
+                        "p90" => Some(s.p90),
+                        "p99" => Some(s.p99),
+                        _ => None,
+                    };
+                }
+            }
+        }
+        match name {
+            "window" => self.duration_s,
+            "completed" => self.completed,
+            "request_throughput" => self.req_per_s(),
+            "output_throughput" => self.out_tok_per_s(),
+            "median_e2el_ms" => self.median_e2e_ms,
+            "p99_e2el_ms" => self.p99_e2e_ms,
+            "total_output_tokens" | "mean_output_tokens" => {
+                run.get(&[name]).or_else(|| per_request_tokens(run, name))
+            }
+            _ => run.get(&[name]),
+        }
+    }
+
     /// The output token rate shown: the tool's figure, else tokstat's recomputed one.
     pub fn out_tok_per_s(&self) -> Option<f64> {
         self.output_throughput
             .or(self.recomputed.and_then(|r| r.output_throughput))
+    }
+}
+
+/// Output-token totals and means from per-request rows, where every successful row counts
+/// its tokens.
+fn per_request_tokens(run: &Run, name: &str) -> Option<f64> {
+    let ok: Vec<_> = run.requests.iter().filter(|r| !r.error).collect();
+    let total: Option<u64> = ok.iter().map(|r| r.output_len).sum();
+    let total = total? as f64;
+    match name {
+        "total_output_tokens" => Some(total),
+        _ => (!ok.is_empty()).then(|| total / ok.len() as f64),
     }
 }
 
@@ -267,7 +318,7 @@ pub fn analyze(run: &Run, slo: &Slo) -> RunReport {
     // distributions of a sample are not the run's
     let dist =
         |f: fn(&Request) -> Option<f64>| (!run.requests_sampled).then(|| ms(rs, f)).flatten();
-    RunReport {
+    let mut report = RunReport {
         name: if run.name.is_empty() {
             "run".into()
         } else {
@@ -317,7 +368,10 @@ pub fn analyze(run: &Run, slo: &Slo) -> RunReport {
         recomputed,
         definitions: run.tool.definitions(),
         stated: run.stated.clone(),
-    }
+        server: None,
+    };
+    report.server = super::server_side::analyze(run, &|name| report.figure(name, run));
+    report
 }
 
 #[cfg(test)]

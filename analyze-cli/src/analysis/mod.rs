@@ -11,6 +11,7 @@ pub mod metrics;
 pub mod quantile;
 pub mod segments;
 pub mod server;
+pub mod server_side;
 pub mod settle;
 pub mod statistics;
 pub mod steady;

@@ -430,6 +430,7 @@ fn read_results(
         // taken for, never shown as a run of dashes
         let read_any = |r: &Run| {
             !r.requests.is_empty()
+                || r.server.as_ref().is_some_and(|s| s.measured())
                 || r.scalars
                     .iter()
                     .any(|(n, _)| loadgen::FIGURES.iter().any(|(f, _)| f == n))
@@ -445,9 +446,15 @@ fn read_results(
                     part,
                     Some(Skipped {
                         source: name.to_string(),
-                        why: format!(
-                            "taken for a {tool} result file, but it holds none of the figures tokstat reads (request counts, throughput, latencies): not read"
-                        ),
+                        why: if runs.iter().any(|r| r.server.is_some()) {
+                            format!(
+                                "taken for {tool}'s summary of the server's metrics, but every figure in it is 0 or NaN, which is what {tool} writes where a query found no series (was Prometheus scraping the server, under the names it queries?): not read"
+                            )
+                        } else {
+                            format!(
+                                "taken for a {tool} result file, but it holds none of the figures tokstat reads (request counts, throughput, latencies): not read"
+                            )
+                        },
                         failed: true,
                         partly_read: false,
                     }),

@@ -634,6 +634,23 @@ fn bench_runs(b: &mut String, r: &Report) {
             }
             b.push_str("</ul>");
         }
+        for run in &r.bench_runs {
+            if let Some((head, rows, notes)) = super::server_side(run) {
+                let _ = write!(b, "<h3>{}</h3>", esc(&head));
+                let rows: Vec<Vec<String>> = rows
+                    .iter()
+                    .map(|row| row.iter().map(|v| esc(v)).collect())
+                    .collect();
+                b.push_str(&table(&super::SERVER_SIDE_COLUMNS, &rows));
+                if !notes.is_empty() {
+                    b.push_str("<ul class=\"notes\">");
+                    for n in notes {
+                        let _ = write!(b, "<li>{}</li>", esc(&n));
+                    }
+                    b.push_str("</ul>");
+                }
+            }
+        }
         b.push_str("</section>");
     }
 }

@@ -482,6 +482,19 @@ fn write_bench_runs(out: &mut dyn Write, r: &Report) -> io::Result<()> {
             writeln!(out, "\n{}", super::RECOMPUTED_NOTE)?;
         }
         super::bench_notes(out, &r.bench_runs, "- ")?;
+        for run in &r.bench_runs {
+            if let Some((head, rows, notes)) = super::server_side(run) {
+                writeln!(out, "\n**{head}**\n")?;
+                let mut g = Gfm::new(&super::SERVER_SIDE_COLUMNS);
+                for row in rows {
+                    g.row(row);
+                }
+                g.write(out)?;
+                for n in notes {
+                    writeln!(out, "- {n}")?;
+                }
+            }
+        }
     }
     Ok(())
 }

@@ -508,3 +508,104 @@ pub fn rank_cells(r: &crate::analysis::metrics::Rank) -> Vec<String> {
 
 /// Column of the vs-median cell in [`instance_cells`].
 pub const VS_MEDIAN: usize = 6;
+
+/// The columns of a run's server side, as every renderer heads them.
+pub const SERVER_SIDE_COLUMNS: [&str; 4] = ["server's side", "server", "client", "client − server"];
+
+/// A run's server side for every renderer: its heading line, its rows in
+/// [`SERVER_SIDE_COLUMNS`] and the notes under it (None: the run holds none).
+pub fn server_side(
+    run: &crate::analysis::bench::RunReport,
+) -> Option<(String, Vec<Vec<String>>, Vec<String>)> {
+    let s = run.server.as_ref()?;
+    let mut head = format!(
+        "{} · the server's side: {} · {}",
+        run.name, s.source, s.file
+    );
+    if s.series > 1 {
+        head.push_str(&format!(" · {} series summed", s.series));
+    }
+    let rows = s
+        .figures
+        .iter()
+        .map(|f| {
+            let value = |v: Option<f64>| v.map_or("–".to_string(), |x| server_value(x, f.unit));
+            let server = match f.server {
+                None => "not measured".to_string(),
+                Some(x) if x == 0.0 && f.server_zero_unsure => "0, or not measured".to_string(),
+                Some(x) => server_value(x, f.unit),
+            };
+            let path = f
+                .client_path
+                .map_or(String::new(), |d| format!("{d:+.1} ms"));
+            vec![server_label(&f.figure), server, value(f.client), path]
+        })
+        .collect();
+    let mut notes = Vec::new();
+    if !s.has_client {
+        notes.push(format!(
+            "no client result read beside {}: the server's side alone",
+            s.file
+        ));
+    }
+    notes.extend(s.disagreement.clone());
+    notes.extend(s.notes.iter().cloned());
+    if s.figures.iter().any(|f| f.client_path.is_some()) {
+        notes.push("client − server: the client's path (network, HTTP server, the client's own loop); a median's is the difference of two medians, the server's estimated from its histogram's buckets".to_string());
+    }
+    if s.figures.iter().any(|f| f.server.is_none()) {
+        notes.push("not measured: the tool wrote 0 or NaN, which it also writes where its query found no series".to_string());
+    }
+    Some((head, rows, notes))
+}
+
+/// A server figure's value in its unit, for display.
+fn server_value(x: f64, unit: &str) -> String {
+    match unit {
+        "fraction" => format!("{:.1}%", x * 100.0),
+        "s" => format!("{} s", num::opt(Some(x), 2)),
+        "ms" => format!("{} ms", num::opt(Some(x), 1)),
+        "req/s" => format!("{} req/s", num::opt(Some(x), 2)),
+        "tok/s" => format!("{} tok/s", num::opt(Some(x), 1)),
+        "tokens" | "requests" if x.fract() == 0.0 && x.abs() < 1e15 => num::group(x as u64),
+        _ => num::opt(Some(x), 1),
+    }
+}
+
+/// A server figure's name in words.
+fn server_label(name: &str) -> String {
+    let fixed = match name {
+        "window" => "window",
+        "completed" => "finished requests",
+        "finished_length" => "finished at the length cap",
+        "request_throughput" => "request rate",
+        "output_throughput" => "output token rate",
+        "input_throughput" => "input token rate",
+        "total_output_tokens" => "output tokens",
+        "total_input_tokens" => "input tokens",
+        "mean_input_tokens" => "input tokens per request, mean",
+        "mean_output_tokens" => "output tokens per request, mean",
+        "mean_running" => "requests running, mean",
+        "mean_waiting" => "requests waiting, mean",
+        "mean_kv_usage" => "KV cache usage, mean",
+        "p99_kv_usage" => "KV cache usage, p99",
+        "preemptions" => "preemptions",
+        "prefix_cache_hit" => "prefix cache hit rate",
+        _ => "",
+    };
+    if !fixed.is_empty() {
+        return fixed.to_string();
+    }
+    let Some((stat, rest)) = name.split_once('_') else {
+        return name.to_string();
+    };
+    let figure = match rest.strip_suffix("_ms") {
+        Some("ttft") => "TTFT",
+        Some("tpot") => "TPOT",
+        Some("itl") => "ITL",
+        Some("e2el") => "E2E",
+        Some("queue") => "queue time",
+        _ => return name.to_string(),
+    };
+    format!("{figure} {stat}")
+}

@@ -776,6 +776,18 @@ fn write_runs(out: &mut dyn Write, runs: &[RunReport]) -> io::Result<()> {
                 pct(share)
             )?;
         }
+        if let Some((head, rows, notes)) = super::server_side(run) {
+            writeln!(out, "{head}")?;
+            let mut t = table(super::SERVER_SIDE_COLUMNS.to_vec());
+            for row in rows {
+                t.add_row(row);
+            }
+            right_align(&mut t, 1, super::SERVER_SIDE_COLUMNS.len());
+            writeln!(out, "{t}")?;
+            for n in notes {
+                writeln!(out, "  {n}")?;
+            }
+        }
     }
     writeln!(out)?;
     Ok(())

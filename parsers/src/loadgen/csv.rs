@@ -23,7 +23,7 @@ pub fn sniff(head: &[u8]) -> Option<Layout> {
     let first = text.split(|&c| c == b'\n').next()?.trim_ascii();
     // `aiperf/server_metrics/csv_exporter.py`'s banner
     if first.starts_with(b"# AIPerf Server Metrics Export") {
-        return Some(Layout::AiPerfServerMetricsSummary);
+        return Some(Layout::AiPerfServerMetricsCsv);
     }
     if first.starts_with(b"Metric,avg,min,max,") {
         return Some(Layout::AiPerfCsv);

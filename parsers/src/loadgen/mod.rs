@@ -9,6 +9,7 @@
 //! | inference-perf | `stage_N_lifecycle_metrics.json`, `summary_…`, `per_request_lifecycle_metrics.json` | [`inference_perf`] |
 //! | LLMPerf | `*_summary.json`, `*_individual_responses.json` | [`llmperf`] |
 //! | genai-bench | a run's JSON (`aggregated_metrics`, `individual_request_metrics`) | [`genai_bench`] |
+//! | inference-perf, AIPerf (the server's side) | `stage_N_prometheus_metrics.json`, `server_metrics_export.json` | [`server`] |
 //!
 //! A run's figures are kept under one vocabulary and one set of units whatever the tool:
 //! vLLM's result-file names (`duration` s, `request_throughput` req/s, `median_ttft_ms`,
@@ -25,6 +26,7 @@ pub mod genai_bench;
 pub mod guidellm;
 pub mod inference_perf;
 pub mod llmperf;
+pub mod server;
 mod units;
 pub mod vllm;
 pub mod yaml;
@@ -192,6 +194,10 @@ pub struct Run {
     /// The requests are a sample of the run's (GuideLLM's `--output-sampling`): their
     /// distributions are not the run's; the file's own figures are.
     pub requests_sampled: bool,
+    /// The server's side of the run as the tool summarised it beside its results
+    /// (inference-perf's Prometheus report, AIPerf's server-metrics export).
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub server: Option<server::ServerView>,
 }
 
 /// The figures a run may hold, by the names vLLM's result files give them, with their units.
@@ -323,13 +329,17 @@ pub enum Layout {
     /// LLMPerf's individual responses ([`llmperf::responses`]).
     LlmPerfResponses,
     /// inference-perf's summary of the server's Prometheus metrics over a stage
-    /// (`stage_N_prometheus_metrics.json`): the server's view, not the client's (recognised,
-    /// not read; the scrapes themselves are).
+    /// (`stage_N_prometheus_metrics.json`, `summary_prometheus_metrics.json`): the server's
+    /// side of the run ([`server::inference_perf`]).
     InferencePerfServerMetrics,
     /// AIPerf's summary of the server's metrics over its profiling window
-    /// (`server_metrics_export.json` and `.csv`): totals, rates and percentiles of each
-    /// series, no scrapes (recognised, not read; its `.jsonl` and `.parquet` twins are).
+    /// (`server_metrics_export.json`): totals, rates and percentiles of each series, the
+    /// server's side of the run ([`server::aiperf`]; its scrapes, `.jsonl` and `.parquet`,
+    /// are read as scrapes).
     AiPerfServerMetricsSummary,
+    /// The CSV of AIPerf's server-metrics summary: the JSON's figures, rounded (recognised,
+    /// not read; the JSON is).
+    AiPerfServerMetricsCsv,
     /// genai-bench's run ([`genai_bench::run`]).
     GenaiBench,
     /// genai-bench's `experiment_metadata.json`: the experiment's settings, no result
@@ -345,7 +355,8 @@ impl Layout {
             Layout::ProfileExport
             | Layout::AiPerfRecords
             | Layout::AiPerfInputs
-            | Layout::AiPerfServerMetricsSummary => Tool::AiPerf,
+            | Layout::AiPerfServerMetricsSummary
+            | Layout::AiPerfServerMetricsCsv => Tool::AiPerf,
             Layout::AiPerfCsv | Layout::AiPerfSweep | Layout::AiPerfAggregate => Tool::AiPerf,
             Layout::PerfAnalyzerExport | Layout::GenAiPerfCsv => Tool::GenAiPerf,
             Layout::GuideLlmCsv | Layout::GuideLlmCsvOld => Tool::GuideLlm,
@@ -365,9 +376,8 @@ impl Layout {
             self,
             Layout::AiPerfInputs
                 | Layout::AiPerfAggregate
-                | Layout::AiPerfServerMetricsSummary
+                | Layout::AiPerfServerMetricsCsv
                 | Layout::GenaiBenchMetadata
-                | Layout::InferencePerfServerMetrics
                 | Layout::PerfAnalyzerExport
                 | Layout::GuideLlmCsvOld
                 | Layout::InferencePerfValidation
@@ -384,8 +394,8 @@ impl Layout {
             Layout::AiPerfAggregate => Some(
                 "AIPerf's aggregate of one variation's trials (means and confidence intervals over them); read the sweep aggregate (sweep_aggregate/profile_export_aiperf_sweep.json) or the trials' folders",
             ),
-            Layout::AiPerfServerMetricsSummary => Some(
-                "AIPerf's summary of the server's metrics over its profiling window (totals, rates and percentiles, no scrapes); read the scrapes AIPerf writes beside it, server_metrics_export.jsonl or .parquet (`--server-metrics-formats json csv jsonl parquet`)",
+            Layout::AiPerfServerMetricsCsv => Some(
+                "AIPerf's server-metrics summary as CSV (the JSON's figures, rounded); read server_metrics_export.json beside it for the server's side of the run, or its scrapes, server_metrics_export.jsonl or .parquet (`--server-metrics-formats json csv jsonl parquet`)",
             ),
             Layout::GenaiBenchMetadata => Some(
                 "genai-bench's experiment metadata: the experiment's settings, no results; read the run files beside it",
@@ -398,9 +408,6 @@ impl Layout {
             ),
             Layout::PerfAnalyzerExport => Some(
                 "perf_analyzer's raw profile export (GenAI-Perf's input): request and response times without token counts or errors; read the _genai_perf.json GenAI-Perf wrote beside it",
-            ),
-            Layout::InferencePerfServerMetrics => Some(
-                "inference-perf's summary of the server's Prometheus metrics over a stage: the server's view, not the client's; read the stage's lifecycle file, or the Prometheus scrapes themselves",
             ),
             _ => None,
         }
@@ -499,8 +506,29 @@ pub fn read(layout: Layout, doc: &[u8], stem: &str) -> Result<Vec<Run>, LoadgenE
         Layout::LlmPerfSummary => llmperf::summary(&v).map(|r| vec![r]),
         Layout::LlmPerfResponses => llmperf::responses(&v, stem).map(|r| vec![r]),
         Layout::GenaiBench => genai_bench::run(&v, stem).map(|r| vec![r]),
+        Layout::InferencePerfServerMetrics => {
+            let name = stem.strip_suffix("_prometheus_metrics").unwrap_or(stem);
+            server_run(Tool::InferencePerf, name, server::inference_perf(&v))
+        }
+        // named after its folder, as AIPerf's other files are ([`join`])
+        Layout::AiPerfServerMetricsSummary => server_run(Tool::AiPerf, "", server::aiperf(&v)),
         _ => Ok(Vec::new()),
     }
+}
+
+/// A run that holds only the server's side, to be joined to the client's run ([`join`]).
+fn server_run(
+    tool: Tool,
+    name: &str,
+    view: Option<server::ServerView>,
+) -> Result<Vec<Run>, LoadgenError> {
+    let view = view.ok_or(LoadgenError::Missing {
+        tool: tool.name(),
+        missing: "the server's figures (`successes` or `metrics`)".to_string(),
+    })?;
+    let mut run = Run::new(tool, name);
+    run.server = Some(view);
+    Ok(vec![run])
 }
 
 /// Reads a document of `layout` from a parsed tree (a YAML file read into the same tree).
@@ -521,6 +549,11 @@ pub fn read_value(layout: Layout, v: &Value, stem: &str) -> Result<Vec<Run>, Loa
 /// LLMPerf writes `X_summary.json` and `X_individual_responses.json` side by side;
 /// inference-perf `summary_lifecycle_metrics.json` and `per_request_lifecycle_metrics.json`
 /// (the stages' own summaries stay runs of their own).
+///
+/// The server's side of a run (a run holding only [`Run::server`]) joins the client's run
+/// it was written beside: inference-perf's `stage_N_prometheus_metrics.json` the stage of
+/// the same name, AIPerf's `server_metrics_export.json` the run of its folder. One with no
+/// such run stays a run of its own.
 pub fn join(runs: &mut Vec<Run>) {
     let folder = |r: &Run| {
         r.files.first().and_then(|f| {
@@ -530,7 +563,10 @@ pub fn join(runs: &mut Vec<Run>) {
         })
     };
     for r in runs.iter_mut().filter(|r| r.tool == Tool::AiPerf) {
-        if r.name.is_empty() || r.name.starts_with("profile_export") {
+        if r.name.is_empty()
+            || r.name.starts_with("profile_export")
+            || r.name.starts_with("server_metrics_export")
+        {
             let dir = folder(r).and_then(|d| {
                 std::path::Path::new(&d)
                     .file_name()
@@ -626,6 +662,31 @@ pub fn join(runs: &mut Vec<Run>) {
                 let j = if j > k { j - 1 } else { j };
                 runs[j].requests = rec.requests;
                 runs[j].files.extend(rec.files);
+            }
+            None => k += 1,
+        }
+    }
+    let server_only = |r: &Run| r.server.is_some() && r.stated.is_empty() && r.requests.is_empty();
+    let mut k = 0;
+    while k < runs.len() {
+        let side = &runs[k];
+        let client = server_only(side)
+            .then(|| {
+                runs.iter().position(|c| {
+                    !server_only(c)
+                        && c.server.is_none()
+                        && c.tool == side.tool
+                        && folder(c) == folder(side)
+                        && (c.tool == Tool::AiPerf || c.name == side.name)
+                })
+            })
+            .flatten();
+        match client {
+            Some(j) => {
+                let side = runs.remove(k);
+                let j = if j > k { j - 1 } else { j };
+                runs[j].server = side.server;
+                runs[j].files.extend(side.files);
             }
             None => k += 1,
         }

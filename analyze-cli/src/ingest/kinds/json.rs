@@ -28,6 +28,9 @@ fn add(into: &mut Ingested, input: &Input, part: JsonPart, err: Option<Skipped>)
     into.completions.extend(part.rows);
     into.runs.extend(part.runs.into_iter().map(|mut r| {
         r.files.push(input.display());
+        if let Some(view) = &mut r.server {
+            view.file = input.display();
+        }
         r
     }));
     into.dropped_choices += part.dropped_choices;

@@ -30,9 +30,11 @@ use std::path::{Path, PathBuf};
 pub const DIR: &str = "_tokstat";
 
 /// The layout of saved reads this tokstat writes. Format 1 (tokstat 0.1.0) has the header
-/// without `node`; format 2 adds it, the read's layout unchanged. A change of the read's
-/// layout is a new format, with the reading of the one before kept beside it.
-pub const FORMAT: u32 = 2;
+/// without `node`; format 2 adds it, the read's layout unchanged; format 3 adds a benchmark
+/// run's `server` (the server's side a load generator summarised), absent in 1 and 2 and
+/// read as none. A change of the read's layout is a new format, with the reading of the one
+/// before kept beside it.
+pub const FORMAT: u32 = 3;
 
 /// The formats this tokstat reads.
 const READS: std::ops::RangeInclusive<u32> = 1..=FORMAT;
