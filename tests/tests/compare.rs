@@ -335,8 +335,9 @@ fn steady_rates_are_the_reports_own() {
 /// Issue 41, item 5: a run none of whose figures can be read (a load generator's file
 /// that holds no client results: inference-perf's `stage_0_prometheus_metrics.json` from
 /// kubernetes-sigs/inference-perf `demos/kubecon-na-2025/vllm+batch_size/results`, commit
-/// 7de5ef2, the server's view of the stage) is refused with exit 1, naming the run and what
-/// its inputs held — never "no figure changed" over an empty table. Either side.
+/// 7de5ef2, the server's view of the stage: read as the server's side of a run, which
+/// `compare` does not compare) is refused with exit 1, naming the run and what its inputs
+/// held — never "no figure changed" over an empty table. Either side.
 #[test]
 fn a_run_with_no_figure_is_refused_not_compared() {
     let other = fixture(
@@ -360,7 +361,7 @@ fn a_run_with_no_figure_is_refused_not_compared() {
         assert_eq!(code, 1, "{out}\n{err}");
         assert!(!out.contains("no figure changed"), "{out}");
         assert!(err.contains("b: none of the figures compared"), "{err}");
-        assert!(err.contains("1 line(s): 0 parsed, 1 other"), "{err}");
+        assert!(err.contains("1 line(s): 1 parsed, 0 other"), "{err}");
     }
 }
 

@@ -671,25 +671,33 @@ fn aiperf_server_metrics_parquet() {
     assert_eq!(both["bench_runs"].as_array().unwrap().len(), 1);
 }
 
-/// AIPerf's summary of the server's metrics (`.json`, `.csv`) holds no scrapes: refused
-/// with what it is and what to read instead; a Parquet file that is no whole file is
+/// AIPerf's summary of the server's metrics holds no scrapes: its `.json` is read as the
+/// server's side of the run (alone, no client run beside it), its `.csv` (the same figures,
+/// rounded) refused with what to read instead; a Parquet file that is no whole file is
 /// named as such.
 #[test]
 fn aiperf_server_metrics_summary_refused() {
-    for ext in ["json", "csv"] {
-        let f = aiperf_server().join(format!("server_metrics_export.{ext}"));
-        let (code, out, err) = tokstat(&["report", "-q", f.to_str().unwrap()]);
-        let all = out + &err;
-        assert_eq!(code, 1, "{all}");
-        assert!(
-            all.contains("AIPerf's summary of the server's metrics"),
-            "{all}"
-        );
-        assert!(
-            all.contains("server_metrics_export.jsonl or .parquet"),
-            "{all}"
-        );
-    }
+    let f = aiperf_server().join("server_metrics_export.json");
+    let (code, out, err) = tokstat(&["report", "-q", f.to_str().unwrap()]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("the server's side: AIPerf's summary of its scrapes"),
+        "{out}"
+    );
+    assert!(out.contains("no client result read beside"), "{out}");
+    assert!(!out.contains("Prometheus:"), "{out}");
+    let f = aiperf_server().join("server_metrics_export.csv");
+    let (code, out, err) = tokstat(&["report", "-q", f.to_str().unwrap()]);
+    let all = out + &err;
+    assert_eq!(code, 1, "{all}");
+    assert!(
+        all.contains("AIPerf's server-metrics summary as CSV"),
+        "{all}"
+    );
+    assert!(
+        all.contains("read server_metrics_export.json beside it"),
+        "{all}"
+    );
     let dir = tempfile::tempdir().unwrap();
     let cut = dir.path().join("server_metrics_export.parquet");
     let whole = std::fs::read(aiperf_server().join("server_metrics_export.parquet")).unwrap();
