@@ -1,16 +1,22 @@
 """A deterministic OpenAI-compatible server for load generators: TTFT 40 ms, one token
 every 8 ms, output = max_tokens (default 64); every 10th request by arrival fails 500.
 `GET /metrics` serves vLLM's names (as prometheus_client's text format writes them) of
-what it did: tokens, finished requests, running requests and a TTFT histogram."""
+what it did: tokens, finished requests, running requests, KV usage (running / 64), a TTFT
+histogram and the end-to-end latency and time per output token it measured of each request
+(histograms)."""
 import json, sys, time, threading, itertools
 from http.server import ThreadingHTTPServer, BaseHTTPRequestHandler
 counter = itertools.count()
 LOCK = threading.Lock()
 STATS = {"prompt": 0, "generated": 0, "length": 0, "running": 0, "ttft": 0}
+E2E_LE, TPOT_LE = (0.1, 0.25, 0.5, 1.0, 2.5), (0.005, 0.01, 0.025, 0.05)
+HIST = {"e2e": [0] * len(E2E_LE), "e2e_n": 0, "e2e_sum": 0.0,
+        "tpot": [0] * len(TPOT_LE), "tpot_n": 0, "tpot_sum": 0.0}
 LABELS = 'engine="0",model_name="mock-model"'
 def metrics():
     with LOCK:
         s = dict(STATS)
+        h = {k: (list(v) if isinstance(v, list) else v) for k, v in HIST.items()}
     out = []
     def fam(name, kind, rows):
         out.append(f"# HELP {name} {name}\n# TYPE {name} {kind}\n")
@@ -25,7 +31,19 @@ def metrics():
     fam("vllm:time_to_first_token_seconds", "histogram",
         [("vllm:time_to_first_token_seconds_bucket", f',le="{le}"', n) for le in ("0.05", "0.1", "+Inf")]
         + [("vllm:time_to_first_token_seconds_count", "", n), ("vllm:time_to_first_token_seconds_sum", "", round(0.04 * n, 6))])
+    fam("vllm:kv_cache_usage_perc", "gauge", [("vllm:kv_cache_usage_perc", "", s["running"] / 64)])
+    for name, key, les in (("vllm:e2e_request_latency_seconds", "e2e", E2E_LE),
+                           ("vllm:request_time_per_output_token_seconds", "tpot", TPOT_LE)):
+        fam(name, "histogram",
+            [(f"{name}_bucket", f',le="{le}"', c) for le, c in zip(les, h[key])]
+            + [(f"{name}_bucket", ',le="+Inf"', h[key + "_n"]),
+               (f"{name}_count", "", h[key + "_n"]), (f"{name}_sum", "", round(h[key + "_sum"], 6))])
     return "".join(out).encode()
+def observe(key, les, v):
+    with LOCK:
+        HIST[key + "_n"] += 1; HIST[key + "_sum"] += v
+        for i, le in enumerate(les):
+            if v <= le: HIST[key][i] += 1
 def count(**d):
     with LOCK:
         for k, v in d.items(): STATS[k] += v
@@ -62,9 +80,13 @@ class H(BaseHTTPRequestHandler):
         obj = "chat.completion" if chat else "text_completion"
         usage = {"prompt_tokens": ptoks, "completion_tokens": out, "total_tokens": ptoks + out}
         count(running=1)
+        t0 = time.monotonic()
         try:
             return self._answer(k, chat, out, stream, obj, usage, body, ptoks)
         finally:
+            e2e = time.monotonic() - t0
+            observe("e2e", E2E_LE, e2e)
+            if out > 1: observe("tpot", TPOT_LE, (e2e - 0.040) / (out - 1))
             count(running=-1)
     def _answer(self, k, chat, out, stream, obj, usage, body, ptoks):
         # the server's counters move as an engine's do: prompt tokens and the first token

@@ -685,3 +685,136 @@ fn guidellm_csv_reads_as_its_json() {
     let text = out + &err;
     assert!(text.contains("GuideLLM 0.3 – 0.4's CSV"), "{text}");
 }
+
+/// A figure of a run's server side, by tokstat's name.
+fn server_figure(run: &Value, name: &str) -> Value {
+    run["server"]["figures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["figure"] == name)
+        .unwrap_or_else(|| panic!("{name}: {}", run["server"]))
+        .clone()
+}
+
+/// Issue 53's last item: inference-perf 0.7.0 (PyPI) run against the mock server with
+/// Debian's Prometheus 2.42 scraping its `/metrics` every second and `report.prometheus:
+/// {summary, per_stage}` (fixtures/formats/loadgen/README.md). Each stage's and the
+/// summary's Prometheus report is the server's side of the run of the same name, figure by
+/// figure beside the client's: the mock's TTFT sum is 0.040 s per request by construction,
+/// so the server's mean TTFT is 40 ms exactly and the client's path is what the client saw
+/// beyond it; the mock serves no ITL, queue or token-length histogram, for which
+/// inference-perf writes 0.0: not measured (or "0, or not measured" for a queue).
+#[test]
+fn inference_perf_prometheus_reports_are_the_server_side_of_their_stage() {
+    let dir = fixture("formats/loadgen/inference-perf/0.7.0-prometheus-4-8");
+    let r = report(&[&dir]);
+    assert!(
+        r["skipped"].as_array().unwrap().is_empty(),
+        "{}",
+        r["skipped"]
+    );
+    let runs = r["bench_runs"].as_array().unwrap();
+    let names: Vec<&str> = runs.iter().map(|x| x["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["stage_0", "stage_1", "summary"]);
+    for run in runs {
+        let name = run["name"].as_str().unwrap();
+        let doc = original(&format!("{dir}/{name}_prometheus_metrics.json"));
+        let ok = &doc["successes"];
+        let server = &run["server"];
+        assert!(server["file"]
+            .as_str()
+            .unwrap()
+            .ends_with(&format!("{name}_prometheus_metrics.json")));
+        assert!(server["disagreement"].is_null(), "{name}: {server}");
+        let count = ok["count"].as_f64().unwrap();
+        let rate = ok["rate"].as_f64().unwrap();
+        assert_eq!(server_figure(run, "completed")["server"], count);
+        assert_eq!(server_figure(run, "completed")["client"], run["completed"]);
+        assert_eq!(server_figure(run, "request_throughput")["server"], rate);
+        // inference-perf's increase and rate over one range: the range, its stage plus the
+        // scrape interval and its 2 s buffer
+        let window = server_figure(run, "window")["server"].as_f64().unwrap();
+        assert!((window - count / rate).abs() < 1e-12);
+        // the mock's TTFT: 40 ms each, exactly
+        let ttft = server_figure(run, "mean_ttft_ms");
+        assert!((ttft["server"].as_f64().unwrap() - 40.0).abs() < 1e-9);
+        // the client's mean: of the per-request rows where joined (the summary), else the
+        // stage file's own
+        let client = ttft["client"].as_f64().unwrap();
+        let own = run["ttft_ms"]["mean"].as_f64().unwrap_or_else(|| {
+            let doc = original(&format!("{dir}/{name}_lifecycle_metrics.json"));
+            doc["successes"]["latency"]["time_to_first_token"]["mean"]
+                .as_f64()
+                .unwrap()
+                * 1000.0
+        });
+        assert!((client - own).abs() < 1e-9, "{name}: {client} {own}");
+        let path = ttft["client_path"].as_f64().unwrap();
+        assert!((path - (client - 40.0)).abs() < 1e-9);
+        assert!(path > 0.0 && path < 10.0, "{name}: {path} ms on loopback");
+        let e2e = server_figure(run, "mean_e2el_ms");
+        let server_e2e = ok["request_latency"]["mean"].as_f64().unwrap() * 1000.0;
+        assert!((e2e["server"].as_f64().unwrap() - server_e2e).abs() < 1e-9);
+        let e2e_path = e2e["client_path"].as_f64().unwrap();
+        assert!(e2e_path > 0.0 && e2e_path < 10.0, "{name}: {e2e_path}");
+        // quantiles are the buckets' estimates, flagged, and no client − server
+        let median = server_figure(run, "median_ttft_ms");
+        assert_eq!(median["server_estimated"], true);
+        assert!(median["client_path"].is_null());
+        // written 0.0 where the mock serves no such histogram
+        assert!(server_figure(run, "mean_itl_ms")["server"].is_null());
+        assert!(server_figure(run, "mean_output_tokens")["server"].is_null());
+        let queue = server_figure(run, "mean_queue_ms");
+        assert_eq!(
+            (
+                queue["server"].as_f64(),
+                queue["server_zero_unsure"].as_bool()
+            ),
+            (Some(0.0), Some(true))
+        );
+        // KV usage: the mock's running / 64, a fraction
+        let kv = server_figure(run, "mean_kv_usage")["server"]
+            .as_f64()
+            .unwrap();
+        assert_eq!(
+            kv,
+            ok["kv_cache_usage_percentage"]["mean"].as_f64().unwrap()
+        );
+    }
+    let (code, table, err) = tokstat(&["report", &dir]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        table.contains("stage_0 · the server's side: inference-perf's PromQL"),
+        "{table}"
+    );
+    assert!(table.contains("0, or not measured"), "{table}");
+}
+
+/// A server report in which every query found nothing (inference-perf writes 0.0 for each:
+/// Prometheus was not scraping the server, or under other names) is refused, not shown as
+/// a server that did nothing.
+#[test]
+fn an_inference_perf_prometheus_report_of_zeros_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("stage_0_prometheus_metrics.json");
+    let src = original(&fixture(
+        "formats/loadgen/inference-perf/0.7.0-prometheus-4-8/stage_0_prometheus_metrics.json",
+    ));
+    fn zero(v: &mut Value) {
+        match v {
+            Value::Number(_) => *v = serde_json::json!(0.0),
+            Value::Object(m) => m.values_mut().for_each(zero),
+            _ => {}
+        }
+    }
+    let mut doc = src;
+    zero(&mut doc);
+    std::fs::write(&f, serde_json::to_string(&doc).unwrap()).unwrap();
+    let (code, out, err) = tokstat(&["report", f.to_str().unwrap()]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        (out.clone() + &err).contains("every figure in it is 0 or NaN, which is what inference-perf writes where a query found no series"),
+        "{out}{err}"
+    );
+}

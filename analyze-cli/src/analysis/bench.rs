@@ -370,7 +370,8 @@ pub fn analyze(run: &Run, slo: &Slo) -> RunReport {
         stated: run.stated.clone(),
         server: None,
     };
-    report.server = super::server_side::analyze(run, &|name| report.figure(name, run));
+    report.server =
+        super::server_side::analyze(run, &|name| report.figure(name, run), report.failures());
     report
 }
 

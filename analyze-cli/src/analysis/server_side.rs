@@ -34,8 +34,13 @@ pub struct SideBySide {
     /// The server's 0 is also what the tool writes for no result: "0, or not measured".
     pub server_zero_unsure: bool,
     pub client: Option<f64>,
-    /// client − server, for TTFT's and end-to-end latency's mean and median (where the
-    /// client's clock includes the server's): the client's path.
+    /// The server's value is a quantile estimated from histogram buckets (linear within a
+    /// bucket: as far off as the bucket is wide).
+    pub server_estimated: bool,
+    /// client − server, for TTFT's and end-to-end latency's means (where the client's clock
+    /// includes the server's, and a mean is exact on both sides): the client's path. Never
+    /// for quantiles: the server's are bucket estimates, and a difference of quantiles is
+    /// no quantile of the differences.
     pub client_path: Option<f64>,
 }
 
@@ -59,7 +64,11 @@ pub struct ServerSide {
 
 /// The server's side of `run`, beside the client's figures `client` gives by the server
 /// figures' names (None: the run holds no server summary).
-pub fn analyze(run: &Run, client: &dyn Fn(&str) -> Option<f64>) -> Option<ServerSide> {
+pub fn analyze(
+    run: &Run,
+    client: &dyn Fn(&str) -> Option<f64>,
+    failed: Option<f64>,
+) -> Option<ServerSide> {
     let view: &ServerView = run.server.as_ref()?;
     let has_client = !run.stated.is_empty() || !run.requests.is_empty() || !run.scalars.is_empty();
     let mut figures = Vec::new();
@@ -68,16 +77,18 @@ pub fn analyze(run: &Run, client: &dyn Fn(&str) -> Option<f64>) -> Option<Server
             continue;
         };
         let client = has_client.then(|| client(name)).flatten();
-        let path = matches!(
-            *name,
-            "mean_ttft_ms" | "median_ttft_ms" | "mean_e2el_ms" | "median_e2el_ms"
-        );
+        let path = matches!(*name, "mean_ttft_ms" | "mean_e2el_ms");
+        let estimated = name.ends_with("_ms")
+            && ["median_", "p90_", "p99_"]
+                .iter()
+                .any(|q| name.starts_with(q));
         figures.push(SideBySide {
             figure: name.to_string(),
             unit,
             key: f.key.clone(),
             server: f.value,
             server_zero_unsure: f.zero_unsure,
+            server_estimated: estimated,
             client,
             client_path: None,
         });
@@ -89,23 +100,45 @@ pub fn analyze(run: &Run, client: &dyn Fn(&str) -> Option<f64>) -> Option<Server
             };
         }
     }
-    let disagreement = figures
-        .iter()
-        .find(|f| f.figure == "completed")
-        .and_then(|f| match (f.client, f.server) {
-            (Some(c), Some(s)) if c > 0.0 && ((s - c) / c).abs() > COUNT_TOLERANCE => Some(format!(
-                "the server finished {} requests over its window, the client {}: the server's figures are not this run's alone (other clients' traffic, a window wider than the run, or another run's file), so client − server is not shown",
-                trim(s),
-                trim(c)
-            )),
-            _ => None,
-        });
-    if disagreement.is_some() {
-        for f in &mut figures {
-            f.client_path = None;
-        }
-    }
+    let value = |name: &str| figures.iter().find(|f| f.figure == name);
+    let windows = value("window").and_then(|w| match (w.server, w.client) {
+        (Some(s), Some(c)) if s > 0.0 && c > 0.0 => Some((s, c)),
+        _ => None,
+    });
     let mut notes = Vec::new();
+    let disagreement = value("completed").and_then(|f| {
+        let (s, c) = (f.server?, f.client?);
+        if c <= 0.0 {
+            return None;
+        }
+        // what the windows allow: a wider one counts requests before and after the run's
+        // (and the failed, which a server may count as finished), a narrower one fewer
+        let (wider, narrower) = windows.map_or((1.0, 1.0), |(ws, wc)| {
+            ((ws / wc).max(1.0), (ws / wc).min(1.0))
+        });
+        let failed = failed.unwrap_or(0.0);
+        let high = (c + failed) * wider * (1.0 + COUNT_TOLERANCE);
+        let low = c * narrower * (1.0 - COUNT_TOLERANCE);
+        if s > high || s < low {
+            Some(format!(
+                "the server finished {} requests over its window, the client {}{}: more than the two windows allow, so the server's figures are not this run's alone (other clients' traffic, or another run's file) and client − server is not shown",
+                trim(s),
+                trim(c),
+                windows.map_or(String::new(), |(ws, wc)| format!(
+                    " ({ws:.1} s against {wc:.1} s)"
+                )),
+            ))
+        } else {
+            if s > (c + failed) * (1.0 + COUNT_TOLERANCE) {
+                notes.push(format!(
+                    "the server's window is wider than the client's: its {} finished requests include some outside the run's {}; totals and rates differ for that, per-request latencies compare",
+                    trim(s),
+                    trim(c)
+                ));
+            }
+            None
+        }
+    });
     if let Some(w) = figures.iter().find(|f| f.figure == "window") {
         if let (Some(c), Some(s)) = (w.client, w.server) {
             if c > 0.0 && ((s - c) / c).abs() > WINDOW_TOLERANCE {

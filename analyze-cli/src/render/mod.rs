@@ -533,6 +533,7 @@ pub fn server_side(
             let server = match f.server {
                 None => "not measured".to_string(),
                 Some(x) if x == 0.0 && f.server_zero_unsure => "0, or not measured".to_string(),
+                Some(x) if f.server_estimated => format!("≈{}", server_value(x, f.unit)),
                 Some(x) => server_value(x, f.unit),
             };
             let path = f
@@ -551,7 +552,13 @@ pub fn server_side(
     notes.extend(s.disagreement.clone());
     notes.extend(s.notes.iter().cloned());
     if s.figures.iter().any(|f| f.client_path.is_some()) {
-        notes.push("client − server: the client's path (network, HTTP server, the client's own loop); a median's is the difference of two medians, the server's estimated from its histogram's buckets".to_string());
+        notes.push("client − server: the client's path (network, HTTP server, the client's own loop), of the means: exact on both sides".to_string());
+    }
+    if s.figures
+        .iter()
+        .any(|f| f.server_estimated && f.server.is_some())
+    {
+        notes.push("≈: a quantile the server's side estimated from histogram buckets (linear within a bucket): as far off as the bucket is wide".to_string());
     }
     if s.figures.iter().any(|f| f.server.is_none()) {
         notes.push("not measured: the tool wrote 0 or NaN, which it also writes where its query found no series".to_string());

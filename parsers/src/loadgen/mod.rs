@@ -457,7 +457,7 @@ pub fn sniff(head: &[u8]) -> Option<Layout> {
     if has("\"guidellm_version\"") || (has("\"benchmarks\"") && has("\"generative_benchmark\"")) {
         return Some(Layout::GuideLlm);
     }
-    if has("\"load_summary\": {}") && has("\"kv_cache_usage_percentage\"") {
+    if empty_object_at(head, b"\"load_summary\"") && has("\"kv_cache_usage_percentage\"") {
         return Some(Layout::InferencePerfServerMetrics);
     }
     if has("\"load_summary\"") && (has("\"successes\"") || has("\"failures\"")) {
@@ -485,6 +485,17 @@ pub fn sniff(head: &[u8]) -> Option<Layout> {
         return Some(Layout::AiPerfInputs);
     }
     vllm::is_bench(head).then_some(Layout::Vllm)
+}
+
+/// Whether `key` is followed by `: {}` (with any whitespace), as inference-perf's server
+/// report writes `"load_summary": {}` ("model server doesn't report failed requests").
+fn empty_object_at(head: &[u8], key: &[u8]) -> bool {
+    memchr::memmem::find_iter(head, key).any(|i| {
+        let mut rest = head[i + key.len()..]
+            .iter()
+            .filter(|c| !c.is_ascii_whitespace());
+        rest.next() == Some(&b':') && rest.next() == Some(&b'{') && rest.next() == Some(&b'}')
+    })
 }
 
 /// Reads a whole result file of `layout` (not [`Layout::per_line`]) into its runs; `stem`
