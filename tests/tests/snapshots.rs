@@ -146,6 +146,31 @@ fn load_generator_runs() {
     }
 }
 
+/// A run's server side in every format: inference-perf 0.7.0's stage 0 beside its
+/// Prometheus report (both windows, the client's path, estimates marked, what was not
+/// measured), and the kubecon demo's stage whose server report is not its run's.
+#[test]
+fn server_side_renderings() {
+    let lg = fixtures().join("formats/loadgen/inference-perf");
+    let stage = |dir: &str| {
+        [
+            lg.join(dir).join("stage_0_lifecycle_metrics.json"),
+            lg.join(dir).join("stage_0_prometheus_metrics.json"),
+        ]
+        .map(|p| p.display().to_string())
+    };
+    let [a, b] = stage("0.7.0-prometheus-4-8");
+    let [c, d] = stage("kubecon-vllm-batch_size");
+    for format in ["table", "markdown", "html"] {
+        let (code, out) = tokstat(&["report", "-q", "--format", format, &a, &b]);
+        assert_eq!(code, 0, "{out}");
+        insta::assert_snapshot!(format!("server-side.{format}"), out);
+    }
+    let (code, out) = tokstat(&["report", "-q", &c, &d]);
+    assert_eq!(code, 0, "{out}");
+    insta::assert_snapshot!("server-side-disagreeing.table", out);
+}
+
 /// The pulse and watch renderings, from fixed figures (a live reading's times vary): the
 /// terminal table of a pulse with every part, its JSON, the watch's view and its line.
 #[test]
