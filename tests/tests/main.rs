@@ -16,6 +16,7 @@ mod loadgen;
 mod metrics;
 mod pulse;
 mod server;
+mod simulator;
 mod snapshots;
 mod steady;
 mod suites;
