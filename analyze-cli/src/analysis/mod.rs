@@ -1,5 +1,6 @@
 //! Analyses over rows: pure functions from data to results, rendered elsewhere.
 
+pub mod align;
 pub mod bench;
 pub mod completions;
 pub mod curve;
