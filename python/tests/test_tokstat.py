@@ -137,7 +137,7 @@ def test_a_read_travels_as_the_saved_read_format(tmp_path):
                         year=2026)
     blob = part.to_bytes()
     header = json.loads(blob.split(b"\n", 1)[0])
-    assert (header["format"], header["node"], header["run"]) == (2, "nodeA", "")
+    assert (header["format"], header["node"], header["run"]) == (3, "nodeA", "")
     assert part.run == "runs"  # the folder the inputs share, as no label was given
     back = tokstat.Read.from_bytes(blob)
     assert back.report() == part.report()
