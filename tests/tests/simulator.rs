@@ -130,10 +130,10 @@ fn readings(run: &str) -> Vec<tokstat::analysis::align::Reading> {
             continue;
         };
         let days = days_from_civil(2026, month, day).unwrap();
-        out.push(tokstat::analysis::align::Reading {
-            t: f64::from(days) * 86_400.0 + f64::from(ms) / 1000.0,
-            in_flight: (s.running.unwrap() + s.waiting.unwrap()) as f64,
-        });
+        out.push(tokstat::analysis::align::Reading::at(
+            f64::from(days) * 86_400.0 + f64::from(ms) / 1000.0,
+            (s.running.unwrap() + s.waiting.unwrap()) as f64,
+        ));
     }
     out
 }
@@ -180,4 +180,163 @@ fn the_clock_offset_is_recovered_from_the_two_sides() {
     // a client run that is not this server's
     let got = offset(&client_requests("c4-cap8"), &readings("c16-cap8"), 1.0, 1.0);
     assert!(matches!(got, Alignment::Refused(_)), "{got:?}");
+}
+
+/// `report --format json` of the given fixture paths under `formats/loadgen/sim/`.
+fn report_of(paths: &[&str]) -> Value {
+    let mut args = vec!["report".to_string(), "--format".into(), "json".into()];
+    args.extend(
+        paths
+            .iter()
+            .map(|p| fixture(&format!("formats/loadgen/sim/{p}"))),
+    );
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (code, out, err) = tokstat(&args);
+    assert_eq!(code, 0, "{err}");
+    serde_json::from_str(&out).unwrap()
+}
+
+/// The report's run on one clock with the server side `server` (`server log`, `scrapes`).
+fn one_clock<'a>(r: &'a Value, server: &str) -> &'a Value {
+    r["one_clock"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["server"] == server)
+        .unwrap_or_else(|| panic!("no one_clock beside the {server}"))
+}
+
+fn f(v: &Value) -> f64 {
+    v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
+}
+
+fn hint_ids(r: &Value) -> Vec<(String, String)> {
+    r["hints"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| {
+            (
+                h["id"].as_str().unwrap().to_string(),
+                h["evidence"]["level"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+/// Issue 55's Must show, past the cap (16 clients, 8 slots), through `report`: the log's
+/// offset within one stats interval (1 s) of the injected one, with an interval that
+/// holds it; the scrapes (AIPerf's, timed by the client's clock) at 0 within a scrape's
+/// interval, so that both put the server's state at the same time; the queue's share of
+/// the client's TTFT within 5% of the truth's from either side; Little's law within 5%;
+/// tokens alike; the queueing hint firm on both sides.
+#[test]
+fn past_the_cap_the_two_sides_line_up_and_queueing_is_named() {
+    let injected = -17_992.7;
+    let t = truth("c16-cap8");
+    let r = report_of(&["c16-cap8/server.log", "c16-cap8/aiperf"]);
+    let log = one_clock(&r, "server log");
+    let scrapes = one_clock(&r, "scrapes");
+    let o = &log["alignment"]["aligned"];
+    assert!((f(&o["offset_s"]) - injected).abs() <= 1.0, "{o}");
+    assert!(
+        f(&o["low_s"]) <= injected && injected <= f(&o["high_s"]),
+        "{o}"
+    );
+    assert_eq!(f(&o["zone_hours"]), -5.0);
+    let s = &scrapes["alignment"]["aligned"];
+    assert!(f(&s["offset_s"]).abs() <= 1.0, "{s}");
+    // the same server state at the same time: the two offsets differ by the server's clock
+    let apart = f(&o["offset_s"]) - f(&s["offset_s"]);
+    assert!((apart - injected).abs() <= 1.0, "{apart}");
+    // the queue's share of the client's TTFT, against the truth's queue waits
+    let client_ttft = f(&r["bench_runs"][0]["ttft_ms"]["mean"]);
+    let true_share = mean(&t, |x| x["queue_s"].as_f64().unwrap()) * 1000.0 / client_ttft;
+    for side in [log, scrapes] {
+        let q = &side["queue_share"];
+        assert!((f(&q["client_ttft_ms"]) - client_ttft).abs() < 1e-6);
+        let share = f(&q["share"]);
+        assert!(
+            (share - true_share).abs() / true_share < 0.05,
+            "{}: {share} against {true_share}",
+            q["from"]
+        );
+        let l = &side["little"];
+        assert_eq!(l["holds"], true, "{l}");
+        assert!((f(&l["ratio"]) - 1.0).abs() <= 0.05, "{l}");
+        assert_eq!(side["rows"].as_array().unwrap().len(), 21);
+    }
+    assert_eq!(log["queue_share"]["from"], "waiting ÷ arrival rate");
+    assert_eq!(scrapes["queue_share"]["from"], "queue-time histogram");
+    // every token on both sides
+    let tokens: f64 = t.iter().map(|x| x["output_tokens"].as_f64().unwrap()).sum();
+    assert_eq!(f(&log["client_tokens"]), tokens);
+    assert!((f(&log["server_tokens"]) - tokens).abs() / tokens < 0.001);
+    // the client path per quantile: the bucket's range holds the client's quantile less the
+    // truth's server-side one
+    let mut server_ttft: Vec<f64> = t
+        .iter()
+        .map(|x| (x["first_token"].as_f64().unwrap() - x["arrival"].as_f64().unwrap()) * 1000.0)
+        .collect();
+    server_ttft.sort_by(f64::total_cmp);
+    for p in scrapes["ttft_path"].as_array().unwrap() {
+        let q = match p["at"].as_str().unwrap() {
+            "p50" => 0.5,
+            "p90" => 0.9,
+            "p99" => 0.99,
+            _ => {
+                // the mean: exact
+                let truth = server_ttft.iter().sum::<f64>() / server_ttft.len() as f64;
+                assert!((f(&p["server_ms"]) - truth).abs() < 0.01, "{p}");
+                continue;
+            }
+        };
+        let rank = q * (server_ttft.len() - 1) as f64;
+        let truth = server_ttft[rank.floor() as usize];
+        let path = f(&p["client_ms"]) - truth;
+        assert!(
+            f(&p["path_low_ms"]) - 1.0 <= path && path <= f(&p["path_high_ms"]) + 1.0,
+            "{p}: {path}"
+        );
+    }
+    let hints = hint_ids(&r);
+    let queueing: Vec<_> = hints.iter().filter(|h| h.0 == "latency_queueing").collect();
+    assert_eq!(queueing.len(), 2, "{hints:?}");
+    assert!(queueing.iter().all(|h| h.1 == "firm"), "{hints:?}");
+    // the ramp from idle is not taken for the client's own slowness
+    assert!(
+        !hints.iter().any(|h| h.0 == "latency_client_path"),
+        "{hints:?}"
+    );
+}
+
+/// Below the cap (4 clients, 8 slots): aligned as well, and no queueing hint.
+#[test]
+fn below_the_cap_no_queueing_is_named() {
+    let r = report_of(&["c4-cap8/server.log", "c4-cap8/aiperf"]);
+    let o = &one_clock(&r, "server log")["alignment"]["aligned"];
+    assert!((f(&o["offset_s"]) + 17_992.7).abs() <= 1.0, "{o}");
+    let share = f(&one_clock(&r, "scrapes")["queue_share"]["share"]);
+    assert!(share < 0.25, "{share}");
+    let hints = hint_ids(&r);
+    assert!(
+        !hints.iter().any(|h| h.0.starts_with("latency_")),
+        "{hints:?}"
+    );
+}
+
+/// A client run that is not the server's (c4's records against c16's log) is refused,
+/// with the reason, and nothing is merged.
+#[test]
+fn another_runs_client_is_refused() {
+    let r = report_of(&[
+        "c16-cap8/server.log",
+        "c4-cap8/aiperf/profile_export.jsonl.zst",
+    ]);
+    let c = one_clock(&r, "server log");
+    let why = c["alignment"]["refused"].as_str().unwrap();
+    assert!(why.contains("do not agree"), "{why}");
+    assert!(c["rows"].as_array().unwrap().is_empty());
+    assert!(c["little"].is_null());
+    assert!(!hint_ids(&r).iter().any(|h| h.0.starts_with("latency_")));
 }

@@ -252,6 +252,7 @@ fn pulse_and_watch_renderings() {
             running: Some(37.0),
             waiting: Some(5.0),
             kv_usage: Some(0.412),
+            preemptions: None,
         }),
         notes: vec!["logs/gpu0.log: truncated (copytruncate?), read again from its start".into()],
         new_notes: vec![],
@@ -308,4 +309,27 @@ fn every_rendering_follows_one_section_order() {
             assert_eq!(got, want, "{run} as {format}");
         }
     }
+}
+
+/// A benchmark run and the server's side on one clock in every format: AIPerf 0.13.0 past
+/// the simulator's running cap beside its log (offset −5 h + skew) and its scrapes, the
+/// checks across the sides, the client's path per quantile, the series stacked on one
+/// axis; and another run's client refused alignment.
+#[test]
+fn one_clock_renderings() {
+    let sim = fixtures().join("formats/loadgen/sim");
+    let log = sim.join("c16-cap8/server.log").display().to_string();
+    let aiperf = sim.join("c16-cap8/aiperf").display().to_string();
+    for format in ["table", "markdown", "html"] {
+        let (code, out) = tokstat(&["report", "-q", "--format", format, &log, &aiperf]);
+        assert_eq!(code, 0, "{out}");
+        insta::assert_snapshot!(format!("one-clock.{format}"), out);
+    }
+    let other = sim
+        .join("c4-cap8/aiperf/profile_export.jsonl.zst")
+        .display()
+        .to_string();
+    let (code, out) = tokstat(&["report", "-q", &log, &other]);
+    assert_eq!(code, 0, "{out}");
+    insta::assert_snapshot!("one-clock-refused.table", out);
 }

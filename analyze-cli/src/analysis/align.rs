@@ -24,12 +24,29 @@ const AS_WELL_READINGS: f64 = 2.0;
 /// The fine search's step, seconds.
 const FINE_S: f64 = 0.05;
 
-/// One server reading: its time by the server's clock (seconds) and its requests in flight
-/// (running + waiting).
+/// One server reading: the stamps of the lines (or scrapes) it averages, by the server's
+/// clock (seconds), how many there are, and their mean requests in flight (running +
+/// waiting). One line is a reading with `t == to` and `lines == 1`; a time cell of a long
+/// log averages its lines, and is compared with the client's count at as many evenly
+/// spaced times over the same stamps.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Reading {
     pub t: f64,
+    pub to: f64,
+    pub lines: u32,
     pub in_flight: f64,
+}
+
+impl Reading {
+    /// A reading of one line or scrape.
+    pub fn at(t: f64, in_flight: f64) -> Reading {
+        Reading {
+            t,
+            to: t,
+            lines: 1,
+            in_flight,
+        }
+    }
 }
 
 /// The offset found.
@@ -56,32 +73,107 @@ pub enum Alignment {
     Refused(String),
 }
 
+impl Alignment {
+    pub fn offset(&self) -> Option<&Offset> {
+        match self {
+            Alignment::Aligned(o) => Some(o),
+            Alignment::Refused(_) => None,
+        }
+    }
+}
+
 /// The client's requests in flight over time, from their send and end times.
-struct InFlight {
+pub struct InFlight {
     starts: Vec<f64>,
     ends: Vec<f64>,
+    /// Prefix sums of `starts` and `ends`, for [`InFlight::mean`].
+    start_sums: Vec<f64>,
+    end_sums: Vec<f64>,
 }
 
 impl InFlight {
-    fn new(requests: &[(f64, f64)]) -> InFlight {
-        let mut starts: Vec<f64> = requests.iter().map(|r| r.0).collect();
-        let mut ends: Vec<f64> = requests.iter().map(|r| r.1).collect();
+    /// From `(sent, ended)` pairs; pairs not finite or ending before they start are left out.
+    pub fn new(requests: &[(f64, f64)]) -> InFlight {
+        let ok = || {
+            requests
+                .iter()
+                .filter(|(s, e)| s.is_finite() && e.is_finite() && e >= s)
+        };
+        let mut starts: Vec<f64> = ok().map(|r| r.0).collect();
+        let mut ends: Vec<f64> = ok().map(|r| r.1).collect();
         starts.sort_by(f64::total_cmp);
         ends.sort_by(f64::total_cmp);
-        InFlight { starts, ends }
+        let sums = |v: &[f64]| {
+            std::iter::once(0.0)
+                .chain(v.iter().scan(0.0, |a, x| {
+                    *a += x;
+                    Some(*a)
+                }))
+                .collect::<Vec<f64>>()
+        };
+        InFlight {
+            start_sums: sums(&starts),
+            end_sums: sums(&ends),
+            starts,
+            ends,
+        }
     }
 
-    fn at(&self, t: f64) -> f64 {
+    pub fn len(&self) -> usize {
+        self.starts.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.starts.is_empty()
+    }
+
+    /// The first send and the last end.
+    pub fn span(&self) -> Option<(f64, f64)> {
+        Some((*self.starts.first()?, *self.ends.last()?))
+    }
+
+    /// Requests in flight at `t`.
+    pub fn at(&self, t: f64) -> f64 {
         let s = self.starts.partition_point(|x| *x <= t);
         let e = self.ends.partition_point(|x| *x <= t);
         (s - e) as f64
+    }
+
+    /// The integral of the count up to `t` (request-seconds).
+    fn area(&self, t: f64) -> f64 {
+        let s = self.starts.partition_point(|x| *x <= t);
+        let e = self.ends.partition_point(|x| *x <= t);
+        (t * s as f64 - self.start_sums[s]) - (t * e as f64 - self.end_sums[e])
+    }
+
+    /// The mean count over `[a, b]` (the count at `a` for an empty span).
+    pub fn mean(&self, a: f64, b: f64) -> f64 {
+        if b > a {
+            (self.area(b) - self.area(a)) / (b - a)
+        } else {
+            self.at(a)
+        }
+    }
+
+    /// The count as a reading sees it with the server's clock `offset` ahead: at its one
+    /// stamp, or at as many evenly spaced times over its stamps as it has lines.
+    fn seen(&self, r: &Reading, offset: f64) -> f64 {
+        let n = r.lines.max(1);
+        if n == 1 || r.to <= r.t {
+            return self.at(r.t - offset);
+        }
+        let step = (r.to - r.t) / f64::from(n - 1);
+        (0..n)
+            .map(|k| self.at(r.t + f64::from(k) * step - offset))
+            .sum::<f64>()
+            / f64::from(n)
     }
 
     /// Mean |client − server| with the server's clock `offset` ahead.
     fn mismatch(&self, server: &[Reading], offset: f64) -> f64 {
         server
             .iter()
-            .map(|r| (self.at(r.t - offset) - r.in_flight).abs())
+            .map(|r| (self.seen(r, offset) - r.in_flight).abs())
             .sum::<f64>()
             / server.len() as f64
     }
@@ -90,20 +182,18 @@ impl InFlight {
 /// The offset between the client's requests (`(sent, ended)`, Unix seconds) and the
 /// server's readings (its clock's seconds), searched over every offset that puts the
 /// client's span inside the server's readings' (padded by the client's span on each
-/// side). `step_s` is the server's reading interval (its stats interval): the coarse
-/// search's step is half of it. `stamp_s` is its stamps' resolution (1 for vLLM's
-/// `HH:MM:SS`, 0.001 for milliseconds): a stamp cut to it was written up to `stamp_s`
-/// after its reading, so the interval reaches that much above the offsets that agree.
+/// side). `step_s` is the server's reading interval (its stats interval, or its time
+/// cells' length): the coarse search's step is half of it, and each finer search a tenth
+/// of the one before around the best, down to 50 ms. `stamp_s` is its stamps' resolution
+/// (1 for vLLM's `HH:MM:SS`, 0.001 for milliseconds): a stamp cut to it was written up to
+/// `stamp_s` after its reading, so the interval reaches that much above the offsets that
+/// agree.
 pub fn offset(requests: &[(f64, f64)], server: &[Reading], step_s: f64, stamp_s: f64) -> Alignment {
-    let requests: Vec<(f64, f64)> = requests
-        .iter()
-        .copied()
-        .filter(|(s, e)| s.is_finite() && e.is_finite() && e >= s)
-        .collect();
-    if requests.len() < 2 || server.len() < 5 {
+    let flight = InFlight::new(requests);
+    if flight.len() < 2 || server.len() < 5 {
         return Alignment::Refused(format!(
             "too little to line up: {} client request(s) with times, {} server reading(s) (at least 2 and 5)",
-            requests.len(),
+            flight.len(),
             server.len()
         ));
     }
@@ -123,42 +213,61 @@ pub fn offset(requests: &[(f64, f64)], server: &[Reading], step_s: f64, stamp_s:
                 .into(),
         );
     }
-    let flight = InFlight::new(&requests);
-    let c_first = flight.starts[0];
-    let c_last = *flight.ends.last().expect("two requests");
+    let (c_first, c_last) = flight.span().expect("two requests");
     let span = c_last - c_first;
     let s_first = server.iter().map(|r| r.t).fold(f64::INFINITY, f64::min);
-    let s_last = server.iter().map(|r| r.t).fold(f64::NEG_INFINITY, f64::max);
+    let s_last = server
+        .iter()
+        .map(|r| r.to)
+        .fold(f64::NEG_INFINITY, f64::max);
     // every offset that overlaps the two spans
     let (from, to) = (s_first - c_last - span, s_last - c_first + span);
     let coarse = (step_s / 2.0).max(FINE_S);
-    let steps = ((to - from) / coarse).ceil() as usize;
-    let scores: Vec<(f64, f64)> = (0..=steps)
-        .map(|k| {
-            let d = from + k as f64 * coarse;
-            (d, flight.mismatch(server, d))
-        })
-        .collect();
-    let &(rough, _) = scores
-        .iter()
-        .min_by(|a, b| a.1.total_cmp(&b.1))
-        .expect("one step at least");
-    // the fine search around it, and its interval
-    let fine: Vec<(f64, f64)> = (0..=((4.0 * coarse) / FINE_S).round() as usize)
-        .map(|k| {
-            let d = rough - 2.0 * coarse + k as f64 * FINE_S;
-            (d, flight.mismatch(server, d))
-        })
-        .collect();
-    let least = fine.iter().map(|f| f.1).fold(f64::INFINITY, f64::min);
+    let scan = |from: f64, step: f64, n: usize| -> Vec<(f64, f64)> {
+        (0..=n)
+            .map(|k| {
+                let d = from + k as f64 * step;
+                (d, flight.mismatch(server, d))
+            })
+            .collect()
+    };
+    let best_of = |v: &[(f64, f64)]| {
+        *v.iter()
+            .min_by(|a, b| a.1.total_cmp(&b.1))
+            .expect("one step at least")
+    };
+    let scores = scan(from, coarse, ((to - from) / coarse).ceil() as usize);
+    let (mut rough, _) = best_of(&scores);
+    // finer and finer around it
+    let mut step = coarse;
+    while step / 10.0 >= FINE_S {
+        let finer = step / 10.0;
+        (rough, _) = best_of(&scan(rough - 2.0 * step, finer, 40));
+        step = finer;
+    }
+    // the offsets that agree as well, at the finest step: widened until they end inside
     let tol = AS_WELL_READINGS / server.len() as f64;
-    let within: Vec<f64> = fine
-        .iter()
-        .filter(|(_, m)| *m <= least + tol)
-        .map(|(d, _)| *d)
-        .collect();
-    let low = within.iter().copied().fold(f64::INFINITY, f64::min);
-    let high = within.iter().copied().fold(f64::NEG_INFINITY, f64::max) + stamp_s.max(0.0);
+    let mut reach = 2.0 * coarse;
+    let (least, low, high) = loop {
+        let fine = scan(
+            rough - reach,
+            FINE_S,
+            (2.0 * reach / FINE_S).round() as usize,
+        );
+        let least = fine.iter().map(|f| f.1).fold(f64::INFINITY, f64::min);
+        let within: Vec<f64> = fine
+            .iter()
+            .filter(|(_, m)| *m <= least + tol)
+            .map(|(d, _)| *d)
+            .collect();
+        let low = within.iter().copied().fold(f64::INFINITY, f64::min);
+        let high = within.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let inside = low > rough - reach + FINE_S / 2.0 && high < rough + reach - FINE_S / 2.0;
+        if inside || reach > 8.0 * coarse.max(span) {
+            break (least, low, high + stamp_s.max(0.0));
+        }
+        reach *= 2.0;
+    };
     let best = (low + high) / 2.0;
     let mean_busy = busy.iter().sum::<f64>() / busy.len() as f64;
     if least > MISMATCH_SHARE * mean_busy {
@@ -168,10 +277,10 @@ pub fn offset(requests: &[(f64, f64)], server: &[Reading], step_s: f64, stamp_s:
     }
     // a second offset, away from the best's interval by more than two readings, that
     // agrees as well
-    let reach = (high - low) / 2.0 + 2.0 * step_s.max(coarse);
+    let apart = (high - low) / 2.0 + 2.0 * step_s.max(coarse);
     let rival = scores
         .iter()
-        .filter(|(d, m)| (d - best).abs() > reach && *m <= least + tol)
+        .filter(|(d, m)| (d - best).abs() > apart && *m <= least + tol)
         .min_by(|a, b| a.1.total_cmp(&b.1));
     if let Some((d, m)) = rival {
         return Alignment::Refused(format!(
@@ -212,10 +321,7 @@ mod tests {
         let server = (0..80)
             .map(|s| {
                 let truth = t0 + s as f64 + 0.37;
-                Reading {
-                    t: (truth + offset).floor(),
-                    in_flight: flight.at(truth),
-                }
+                Reading::at((truth + offset).floor(), flight.at(truth))
             })
             .collect();
         (req, server)
@@ -251,15 +357,60 @@ mod tests {
         let (req, _) = sides(0.0);
         // a server busy in a pattern the client never had
         let server: Vec<Reading> = (0..80)
-            .map(|s| Reading {
-                t: s as f64,
-                in_flight: if s % 7 < 3 { 12.0 } else { 0.0 },
-            })
+            .map(|s| Reading::at(s as f64, if s % 7 < 3 { 12.0 } else { 0.0 }))
             .collect();
         let got = offset(&req, &server, 1.0, 1.0);
         assert!(
             matches!(got, Alignment::Refused(ref why) if why.contains("do not agree")),
             "{got:?}"
         );
+    }
+
+    /// Eight hours of a load that changes every few minutes, read as five-minute cells of
+    /// thirty stats lines each (a long log's digest): the offset is found to within a
+    /// cell.
+    #[test]
+    fn a_long_run_in_cells_is_aligned() {
+        let t0 = 1_800_000_000.0;
+        let injected = -8.0 * 3600.0 + 42.0;
+        // requests of 50 s, sent at a rate that changes every 7 minutes
+        let mut req = Vec::new();
+        let mut t = t0;
+        let mut k = 0u64;
+        while t < t0 + 8.0 * 3600.0 {
+            let rate = [0.5, 2.0, 1.0, 3.0, 0.2][((t - t0) / 420.0) as usize % 5];
+            req.push((t, t + 50.0));
+            t += 1.0 / rate;
+            k += 1;
+        }
+        assert!(k > 1000);
+        let flight = InFlight::new(&req);
+        let server: Vec<Reading> = (0..96)
+            .map(|c| {
+                let from = t0 + c as f64 * 300.0;
+                let lines: Vec<f64> = (0..30).map(|l| flight.at(from + l as f64 * 10.0)).collect();
+                Reading {
+                    t: from + injected,
+                    to: from + 290.0 + injected,
+                    lines: 30,
+                    in_flight: lines.iter().sum::<f64>() / 30.0,
+                }
+            })
+            .collect();
+        let got = offset(&req, &server, 300.0, 1.0);
+        let Alignment::Aligned(o) = got else {
+            panic!("{got:?}")
+        };
+        assert!((o.offset_s - injected).abs() <= 10.0, "{o:?}");
+        assert!(o.low_s <= injected && injected <= o.high_s, "{o:?}");
+        assert_eq!(o.zone_hours, -8.0);
+    }
+
+    #[test]
+    fn the_mean_in_flight_is_the_counts_integral() {
+        let f = InFlight::new(&[(0.0, 10.0), (5.0, 6.0), (2.0, 20.0)]);
+        assert_eq!(f.at(5.5), 3.0);
+        assert!((f.mean(0.0, 10.0) - (10.0 + 1.0 + 8.0) / 10.0).abs() < 1e-12);
+        assert_eq!(f.mean(5.5, 5.5), 3.0);
     }
 }

@@ -161,6 +161,28 @@ pub struct Quantiles {
     pub p50: Option<f64>,
     pub p90: Option<f64>,
     pub p99: Option<f64>,
+    /// The bucket each quantile lies in, `[above, up to]` (`up to` null for `+Inf`): the
+    /// true quantile is somewhere inside, the estimate a straight line through it.
+    pub p50_within: Option<(f64, Option<f64>)>,
+    pub p90_within: Option<(f64, Option<f64>)>,
+    pub p99_within: Option<(f64, Option<f64>)>,
+}
+
+/// The bucket `(above, up to)` holding the rank of quantile `q` (`up to` None for `+Inf`).
+pub fn bucket_within(buckets: &[(f64, f64)], q: f64) -> Option<(f64, Option<f64>)> {
+    let count = buckets.last()?.1;
+    if count <= 0.0 {
+        return None;
+    }
+    let rank = q * count;
+    let mut prev = 0.0;
+    for &(le, cum) in buckets {
+        if cum >= rank {
+            return Some((prev, le.is_finite().then_some(le)));
+        }
+        prev = le;
+    }
+    Some((prev, None))
 }
 
 pub fn bucket_quantile(buckets: &[(f64, f64)], q: f64) -> Option<f64> {
@@ -274,6 +296,9 @@ fn histogram(
         p50: bucket_quantile(&b, 0.5),
         p90: bucket_quantile(&b, 0.9),
         p99: bucket_quantile(&b, 0.99),
+        p50_within: bucket_within(&b, 0.5),
+        p90_within: bucket_within(&b, 0.9),
+        p99_within: bucket_within(&b, 0.99),
     })
 }
 
@@ -288,6 +313,8 @@ pub struct ScrapePoint {
     pub running: Option<f64>,
     pub waiting: Option<f64>,
     pub kv_usage: Option<f64>,
+    /// Requests preempted since the previous scrape (vLLM's counter).
+    pub preemptions: Option<f64>,
 }
 
 /// One engine (data-parallel rank) of the scrapes, beside the others: the same figures as
@@ -601,6 +628,7 @@ pub fn analyze(s: &Scrapes) -> Option<Metrics> {
             running: gauge(sc, &RUNNING, false),
             waiting: gauge(sc, &WAITING, false),
             kv_usage: gauge(sc, &KV, true),
+            preemptions: prev.and_then(|p| increase(p, sc, &PREEMPT, |_| true)),
         });
     }
     let engine = {

@@ -9,6 +9,7 @@ pub mod incidents;
 pub mod intervals;
 pub mod lifecycle;
 pub mod metrics;
+pub mod one_clock;
 pub mod quantile;
 pub mod segments;
 pub mod server;

@@ -88,6 +88,7 @@ pub fn write(out: &mut dyn Write, r: &Report) -> io::Result<()> {
             Section::Metrics => metrics(&mut b, r),
             Section::Completions => completions(&mut b, r),
             Section::BenchRuns => bench_runs(&mut b, r),
+            Section::OneClock => one_clock(&mut b, r),
         }
     }
     inputs(&mut b, r);
@@ -944,4 +945,61 @@ fn overlay(
         legend.push((run.label.as_str(), colour));
     }
     Some(ch.finish(x_title, y_title, &|v| format!("{v:.0}"), &legend))
+}
+
+/// Each benchmark run and the server's side on one clock: the checks, and one chart per
+/// series stacked on one time axis (seconds since the first bucket, the client's clock).
+fn one_clock(b: &mut String, r: &Report) {
+    use super::one_clock as oc;
+    for c in &r.one_clock {
+        let _ = write!(b, "<section><h2>{}</h2><ul>", esc(&oc::head(c)));
+        for l in oc::lines(c) {
+            let _ = write!(b, "<li>{}</li>", esc(&l));
+        }
+        b.push_str("</ul>");
+        if !c.ttft_path.is_empty() {
+            let rows: Vec<Vec<String>> = oc::path_rows(c)
+                .iter()
+                .map(|row| row.iter().map(|v| esc(v)).collect())
+                .collect();
+            b.push_str(&table(&oc::PATH_COLUMNS, &rows));
+        }
+        let end = c.rows.len() as f64 * c.bucket_s;
+        let start = c.rows.first().map_or(0.0, |r| r.t);
+        for (k, s) in oc::series(c).iter().enumerate() {
+            let ymax = s.values.iter().flatten().copied().fold(0.0, f64::max);
+            let mut chart = Chart::new(&format!("one-clock-{k}"), (0.0, end), ymax)
+                .time_axis()
+                .height(140.0);
+            let pts: Vec<(f64, Option<f64>)> = s
+                .values
+                .iter()
+                .enumerate()
+                .map(|(i, v)| ((i as f64 + 0.5) * c.bucket_s, *v))
+                .collect();
+            chart.line(s.name, PALETTE[k % PALETTE.len()], &pts, 1.5);
+            let label = |x: f64| {
+                tokstat_parsers::stamp::Ts(((start + x) * 1000.0).round() as i64)
+                    .to_string()
+                    .chars()
+                    .skip(11)
+                    .collect::<String>()
+            };
+            b.push_str(&chart.finish(
+                "client clock (UTC)",
+                s.unit,
+                &label,
+                &[(s.name, PALETTE[k % PALETTE.len()])],
+            ));
+        }
+        let notes = oc::notes(c);
+        if !notes.is_empty() {
+            b.push_str("<ul class=\"notes\">");
+            for n in notes {
+                let _ = write!(b, "<li>{}</li>", esc(&n));
+            }
+            b.push_str("</ul>");
+        }
+        b.push_str("</section>");
+    }
 }

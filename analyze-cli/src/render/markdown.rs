@@ -113,6 +113,7 @@ pub fn write(out: &mut dyn Write, r: &Report) -> io::Result<()> {
                 }
             }
             Section::BenchRuns => write_bench_runs(out, r)?,
+            Section::OneClock => write_one_clock(out, r)?,
             Section::Hints | Section::Server | Section::Lifecycle => {}
         }
     }
@@ -495,6 +496,39 @@ fn write_bench_runs(out: &mut dyn Write, r: &Report) -> io::Result<()> {
                 }
             }
         }
+    }
+    Ok(())
+}
+
+/// Each benchmark run and the server's side on one clock (the stacked series in a code
+/// block: blocks of one width line up there).
+fn write_one_clock(out: &mut dyn Write, r: &Report) -> io::Result<()> {
+    use super::one_clock as oc;
+    for c in &r.one_clock {
+        writeln!(out, "### {}\n", oc::head(c))?;
+        for l in oc::lines(c) {
+            writeln!(out, "- {l}")?;
+        }
+        if !c.ttft_path.is_empty() {
+            writeln!(out)?;
+            let mut g = Gfm::new(&oc::PATH_COLUMNS);
+            for row in oc::path_rows(c) {
+                g.row(row);
+            }
+            g.write(out)?;
+        }
+        let stacked = oc::stacked(c);
+        if !stacked.is_empty() {
+            writeln!(out, "\n```")?;
+            for l in stacked {
+                writeln!(out, "{l}")?;
+            }
+            writeln!(out, "```")?;
+        }
+        for n in oc::notes(c) {
+            writeln!(out, "- {n}")?;
+        }
+        writeln!(out)?;
     }
     Ok(())
 }

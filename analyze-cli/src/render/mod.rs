@@ -11,6 +11,7 @@ pub mod json;
 pub mod json_writer;
 pub mod markdown;
 pub mod num;
+pub mod one_clock;
 pub mod pulse;
 pub mod records;
 pub mod style;
@@ -95,6 +96,8 @@ pub enum Section {
     Metrics,
     Completions,
     BenchRuns,
+    /// Benchmark runs and the server's side on one clock.
+    OneClock,
 }
 
 /// The sections of a report in the order every rendering (table, markdown, HTML) gives
@@ -104,7 +107,7 @@ pub enum Section {
 pub fn sections(r: &Report) -> Vec<Section> {
     use Section::*;
     let first = census_first(r);
-    let mut v = Vec::with_capacity(7);
+    let mut v = Vec::with_capacity(8);
     if first {
         v.push(Incidents);
     }
@@ -112,7 +115,7 @@ pub fn sections(r: &Report) -> Vec<Section> {
     if !first {
         v.push(Incidents);
     }
-    v.extend([Metrics, Completions, BenchRuns]);
+    v.extend([Metrics, Completions, BenchRuns, OneClock]);
     v
 }
 

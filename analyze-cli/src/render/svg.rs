@@ -96,6 +96,12 @@ impl Chart {
         }
     }
 
+    /// The chart this many units high (260 unless told): stacked charts of one axis.
+    pub fn height(mut self, h: f64) -> Chart {
+        self.h = h.max(self.top + self.bottom + 20.0);
+        self
+    }
+
     /// Ticks on the x axis at round lengths of time (x in seconds).
     pub fn time_axis(mut self) -> Chart {
         self.ticks = Ticks::Time;

@@ -73,6 +73,7 @@ fn write_report(out: &mut dyn Write, r: &Report) -> io::Result<()> {
             }
             Section::BenchRuns if !r.bench_runs.is_empty() => write_runs(out, &r.bench_runs)?,
             Section::BenchRuns => {}
+            Section::OneClock => write_one_clock(out, r)?,
         }
     }
     for f in &r.files {
@@ -790,5 +791,33 @@ fn write_runs(out: &mut dyn Write, runs: &[RunReport]) -> io::Result<()> {
         }
     }
     writeln!(out)?;
+    Ok(())
+}
+
+/// Each benchmark run and the server's side on one clock: the offset, the checks, the
+/// client path per quantile, and the series stacked on one time axis.
+fn write_one_clock(out: &mut dyn Write, r: &Report) -> io::Result<()> {
+    use super::one_clock as oc;
+    for c in &r.one_clock {
+        writeln!(out, "{}", oc::head(c))?;
+        for l in oc::lines(c) {
+            writeln!(out, "  {l}")?;
+        }
+        if !c.ttft_path.is_empty() {
+            let mut t = table(oc::PATH_COLUMNS.to_vec());
+            for row in oc::path_rows(c) {
+                t.add_row(row);
+            }
+            right_align(&mut t, 1, oc::PATH_COLUMNS.len());
+            writeln!(out, "{t}")?;
+        }
+        for l in oc::stacked(c) {
+            writeln!(out, "  {l}")?;
+        }
+        for n in oc::notes(c) {
+            writeln!(out, "  {n}")?;
+        }
+        writeln!(out)?;
+    }
     Ok(())
 }

@@ -182,6 +182,12 @@ pub fn figures(r: &Ingested, opts: &Options) -> Result<(Report, Samples)> {
                 .map(|(name, i)| (name.as_str(), &i.census)),
         )
     };
+    let slo = opts.slo.unwrap_or_default();
+    let runs = bench::select(&r.runs, opts.benchmark.as_deref()).map_err(anyhow::Error::msg)?;
+    let tooled: Vec<(&tokstat_parsers::loadgen::Run, &'static str)> =
+        runs.iter().map(|run| (*run, run.tool.name())).collect();
+    let one_clock =
+        crate::analysis::one_clock::all(&tooled, &r.logs.instances, &server, metrics.as_ref());
     let hints = hints::all(&hints::Inputs {
         server: &server,
         instances: &r.logs.instances,
@@ -189,9 +195,8 @@ pub fn figures(r: &Ingested, opts: &Options) -> Result<(Report, Samples)> {
         rows: &r.completions,
         metrics: metrics.as_ref(),
         incidents: &incidents,
+        one_clock: &one_clock,
     });
-    let slo = opts.slo.unwrap_or_default();
-    let runs = bench::select(&r.runs, opts.benchmark.as_deref()).map_err(anyhow::Error::msg)?;
     let bench_runs = runs.iter().map(|run| bench::analyze(run, &slo)).collect();
     let samples = Samples {
         output_tokens: r
@@ -208,11 +213,14 @@ pub fn figures(r: &Ingested, opts: &Options) -> Result<(Report, Samples)> {
     let report = assemble(
         r,
         &server,
-        completions,
-        hints,
-        metrics,
-        bench_runs,
-        incidents,
+        Parts {
+            completions,
+            hints,
+            metrics,
+            bench_runs,
+            incidents,
+            one_clock,
+        },
     );
     Ok((report, samples))
 }
@@ -281,15 +289,25 @@ impl From<&Skipped> for SkippedInput {
     }
 }
 
-fn assemble(
-    r: &Ingested,
-    server: &Server,
+/// The analyses' results a report is assembled from, beside the read and the server's.
+struct Parts {
     completions: Option<Completions>,
     hints: Vec<Hint>,
     metrics: Option<Metrics>,
     bench_runs: Vec<RunReport>,
     incidents: Vec<incidents::Incident>,
-) -> Report {
+    one_clock: Vec<crate::analysis::one_clock::OneClock>,
+}
+
+fn assemble(r: &Ingested, server: &Server, parts: Parts) -> Report {
+    let Parts {
+        completions,
+        hints,
+        metrics,
+        bench_runs,
+        incidents,
+        one_clock,
+    } = parts;
     let mut lines = Tally::default();
     for f in &r.files {
         lines.merge(&f.tally);
@@ -312,6 +330,7 @@ fn assemble(
             .map(|(name, i)| sections::instance(name, i, server))
             .collect(),
         bench_runs,
+        one_clock,
         unknown_records: r.unknown_records,
         inexact: server.inexact,
         completions: completions.map(|figures| CompletionsReport {

@@ -40,6 +40,10 @@ pub struct Report {
     /// Server instances (one per log file, or per data-parallel rank).
     pub instances: Vec<InstanceReport>,
     pub bench_runs: Vec<RunReport>,
+    /// Benchmark runs with timed requests beside the server's log or scrapes, on one clock:
+    /// the offset found between them (or why none was), the buckets both sides share, and
+    /// their checks against each other (one per run and server source).
+    pub one_clock: Vec<crate::analysis::one_clock::OneClock>,
     /// JSON records of no shape tokstat reads (counted as `other` lines).
     pub unknown_records: u64,
     /// Places in the server logs that could not be placed exactly in time (lines of one

@@ -672,6 +672,9 @@ pub fn join(runs: &mut Vec<Run>) {
                 let rec = runs.remove(k);
                 let j = if j > k { j - 1 } else { j };
                 runs[j].requests = rec.requests;
+                // (the rows' clock and sampling are the rows', not the summary's)
+                runs[j].epoch = rec.epoch;
+                runs[j].requests_sampled |= rec.requests_sampled;
                 runs[j].files.extend(rec.files);
             }
             None => k += 1,

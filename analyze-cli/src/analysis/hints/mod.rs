@@ -10,6 +10,7 @@
 
 mod balance;
 mod bursts;
+mod client_latency;
 mod completions;
 mod incidents;
 mod lifecycle;
@@ -26,7 +27,7 @@ pub use vocabulary::{
 type Rule = fn(&Inputs<'_>) -> Vec<Hint>;
 
 /// Every family of rules, in the order their hints are listed before the sort by severity.
-pub const FAMILIES: [(&str, Rule); 7] = [
+pub const FAMILIES: [(&str, Rule); 8] = [
     ("steady windows", steady::hints),
     ("KV-cache pressure", pressure::hints),
     ("instance balance", balance::hints),
@@ -34,6 +35,7 @@ pub const FAMILIES: [(&str, Rule); 7] = [
     ("lifecycle", lifecycle::hints),
     ("incidents", incidents::hints),
     ("bursts", bursts::hints),
+    ("client latency", client_latency::hints),
 ];
 
 /// All hints of every family, most severe first (in [`FAMILIES`] order within a severity).

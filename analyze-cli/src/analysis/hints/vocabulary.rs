@@ -184,4 +184,6 @@ pub struct Inputs<'a> {
     pub metrics: Option<&'a Metrics>,
     /// The server logs' incident census.
     pub incidents: &'a [Incident],
+    /// Benchmark runs beside the server's side on one clock.
+    pub one_clock: &'a [crate::analysis::one_clock::OneClock],
 }
