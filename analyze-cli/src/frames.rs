@@ -166,6 +166,62 @@ pub fn segments(rows: &[SegmentReport]) -> PolarsResult<DataFrame> {
     ])
 }
 
+/// The runs on one clock, a row per bucket of each aligned run (refused ones have none).
+pub fn one_clock(runs: &[crate::analysis::one_clock::OneClock]) -> PolarsResult<DataFrame> {
+    use crate::analysis::one_clock::ClockRow;
+    let rows: Vec<(&crate::analysis::one_clock::OneClock, &ClockRow)> = runs
+        .iter()
+        .flat_map(|c| c.rows.iter().map(move |r| (c, r)))
+        .collect();
+    let f = |g: fn(&ClockRow) -> Option<f64>| -> Vec<Option<f64>> {
+        rows.iter().map(|(_, r)| g(r)).collect()
+    };
+    let n =
+        |g: fn(&ClockRow) -> u64| -> Vec<i64> { rows.iter().map(|(_, r)| g(r) as i64).collect() };
+    DataFrame::new_infer_height(vec![
+        Column::new(
+            "bench_run".into(),
+            rows.iter().map(|(c, _)| c.run.as_str()).collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "server".into(),
+            rows.iter().map(|(c, _)| c.server).collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "offset_s".into(),
+            rows.iter()
+                .map(|(c, _)| c.alignment.offset().map(|o| o.offset_s))
+                .collect::<Vec<_>>(),
+        ),
+        datetime(
+            "ts",
+            rows.iter()
+                .map(|(_, r)| (r.t * 1000.0).round() as i64)
+                .collect(),
+        )?,
+        Column::new(
+            "bucket_s".into(),
+            rows.iter().map(|(c, _)| c.bucket_s).collect::<Vec<_>>(),
+        ),
+        Column::new("starts".into(), n(|r| r.starts)),
+        Column::new("completions".into(), n(|r| r.completions)),
+        Column::new("errors".into(), n(|r| r.errors)),
+        Column::new("in_flight".into(), f(|r| Some(r.in_flight))),
+        Column::new("ttft_mean_ms".into(), f(|r| r.ttft_mean_ms)),
+        Column::new("ttft_p50_ms".into(), f(|r| r.ttft_p50_ms)),
+        Column::new("ttft_p99_ms".into(), f(|r| r.ttft_p99_ms)),
+        Column::new("itl_p50_ms".into(), f(|r| r.itl_p50_ms)),
+        Column::new("itl_p99_ms".into(), f(|r| r.itl_p99_ms)),
+        Column::new("e2e_p50_ms".into(), f(|r| r.e2e_p50_ms)),
+        Column::new("e2e_p99_ms".into(), f(|r| r.e2e_p99_ms)),
+        Column::new("running".into(), f(|r| r.running)),
+        Column::new("waiting".into(), f(|r| r.waiting)),
+        Column::new("kv_usage".into(), f(|r| r.kv_usage)),
+        Column::new("preemptions".into(), f(|r| r.preemptions)),
+        Column::new("gen_tps".into(), f(|r| r.gen_tps)),
+    ])
+}
+
 /// A frame as JSON objects, one per row (datetimes as ISO text, NaN / nulls as null).
 pub fn json_rows(df: &DataFrame) -> PolarsResult<Vec<serde_json::Value>> {
     use serde_json::{json, Map, Value};

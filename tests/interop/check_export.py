@@ -177,7 +177,34 @@ def main():
             (report_path,) = glob.glob(f"{out}/report/run-{run}/*.json")
             assert json.loads(back) == json.load(open(report_path)), run
             checks += 1
+    checks += one_clock(tokstat)
     print(f"export: {checks} passed, 0 failed")
+
+
+def one_clock(tokstat):
+    """A benchmark run and its server on one clock (the engine simulator's fixture): the
+    exported `one_clock` table read by DuckDB and pyarrow holds the report's buckets."""
+    sim = os.path.join(os.path.dirname(RUNS), "formats", "loadgen", "sim", "c16-cap8")
+    with tempfile.TemporaryDirectory() as out:
+        subprocess.run([tokstat, "export", "-q", "--to", out, os.path.join(sim, "server.log"),
+                        os.path.join(sim, "aiperf")], check=True)
+        report = json.load(open(os.path.join(out, "report.json")))
+        path = os.path.join(out, "one_clock.parquet")
+        db = duckdb.connect()
+        got = db.execute(f"select server, count(*), sum(starts), sum(completions), "
+                         f"min(offset_s), max(offset_s) from read_parquet('{path}') "
+                         f"group by server order by server").fetchall()
+        want = sorted((c["server"], len(c["rows"]), sum(r["starts"] for r in c["rows"]),
+                       sum(r["completions"] for r in c["rows"]),
+                       c["alignment"]["aligned"]["offset_s"],
+                       c["alignment"]["aligned"]["offset_s"]) for c in report["one_clock"])
+        assert [g[:4] for g in got] == [w[:4] for w in want], (got, want)
+        for g, w in zip(got, want):
+            assert close(g[4], w[4]) and close(g[5], w[5]), (g, w)
+        table = pq.read_table(path)
+        assert table.num_rows == sum(len(c["rows"]) for c in report["one_clock"])
+        assert str(table.schema.field("ts").type).startswith("timestamp"), table.schema
+    return 2
 
 
 if __name__ == "__main__":

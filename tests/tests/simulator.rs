@@ -340,3 +340,35 @@ fn another_runs_client_is_refused() {
     assert!(c["little"].is_null());
     assert!(!hint_ids(&r).iter().any(|h| h.0.starts_with("latency_")));
 }
+
+/// The runs on one clock travel with an export: its `one_clock` table holds every aligned
+/// bucket (both sides, as the report has them), and the report of the exported folder
+/// (from its saved read) is the report of the inputs.
+#[test]
+fn the_one_clock_table_is_exported_and_read_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("ds").display().to_string();
+    let log = fixture("formats/loadgen/sim/c16-cap8/server.log");
+    let aiperf = fixture("formats/loadgen/sim/c16-cap8/aiperf");
+    let (code, said, err) = tokstat(&["export", "--to", &out, &log, &aiperf]);
+    assert_eq!(code, 0, "{err}");
+    let r = report_of(&["c16-cap8/server.log", "c16-cap8/aiperf"]);
+    let rows: usize = r["one_clock"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["rows"].as_array().unwrap().len())
+        .sum();
+    assert_eq!(rows, 42);
+    // (its columns by DuckDB and pyarrow: tests/interop/check_export.py)
+    let line = format!("{}{rows} rows in 1 file(s)", "");
+    assert!(
+        said.lines()
+            .any(|l| l.starts_with("one_clock") && l.trim_end().ends_with(&line)),
+        "{said}"
+    );
+    let (code, back, err) = tokstat(&["report", "--format", "json", &out]);
+    assert_eq!(code, 0, "{err}");
+    let back: Value = serde_json::from_str(&back).unwrap();
+    assert_eq!(back["one_clock"], r["one_clock"]);
+}

@@ -275,7 +275,7 @@ fn saved_path(opts: &Options, run: &str, writer: &str) -> PathBuf {
 
 /// The tables of a read and its report other than `steps`, by name, in the schema's order
 /// (empty ones left out), each as [`conform`] makes it: each input kind's, and the report's
-/// timeline, instances and segments.
+/// timeline, instances, segments and the runs on one clock.
 pub fn tables(r: &Report, read: &Ingested, run: &str) -> Result<Vec<(&'static str, DataFrame)>> {
     let mut all = kinds::tables(read)?;
     all.push((
@@ -284,6 +284,7 @@ pub fn tables(r: &Report, read: &Ingested, run: &str) -> Result<Vec<(&'static st
     ));
     all.push(("instances", frames::instances(&r.instances)?));
     all.push(("segments", frames::segments(&r.segments)?));
+    all.push(("one_clock", frames::one_clock(&r.one_clock)?));
     let rank = |name: &str| TABLES.iter().position(|t| t.0 == name);
     all.sort_by_key(|(name, _)| rank(name));
     all.into_iter()

@@ -385,7 +385,10 @@ mod tests {
         let h = memory(&c).expect("fires");
         assert_eq!(h.evidence.figures["preemptions"].number(), Some(6.0));
         assert_eq!(h.evidence.figures["e2e_p99_ms"].number(), Some(3000.0));
-        assert_eq!(h.evidence.figures["e2e_p99_elsewhere_ms"].number(), Some(900.0));
+        assert_eq!(
+            h.evidence.figures["e2e_p99_elsewhere_ms"].number(),
+            Some(900.0)
+        );
         // full but nothing preempted: not memory
         assert!(memory(&run(|_, r| r.kv_usage = Some(0.99))).is_none());
     }
