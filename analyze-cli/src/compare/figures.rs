@@ -293,7 +293,67 @@ fn figures() -> Vec<Compared> {
         better_when: Higher,
         source: Source::Point(|u| u.report.metrics.as_ref()?.gen_tps),
     });
+    // the run and its server on one clock: both sides' figures and the client's path
+    let clock: [(&str, &str, BetterWhen, ValueOf); 7] = [
+        ("clock offset (server − client)", "s", Neither, |u| {
+            Some(one_clock(u, false)?.alignment.offset()?.offset_s)
+        }),
+        ("client requests in flight", "requests", Neither, |u| {
+            Some(one_clock(u, false)?.little?.client_in_flight)
+        }),
+        ("server running + waiting", "requests", Neither, |u| {
+            Some(one_clock(u, false)?.little?.server_in_flight)
+        }),
+        ("Little's law (server ÷ λW)", "ratio", Neither, |u| {
+            Some(one_clock(u, false)?.little?.ratio)
+        }),
+        ("queue share of client TTFT", "share", Lower, |u| {
+            Some(one_clock(u, true)?.queue_share?.share)
+        }),
+        ("server TTFT mean", "ms", Lower, |u| {
+            Some(path_mean(one_clock(u, true)?)?.server_ms)
+        }),
+        ("client path (TTFT mean)", "ms", Lower, |u| {
+            Some(path_mean(one_clock(u, true)?)?.path_ms)
+        }),
+    ];
+    for (name, unit, better_when, of) in clock {
+        v.push(Compared {
+            name,
+            unit,
+            better_when,
+            source: Source::Point(of),
+        });
+    }
     v
+}
+
+/// The run's first benchmark run on one clock with its server: beside the scrapes first
+/// where `histograms` (their TTFT and queue histograms are exact means), else beside
+/// whichever was aligned first.
+fn one_clock<'a>(
+    u: &Unit<'a>,
+    histograms: bool,
+) -> Option<&'a crate::analysis::one_clock::OneClock> {
+    let aligned = || {
+        u.report
+            .one_clock
+            .iter()
+            .filter(|c| c.alignment.offset().is_some())
+    };
+    let scrapes = aligned().find(|c| c.server == "scrapes");
+    if histograms {
+        scrapes.or_else(|| aligned().next())
+    } else {
+        aligned().next()
+    }
+}
+
+/// The client's mean TTFT against the server's, where the scrapes have the histogram.
+fn path_mean(
+    c: &crate::analysis::one_clock::OneClock,
+) -> Option<&crate::analysis::one_clock::PathAt> {
+    c.ttft_path.iter().find(|p| p.at == "mean")
 }
 
 /// The steady rows of a run where every column has a value, as columns.
