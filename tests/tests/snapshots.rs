@@ -335,7 +335,7 @@ fn one_clock_renderings() {
     // two such runs compared: both sides' figures and the client's path, per run
     let c4 = format!("c4={}", sim.join("c4-cap8").display());
     let c16 = format!("c16={}", sim.join("c16-cap8").display());
-    let (code, out) = tokstat(&["compare", "-q", &c4, &c16]);
+    let (code, out) = tokstat(&["compare", &c4, &c16]);
     assert_eq!(code, 0, "{out}");
     insta::assert_snapshot!("one-clock-compare.table", out);
 }
