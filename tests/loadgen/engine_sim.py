@@ -9,9 +9,14 @@ one step at a time:
   `--prefill-us-per-token` for each prompt token admitted in it; each request admitted in a
   step gets its first token at the step's end, every running request one more token per step
   after that, and a request finishes at its `max_tokens`;
-- KV usage is the running requests' prompt and generated tokens over `--kv-tokens`.
+- KV usage is the running requests' prompt and generated tokens over `--kv-tokens`. A
+  waiting request is admitted only while its tokens fit; when a step's new tokens overflow
+  the cache, the request admitted last is preempted (vLLM V1's recompute): back to the head
+  of the queue, its tokens so far kept for its client, and prefilled again (prompt and
+  generated tokens) when it is admitted again.
 
-It writes what vLLM (0.11.1+) writes: a stats line every `--stats-interval` seconds, and
+It writes what vLLM (0.11.1+) writes: a stats line every `--stats-interval` seconds (with
+`Preemptions: N` in it when there were any since the one before), and
 uvicorn's access line as a response starts, stamped by the server's clock — the true time
 plus `--clock-offset` seconds (a timezone's hours and some skew), as `MM-DD HH:MM:SS`, no
 year. `/metrics` serves vLLM's names of what it did. `--truth FILE` gets one JSON line per
@@ -42,7 +47,7 @@ LOCK = threading.Condition()
 WAITING, RUNNING = [], []
 TOTALS = {"prompt": 0, "generated": 0, "length": 0, "preempted": 0}
 # prompt and generated tokens since the last stats line
-WINDOW = {"prompt": 0, "generated": 0}
+WINDOW = {"prompt": 0, "generated": 0, "preempted": 0}
 HIST_LE = {
     "ttft": (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0),
     "e2e": (0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0),
@@ -80,11 +85,16 @@ class Req:
         self.out = 0
         self.arrival = time.time()
         self.admitted = self.first = self.finish = None
+        self.preempted = 0
         self.tokens = queue.Queue()
 
 
+def kv_used():
+    return sum(r.prompt + r.out for r in RUNNING)
+
+
 def kv_usage():
-    return min(1.0, sum(r.prompt + r.out for r in RUNNING) / ARGS.kv_tokens)
+    return min(1.0, kv_used() / ARGS.kv_tokens)
 
 
 def engine():
@@ -94,12 +104,16 @@ def engine():
             while not WAITING and not RUNNING:
                 LOCK.wait()
             admitted = []
-            while WAITING and len(RUNNING) < ARGS.max_running:
+            while (WAITING and len(RUNNING) < ARGS.max_running
+                   and (not RUNNING or kv_used() + WAITING[0].prompt + WAITING[0].out
+                        <= ARGS.kv_tokens)):
                 r = WAITING.pop(0)
-                r.admitted = time.time()
+                if r.admitted is None:
+                    r.admitted = time.time()
                 RUNNING.append(r)
                 admitted.append(r)
-            prefill = sum(r.prompt for r in admitted)
+            # (a preempted request is computed again: its prompt and its tokens so far)
+            prefill = sum(r.prompt + r.out for r in admitted)
         time.sleep(ARGS.decode_ms / 1000 + prefill * ARGS.prefill_us_per_token / 1e6)
         now = time.time()
         done = []
@@ -121,6 +135,13 @@ def engine():
                 RUNNING.remove(r)
                 TOTALS["length"] += 1
                 observe("e2e", now - r.arrival)
+            # the next step's tokens do not fit: the request admitted last goes back
+            while len(RUNNING) > 1 and kv_used() + len(RUNNING) > ARGS.kv_tokens:
+                r = RUNNING.pop()
+                r.preempted += 1
+                TOTALS["preempted"] += 1
+                WINDOW["preempted"] += 1
+                WAITING.insert(0, r)
         for r in RUNNING + done:
             r.tokens.put(r.out)
         for r in done:
@@ -133,6 +154,7 @@ def engine():
                     "prefill_s": r.first - r.admitted,
                     "decode_s": r.finish - r.first,
                     "prompt_tokens": r.prompt, "output_tokens": r.out,
+                    "preempted": r.preempted,
                 }) + "\n")
 
 
@@ -145,12 +167,15 @@ def stats():
         with LOCK:
             span = now - last
             gen, pre = WINDOW["generated"] / span, WINDOW["prompt"] / span
-            WINDOW["generated"] = WINDOW["prompt"] = 0
+            preempted = WINDOW["preempted"]
+            WINDOW["generated"] = WINDOW["prompt"] = WINDOW["preempted"] = 0
             running, waiting, kv = len(RUNNING), len(WAITING), kv_usage()
         last = now
         log("(APIServer pid=1) INFO {stamp} [loggers.py:236] Engine 000: "
             f"Avg prompt throughput: {pre:.1f} tokens/s, Avg generation throughput: {gen:.1f} tokens/s, "
-            f"Running: {running} reqs, Waiting: {waiting} reqs, GPU KV cache usage: {kv * 100:.1f}%, "
+            f"Running: {running} reqs, Waiting: {waiting} reqs, "
+            + (f"Preemptions: {preempted}, " if preempted else "")
+            + f"GPU KV cache usage: {kv * 100:.1f}%, "
             "Prefix cache hit rate: 0.0%")
 
 
@@ -170,7 +195,7 @@ def metrics():
     fam("vllm:kv_cache_usage_perc", "gauge", [("vllm:kv_cache_usage_perc", "", kv)])
     fam("vllm:prompt_tokens_total", "counter", [("vllm:prompt_tokens_total", "", t["prompt"])])
     fam("vllm:generation_tokens_total", "counter", [("vllm:generation_tokens_total", "", t["generated"])])
-    fam("vllm:num_preemptions_total", "counter", [("vllm:num_preemptions_total", "", 0)])
+    fam("vllm:num_preemptions_total", "counter", [("vllm:num_preemptions_total", "", t["preempted"])])
     fam("vllm:request_success_total", "counter",
         [("vllm:request_success_total", f',finished_reason="{r}"', t["length"] if r == "length" else 0)
          for r in ("stop", "length", "abort")])

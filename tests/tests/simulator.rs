@@ -372,3 +372,69 @@ fn the_one_clock_table_is_exported_and_read_back() {
     let back: Value = serde_json::from_str(&back).unwrap();
     assert_eq!(back["one_clock"], r["one_clock"]);
 }
+
+/// Issue 55's second Must show: one server state read from its log, from the scrapes AIPerf
+/// took and from a real Prometheus (Debian's 2.42, scraping the simulator every second; its
+/// API's raw samples saved as `prometheus/query.json`) is aligned alike: the log at the
+/// server's clock (−17,992.7 s), both scrapers at the client's (the same machine's), each
+/// within one reading interval, so each puts the server's state at the same moment. The
+/// run is KV-bound (16 slots, 1,800 KV tokens, 64 output tokens): the simulator preempted
+/// 307 requests, which the log, the scrapes and Prometheus count alike, and the memory hint
+/// fires from the scrapes' buckets.
+#[test]
+fn log_scrapes_and_prometheus_align_alike() {
+    let injected = -17_992.7;
+    let t = truth("c16-kv");
+    let preempted: f64 = t.iter().map(|x| x["preempted"].as_f64().unwrap()).sum();
+    assert_eq!(preempted, 307.0);
+    let aiperf = report_of(&["c16-kv/server.log", "c16-kv/aiperf"]);
+    let prom = report_of(&[
+        "c16-kv/server.log",
+        "c16-kv/aiperf/profile_export.jsonl.zst",
+        "c16-kv/prometheus/query.json",
+    ]);
+    let offset = |r: &Value, side: &str| {
+        let o = &one_clock(r, side)["alignment"]["aligned"];
+        (f(&o["offset_s"]), f(&o["low_s"]), f(&o["high_s"]))
+    };
+    let log = offset(&aiperf, "server log");
+    assert_eq!(log, offset(&prom, "server log"));
+    assert!(
+        (log.0 - injected).abs() <= 1.0 && log.1 <= injected && injected <= log.2,
+        "{log:?}"
+    );
+    for (r, who) in [(&aiperf, "AIPerf's scrapes"), (&prom, "Prometheus")] {
+        let s = offset(r, "scrapes");
+        assert!(s.0.abs() <= 1.0, "{who}: {s:?}");
+        assert!(
+            ((log.0 - s.0) - injected).abs() <= 1.0,
+            "{who}: {log:?} {s:?}"
+        );
+        for side in ["server log", "scrapes"] {
+            assert_eq!(one_clock(r, side)["little"]["holds"], true, "{who} {side}");
+        }
+        assert_eq!(f(&r["metrics"]["preemptions"]), preempted, "{who}");
+        let memory: Vec<&Value> = r["hints"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|h| h["id"] == "latency_memory")
+            .collect();
+        assert_eq!(memory.len(), 1, "{who}");
+        // (those of the buckets where KV usage was at 90% or more: most, not all)
+        let counted = f(&memory[0]["evidence"]["preemptions"]);
+        assert!(
+            counted > 0.8 * preempted && counted <= preempted,
+            "{who}: {counted}"
+        );
+    }
+    // the log's count is the run's: stated for the run, not for a window it cannot place
+    let kv = aiperf["hints"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|h| h["id"] == "kv_bound")
+        .unwrap();
+    assert!(kv["evidence"]["preemptions"].is_null(), "{kv}");
+    assert_eq!(f(&kv["evidence"]["preemptions_in_run"]), preempted);
+}

@@ -385,7 +385,7 @@ pub fn analyze(
     }
     if track.points.iter().all(|p| p.preemptions.is_none()) {
         out.notes.push(format!(
-            "the {} states no preemptions (vLLM V1 logs none; its counter is in the scrapes)",
+            "the {} places no preemptions in time (vLLM V1 logs no line per preemption, and its stats lines' `Preemptions: N` are counted over the run); the scrapes' counter places them",
             track.source
         ));
     }

@@ -17,7 +17,7 @@ use tokstat_parsers::stamp::Ts;
 /// The queue's share of the client's TTFT from which queueing is the hint.
 pub const QUEUE_SHARE: f64 = 0.5;
 /// KV usage taken for full.
-pub const KV_FULL: f64 = 0.98;
+pub const KV_FULL: f64 = 0.90;
 /// How many times a bucket's TTFT p99 must be the run's median bucket's to have moved.
 pub const MOVED: f64 = 2.0;
 /// Requests a bucket must have sent for its p99 to be weighed.

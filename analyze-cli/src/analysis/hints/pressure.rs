@@ -32,6 +32,24 @@ pub fn hints(i: &Inputs<'_>) -> Vec<Hint> {
     out
 }
 
+/// Preemptions vLLM V1 states on its stats lines (`Preemptions: N`), beyond those of
+/// placed preemption lines: counted over the run, not placed in time.
+pub fn unplaced_preemptions(instances: &BTreeMap<String, Instance>) -> u64 {
+    use tokstat_parsers::record::EventKind;
+    instances
+        .values()
+        .map(|i| {
+            let placed = i
+                .digest
+                .events()
+                .iter()
+                .filter(|e| e.kind == EventKind::Preemption)
+                .count() as u64;
+            i.preemptions.saturating_sub(placed)
+        })
+        .sum()
+}
+
 /// Retracted requests and preemptions of all instances between `t0` and `t1`.
 pub fn events_in(instances: &BTreeMap<String, Instance>, t0: i64, t1: i64) -> (u64, u64) {
     use tokstat_parsers::record::EventKind;
@@ -45,15 +63,10 @@ pub fn events_in(instances: &BTreeMap<String, Instance>, t0: i64, t1: i64) -> (u
                 _ => {}
             }
         }
-        // vLLM V1 counts preemptions on its stats lines
-        if t0 == i64::MIN {
-            r.1 += i.preemptions.saturating_sub(
-                events
-                    .iter()
-                    .filter(|e| e.kind == EventKind::Preemption)
-                    .count() as u64,
-            );
-        }
+    }
+    // vLLM V1 counts preemptions on its stats lines
+    if t0 == i64::MIN {
+        r.1 += unplaced_preemptions(instances);
     }
     r
 }

@@ -3,8 +3,8 @@
 //! (`spec_low_accept`), a falling rate (`throughput_decay`) and prefill stalling decode
 //! (`prefill_interference`).
 
-use super::pressure::events_in;
-use super::vocabulary::{evidence, fig, pct, Hint, Inputs, Level, Severity, Strength};
+use super::pressure::{events_in, unplaced_preemptions};
+use super::vocabulary::{evidence, fig, pct, Figure, Hint, Inputs, Level, Severity, Strength};
 use crate::analysis::curve::Knee;
 use crate::analysis::finite;
 use crate::analysis::server::{Segment, Server};
@@ -73,15 +73,27 @@ pub fn hints(i: &Inputs<'_>) -> Vec<Hint> {
             .filter(|v| v.is_finite())
             .fold(f64::NAN, f64::max);
         let pressure = events_in(i.instances, t0, t1);
+        // vLLM V1 states preemptions on its stats lines, counted over the run, not placed in
+        // time: the window's count is then not known, and the run's is said instead
+        let unplaced = unplaced_preemptions(i.instances);
+        let (said, preempt_fig) = if unplaced > 0 {
+            (
+                format!("{} preemptions over the run (vLLM V1 states them on stats lines: not placed in the window)", pressure.1 + unplaced),
+                Figure::Missing,
+            )
+        } else {
+            (format!("{} preemptions", pressure.1), fig(pressure.1))
+        };
+        let pressed = pressure.0 + pressure.1 + unplaced > 0;
         // kv_bound
-        if kv_full >= MOST && (queue >= QUEUE_EMPTY || pressure.0 + pressure.1 > 0) {
+        if kv_full >= MOST && (queue >= QUEUE_EMPTY || pressed) {
             out.push(Hint {
                 id: "kv_bound",
-                severity: if pressure.0 + pressure.1 > 0 { Severity::Critical } else { Severity::Warning },
+                severity: if pressed { Severity::Critical } else { Severity::Warning },
                 evidence: evidence(
-                    format!("{}KV cache ≥ {} full in {} of steady time, {:.1} requests queued on average, {} retractions, {} preemptions", label(seg), pct(KV_FULL), pct(kv_full), queue, pressure.0, pressure.1),
+                    format!("{}KV cache ≥ {} full in {} of steady time, {:.1} requests queued on average, {} retractions, {said}", label(seg), pct(KV_FULL), pct(kv_full), queue, pressure.0),
                     range,
-                    &[("kv_full_share", fig(kv_full)), ("waiting_mean", fig(queue)), ("retractions", fig(pressure.0)), ("preemptions", fig(pressure.1))],
+                    &[("kv_full_share", fig(kv_full)), ("waiting_mean", fig(queue)), ("retractions", fig(pressure.0)), ("preemptions", preempt_fig), ("preemptions_in_run", fig(pressure.1 + unplaced))],
                 ),
                 action: "The KV cache limits the batch: raise --mem-fraction-static / --gpu-memory-utilization, shorten max_tokens or context, add tensor parallelism, or use FP8 KV cache.".into(),
             });
