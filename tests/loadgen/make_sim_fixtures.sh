@@ -39,6 +39,7 @@ if [ -n "$prom_pid" ]; then
   curl -sG "127.0.0.1:$((port + 1000))/api/v1/query" \
     --data-urlencode "query={__name__=~\"vllm:.*\"}[$((t1 - t0 + 10))s]" \
     --data-urlencode "time=$t1" > "$out/prometheus/query.json"
+  zstd -q -19 -f --rm "$out/prometheus/query.json" -o "$out/prometheus/query.json.zst"
 fi
 mkdir -p "$out/aiperf"
 cp "$out"/aiperf-out/{profile_export_aiperf.json,server_metrics_export.json,server_metrics_export.jsonl} "$out/aiperf/"

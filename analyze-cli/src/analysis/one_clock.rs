@@ -43,6 +43,9 @@ pub struct Track {
     pub points: Vec<Point>,
     /// The points' length, seconds (0: instants, the scrapes).
     pub point_s: f64,
+    /// Requests the source says were preempted or retracted over the run: they wait again,
+    /// and the waiting count holds them.
+    pub preempted: f64,
 }
 
 /// The server over one length of time (a timeline bucket) or at one instant (a scrape).
@@ -85,28 +88,37 @@ pub struct ClockRow {
     pub gen_tps: Option<f64>,
 }
 
-/// Little's law across the two sides, over the client's span: the server's mean running +
-/// waiting against the client's arrival rate times the time a request spends at the
-/// server (L = λW).
+/// Little's law across the two sides: over the client's span less its edges (where a
+/// reading's place in time is as uncertain as the offset), the server's mean running +
+/// waiting against the client's mean requests in flight, scaled by the time a request
+/// spends at the server out of the time the client waits for it (L = λW on each side:
+/// the client's count holds its own path's time as well).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Little {
-    /// The client's mean requests in flight (its own λW), from its send and end times.
+    /// The window compared, Unix seconds on the client's clock.
+    pub from: f64,
+    pub to: f64,
+    /// The client's mean requests in flight over it (its λW), from its send and end times.
     pub client_in_flight: f64,
-    /// Requests sent per second over the span, and their mean end-to-end latency (s).
+    /// Requests sent per second over the client's span, and their mean end-to-end latency.
     pub arrival_rate: f64,
     pub client_e2e_s: f64,
     /// The server's mean end-to-end latency (arrival to last token), where its histogram
-    /// or its load generator's summary has one; else the client's stands in for it (and
-    /// holds the client's path too, so the server's count is expected that much lower).
+    /// or its load generator's summary has one.
     pub server_e2e_s: Option<f64>,
-    /// λ × the server's (else the client's) W: the server's L by Little's law.
+    /// The server's count Little's law expects: the client's × server W ÷ client W (the
+    /// client's own count where the server's W is not known).
     pub expected: f64,
-    /// The server's mean running + waiting over its readings inside the span.
+    /// The server's mean running + waiting over its readings inside the window.
     pub server_in_flight: f64,
     /// server_in_flight ÷ expected.
     pub ratio: f64,
-    /// The ratio is within [`LITTLE_TOLERANCE`] of 1.
-    pub holds: bool,
+    /// The ratio is within [`LITTLE_TOLERANCE`] of 1; null where the server's W is not
+    /// known (the gap is then the client's path, or a misreading: it cannot be told).
+    pub holds: Option<bool>,
+    /// Without the server's W: the client's path per request the gap implies
+    /// ((1 − ratio) × the client's W), ms.
+    pub implied_client_path_ms: Option<f64>,
 }
 
 /// The client's TTFT against the server's, at one quantile.
@@ -137,6 +149,9 @@ pub struct QueueShare {
     pub queue_ms: f64,
     pub client_ttft_ms: f64,
     pub share: f64,
+    /// From the waiting count of a run that preempted requests: it holds their waits after
+    /// their first token too, so the share is at most this.
+    pub upper_bound: bool,
 }
 
 /// One run's two sides.
@@ -231,6 +246,20 @@ pub fn log_track(instances: &BTreeMap<String, Instance>, server: &Server) -> Opt
             }
         }
     }
+    let requeued: f64 = instances
+        .values()
+        .map(|i| {
+            let events = i.digest.events();
+            let count = |k: EventKind| -> u64 {
+                events
+                    .iter()
+                    .filter(|e| e.kind == k)
+                    .map(|e| e.count.max(1))
+                    .sum()
+            };
+            (count(EventKind::Retraction) + i.preemptions.max(count(EventKind::Preemption))) as f64
+        })
+        .sum();
     let f = super::finite;
     let points = t
         .total
@@ -252,6 +281,7 @@ pub fn log_track(instances: &BTreeMap<String, Instance>, server: &Server) -> Opt
         stamp_s: 1.0,
         points,
         point_s: t.bucket_s(),
+        preempted: requeued,
     })
 }
 
@@ -286,6 +316,7 @@ pub fn scrape_track(m: &Metrics) -> Option<Track> {
         stamp_s: 0.001,
         points,
         point_s: 0.0,
+        preempted: m.preemptions.unwrap_or(0.0),
     })
 }
 
@@ -343,7 +374,7 @@ pub fn analyze(
         .iter()
         .map(|&t0| row(run, &flight, track, d, t0, bucket))
         .collect();
-    out.little = little(run, &flight, track, d, m);
+    out.little = little(run, &flight, track, &o, m);
     let served: f64 = out
         .rows
         .iter()
@@ -371,7 +402,7 @@ pub fn analyze(
         out.ttft_path = ttft_path(&ttft, m);
     }
     out.queue_share = queue_share(&ttft, &flight, track, d, m);
-    if let Some(l) = out.little.filter(|l| !l.holds) {
+    if let Some(l) = out.little.filter(|l| l.holds == Some(false)) {
         out.notes.push(format!(
             "Little's law across the sides is off by {:+.1}% ({} readings inside the run): the server's readings may catch one moment of its loop (stats lines are written between steps, when finished requests have left and the client's next have not come), or the client's requests were not all this server's",
             (l.ratio - 1.0) * 100.0,
@@ -504,7 +535,7 @@ fn little(
     run: &Run,
     flight: &InFlight,
     track: &Track,
-    d: f64,
+    o: &align::Offset,
     m: Option<&Metrics>,
 ) -> Option<Little> {
     let (a, b) = flight.span()?;
@@ -523,19 +554,36 @@ fn little(
             let view = run.server.as_ref()?;
             let f = view.figures.iter().find(|f| f.name == "mean_e2el_ms")?;
             f.value.filter(|v| *v > 0.0).map(|ms| ms / 1000.0)
-        });
-    let expected = arrival_rate * server_e2e_s.unwrap_or(client_e2e_s);
-    let (server_in_flight, _) = server_mean(track, d, a, b)?;
+        })
+        .filter(|w| *w > 0.0);
+    // the span less its edges: a reading there may belong on either side of them
+    let edge = track.step_s.max((o.high_s - o.low_s) / 2.0 + track.stamp_s);
+    let (from, to) = if span > 4.0 * edge {
+        (a + edge, b - edge)
+    } else {
+        (a, b)
+    };
+    let (server_in_flight, _) = server_mean(track, o.offset_s, from, to)?;
+    let client_in_flight = flight.mean(from, to);
+    let expected = client_in_flight * server_e2e_s.map_or(1.0, |w| w / client_e2e_s);
+    if expected <= 0.0 {
+        return None;
+    }
     let ratio = server_in_flight / expected;
     Some(Little {
-        client_in_flight: flight.mean(a, b),
+        from,
+        to,
+        client_in_flight,
         arrival_rate,
         client_e2e_s,
         server_e2e_s,
         expected,
         server_in_flight,
         ratio,
-        holds: (ratio - 1.0).abs() <= LITTLE_TOLERANCE,
+        holds: server_e2e_s.map(|_| (ratio - 1.0).abs() <= LITTLE_TOLERANCE),
+        implied_client_path_ms: server_e2e_s
+            .is_none()
+            .then_some((1.0 - ratio) * client_e2e_s * 1000.0),
     })
 }
 
@@ -572,8 +620,8 @@ fn ttft_path(ttft_s: &[f64], m: &Metrics) -> Vec<PathAt> {
 }
 
 /// The queue's share of the client's mean TTFT: from the server's queue-time histogram
-/// where the scrapes have one, else Little's law on its queue (mean waiting ÷ arrival
-/// rate over the client's span).
+/// where the scrapes have one, else Little's law on its queue (the waiting count's
+/// integral over the run ÷ the requests sent: mean waiting ÷ arrival rate).
 fn queue_share(
     ttft_s: &[f64],
     flight: &InFlight,
@@ -592,19 +640,26 @@ fn queue_share(
     let (from, queue) = match histogram {
         Some(q) => ("queue-time histogram", q),
         None => {
+            // Little's law on the queue: the time requests spent waiting is the waiting
+            // count's integral over the run (each reading standing for its bucket, or for
+            // the interval between scrapes), shared out over the requests sent
             let (a, b) = flight.span()?;
+            let each = if track.point_s > 0.0 {
+                track.point_s
+            } else {
+                track.step_s
+            };
             let waiting: Vec<f64> = track
                 .points
                 .iter()
-                .filter(|p| p.t - d >= a && p.t + track.point_s - d <= b + track.point_s)
+                .filter(|p| p.t - d + each >= a && p.t - d <= b + each)
                 .filter_map(|p| p.waiting)
                 .collect();
             if waiting.is_empty() {
                 return None;
             }
-            let mean_waiting = waiting.iter().sum::<f64>() / waiting.len() as f64;
-            let rate = flight.len() as f64 / (b - a);
-            ("waiting ÷ arrival rate", mean_waiting / rate)
+            let waited: f64 = waiting.iter().sum::<f64>() * each;
+            ("waiting ÷ arrival rate", waited / flight.len() as f64)
         }
     };
     Some(QueueShare {
@@ -612,6 +667,7 @@ fn queue_share(
         queue_ms: queue * 1000.0,
         client_ttft_ms: client * 1000.0,
         share: queue / client,
+        upper_bound: histogram.is_none() && track.preempted > 0.0,
     })
 }
 

@@ -60,25 +60,24 @@ pub fn lines(c: &OneClock) -> Vec<String> {
         o.mismatch
     )];
     if let Some(l) = &c.little {
-        let w = match l.server_e2e_s {
-            Some(w) => format!("{w:.3} s at the server"),
-            None => format!("{:.3} s at the client, its path included", l.client_e2e_s),
+        let verdict = match (l.holds, l.implied_client_path_ms) {
+            (Some(true), _) => "holds within 5%".to_string(),
+            (Some(false), _) => "does not hold within 5%".to_string(),
+            (None, Some(p)) => format!(
+                "the server's W is not known: the gap implies a client path of {p:.1} ms per request"
+            ),
+            (None, None) => "not judged".to_string(),
+        };
+        let scale = match l.server_e2e_s {
+            Some(w) => format!(
+                " × {w:.3} s at the server ÷ {:.3} s at the client",
+                l.client_e2e_s
+            ),
+            None => String::new(),
         };
         out.push(format!(
-            "Little's law: the server's running + waiting {:.2} against λ·W {:.2} ({:.2} req/s × {w}): {:.3}, {}",
-            l.server_in_flight,
-            l.expected,
-            l.arrival_rate,
-            l.ratio,
-            if l.holds {
-                "holds within 5%"
-            } else {
-                "does not hold within 5%"
-            }
-        ));
-        out.push(format!(
-            "the client's requests in flight: {:.2} on average",
-            l.client_in_flight
+            "Little's law: the server's running + waiting {:.2} against the client's {:.2} in flight{scale} = {:.2}: {:.3}, {verdict}",
+            l.server_in_flight, l.client_in_flight, l.expected, l.ratio
         ));
     }
     if let (Some(cl), Some(sv)) = (c.client_tokens, c.server_tokens) {
@@ -91,11 +90,18 @@ pub fn lines(c: &OneClock) -> Vec<String> {
     }
     if let Some(q) = &c.queue_share {
         out.push(format!(
-            "queue: {:.1} ms of the client's mean TTFT {:.1} ms ({:.0}%), by the {}",
+            "queue: {}{:.1} ms of the client's mean TTFT {:.1} ms ({}{:.0}%), by the {}{}",
+            if q.upper_bound { "at most " } else { "" },
             q.queue_ms,
             q.client_ttft_ms,
+            if q.upper_bound { "≤ " } else { "" },
             q.share * 100.0,
-            q.from
+            q.from,
+            if q.upper_bound {
+                " (the waiting count holds preempted requests waiting again)"
+            } else {
+                ""
+            }
         ));
     }
     out

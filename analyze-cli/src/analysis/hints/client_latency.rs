@@ -4,7 +4,8 @@
 //! - `latency_queueing`: requests queued at a full batch (the server's running at its
 //!   most, requests waiting) and the queue is most of the client's TTFT there, by Little's
 //!   law on the server's queue (mean waiting × time ÷ requests sent). Its interval is the
-//!   jackknife's over the buckets: firm when the interval clears [`QUEUE_SHARE`].
+//!   jackknife's over the buckets: firm when the interval clears [`QUEUE_SHARE`], borderline
+//!   where requests were preempted (they wait again, and the waiting count holds them).
 //! - `latency_memory`: KV usage at [`KV_FULL`] or above with requests preempted.
 //! - `latency_client_path`: the client's TTFT p99 [`MOVED`]× its usual with the server
 //!   as usual over its requests' whole life (running and waiting within 10% or one request
@@ -159,7 +160,18 @@ fn queueing(c: &OneClock) -> Option<Hint> {
         action: "The client's TTFT is mostly waiting for a slot: the server runs at its cap. Raise max_num_seqs (or --max-running-requests) if KV memory allows, add replicas, or lower the client's concurrency to the cap.".into(),
     }
     .with(strength(c, queued.len(), point, QUEUE_SHARE));
-    if low < QUEUE_SHARE {
+    // requests preempted go back to the queue: the waiting count holds their waits after
+    // their first token too, and the share is at most what it says
+    let requeued = c.queue_share.is_some_and(|q| q.upper_bound)
+        || queued
+            .iter()
+            .any(|r| r.preemptions.is_some_and(|p| p > 0.0));
+    if requeued {
+        h.evidence
+            .text
+            .push_str(" (at most: the waiting count holds preempted requests waiting again)");
+    }
+    if low < QUEUE_SHARE || requeued {
         h.evidence.level = Level::Borderline;
     }
     Some(named(c, h, range(c, &queued)))
