@@ -196,9 +196,13 @@ pub fn one_clock(runs: &[crate::analysis::one_clock::OneClock]) -> PolarsResult<
         datetime(
             "ts",
             rows.iter()
-                .map(|(_, r)| (r.t * 1000.0).round() as i64)
+                .map(|(c, r)| (c.shown(r.t) * 1000.0).round() as i64)
                 .collect(),
         )?,
+        Column::new(
+            "ts_clock".into(),
+            rows.iter().map(|(c, _)| c.shown_on()).collect::<Vec<_>>(),
+        ),
         Column::new(
             "bucket_s".into(),
             rows.iter().map(|(c, _)| c.bucket_s).collect::<Vec<_>>(),

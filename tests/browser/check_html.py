@@ -37,6 +37,9 @@ DEMO = {
     "finish": {"finish reasons"},
 }
 COMPARE = {"timelines": {"c128", "c200"}, "curves": {"c128", "c200"}}
+# a benchmark run beside its server's log and scrapes: the stacked charts of each
+ONE_CLOCK = {f"clock{k}-{i}": {name} for k in (0, 1) for i, name in enumerate(
+    ["client in flight", "server running + waiting", "server waiting", "client TTFT p99"])}
 
 
 def chromium():
@@ -177,7 +180,12 @@ def main():
                         "c128=" + os.path.join(runs, "vllm-c128"),
                         "c200=" + os.path.join(runs, "vllm-c200")], check=True)
         check(browser, cmp, COMPARE, tmp)
-    print("browser: 2 passed, 0 failed")
+        sim = os.path.join(ROOT, "fixtures", "formats", "loadgen", "sim", "c16-cap8")
+        clock = os.path.join(tmp, "one-clock.html")
+        subprocess.run([tokstat, "report", "-q", "--format", "html", "-o", clock,
+                        os.path.join(sim, "server.log"), os.path.join(sim, "aiperf")], check=True)
+        check(browser, clock, ONE_CLOCK, tmp)
+    print("browser: 3 passed, 0 failed")
 
 
 if __name__ == "__main__":

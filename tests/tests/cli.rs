@@ -95,11 +95,11 @@ fn every_format_fixture_is_accounted_for() {
     // the same counts as the reviewed `.expected` files: 137 steps (11 of them from glued
     // lines and other prefixes, 7 from lines cut short, 8 from the vLLM-Ascend and
     // Tenstorrent fixtures, 12 from the vLLM iteration-details fixture; and 63 of the engine
-    // simulator's logs under loadgen/sim, 35 + 28 + 96 + 41), 33 events (16 of them incidents of the crash fixtures), 21
+    // simulator's logs under loadgen/sim, 35 + 28 + 96 + 41 + 43), 33 events (16 of them incidents of the crash fixtures), 21
     // start-up milestones (13 graphs captured, 8 weights loaded), 2 HTTP 5xx access lines,
     // 157 config pairs; and 13 incidents in the `.expected` files themselves, read as logs
     // too, which quote incident messages
-    assert_eq!((steps, events, configs), (137 + 200, 33 + 21 + 2 + 13, 157));
+    assert_eq!((steps, events, configs), (137 + 243, 33 + 21 + 2 + 13, 157));
     // a line from the wrapped, coloured, CRLF-ended vLLM fixture
     let v = recs
         .iter()

@@ -175,7 +175,7 @@ fn the_clock_offset_is_recovered_from_the_two_sides() {
         // whole-second stamps: the interval is about a second wide, and holds the truth
         assert!(o.low_s <= injected && injected <= o.high_s, "{run}: {o:?}");
         assert!(o.high_s - o.low_s <= 2.0, "{run}: {o:?}");
-        assert_eq!(o.zone_hours, -5.0, "{run}: {o:?}");
+        assert_eq!(o.zone_hours, Some(-5.0), "{run}: {o:?}");
     }
     // a client run that is not this server's
     let got = offset(&client_requests("c4-cap8"), &readings("c16-cap8"), 1.0, 1.0);
@@ -483,4 +483,79 @@ fn guidellm_lines_up_with_the_log() {
         "{implied} against {true_path}"
     );
     assert!(hint_ids(&r).contains(&("latency_queueing".into(), "firm".into())));
+}
+
+/// inference-perf 0.7.0 (PyPI) at a constant 12 then 30 requests/s on the simulator's 8
+/// slots (capacity about 24/s): its per-request times are `perf_counter`'s, a monotonic
+/// clock with no date, yet the data line it up with the log all the same. The truth gives
+/// the true offset: each request's true arrival less its client send time (a constant, the
+/// machine's boot time in Unix seconds, to a few ms), plus the server clock's −17,992.7 s.
+/// It is recovered within one stats interval, no zone is claimed, the times are shown on
+/// the server's clock, and queueing is named where TTFT rose in the second stage.
+#[test]
+fn inference_perfs_monotonic_clock_lines_up_with_the_log() {
+    let t = truth("ip-rate12-30");
+    let mut arrivals: Vec<f64> = t.iter().map(|x| x["arrival"].as_f64().unwrap()).collect();
+    arrivals.sort_by(f64::total_cmp);
+    let path = fixture(
+        "formats/loadgen/sim/ip-rate12-30/inference-perf/per_request_lifecycle_metrics.json.zst",
+    );
+    let rows: Value =
+        serde_json::from_slice(&zstd::decode_all(&std::fs::read(path).unwrap()[..]).unwrap())
+            .unwrap();
+    let mut sent: Vec<f64> = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["start_time"].as_f64().unwrap())
+        .collect();
+    sent.sort_by(f64::total_cmp);
+    assert_eq!(sent.len(), arrivals.len());
+    let mut gaps: Vec<f64> = arrivals.iter().zip(&sent).map(|(a, s)| a - s).collect();
+    gaps.sort_by(f64::total_cmp);
+    assert!(
+        gaps[gaps.len() - 1] - gaps[0] < 0.05,
+        "the client's clock runs at the truth's"
+    );
+    let truth_offset = gaps[gaps.len() / 2] - 17_992.7;
+    let r = report_of(&["ip-rate12-30/server.log", "ip-rate12-30/inference-perf"]);
+    let c = one_clock(&r, "server log");
+    assert_eq!(c["tool"], "inference-perf");
+    assert_eq!(c["client_clock"], "monotonic");
+    let o = &c["alignment"]["aligned"];
+    assert!(
+        (f(&o["offset_s"]) - truth_offset).abs() <= 1.0,
+        "{o} against {truth_offset}"
+    );
+    assert!(
+        f(&o["low_s"]) <= truth_offset && truth_offset <= f(&o["high_s"]),
+        "{o}"
+    );
+    assert!(o["zone_hours"].is_null() && o["skew_s"].is_null());
+    let h = r["hints"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|h| h["id"] == "latency_queueing")
+        .expect("queueing named");
+    assert_eq!(h["evidence"]["level"], "firm");
+    assert!(f(&h["evidence"]["ttft_p99_ms"]) > 1000.0);
+    assert!(f(&h["evidence"]["ttft_p99_elsewhere_ms"]) < 100.0);
+    // shown on the server's clock: the log's date, not 1970's
+    assert!(h["evidence"]["from"]
+        .as_str()
+        .unwrap()
+        .starts_with("2026-12-06T21:06"));
+    let share = f(&c["queue_share"]["share"]);
+    let client_ttft = f(&r["bench_runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["requests"].as_u64() == Some(420))
+        .unwrap()["ttft_ms"]["mean"]);
+    let true_share = mean(&t, |x| x["queue_s"].as_f64().unwrap()) * 1000.0 / client_ttft;
+    assert!(
+        (share - true_share).abs() / true_share < 0.05,
+        "{share} {true_share}"
+    );
 }

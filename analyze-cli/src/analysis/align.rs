@@ -56,9 +56,10 @@ pub struct Offset {
     pub offset_s: f64,
     pub low_s: f64,
     pub high_s: f64,
-    /// The offset as a timezone's whole quarter hours plus seconds of skew.
-    pub zone_hours: f64,
-    pub skew_s: f64,
+    /// The offset as a timezone's whole quarter hours plus seconds of skew (null where the
+    /// client's clock is not Unix time: a monotonic clock has no zone).
+    pub zone_hours: Option<f64>,
+    pub skew_s: Option<f64>,
     /// The mean |client − server| in-flight count at the best offset, and over how many
     /// server readings.
     pub mismatch: f64,
@@ -292,8 +293,8 @@ pub fn offset(requests: &[(f64, f64)], server: &[Reading], step_s: f64, stamp_s:
         offset_s: best,
         low_s: low,
         high_s: high,
-        zone_hours,
-        skew_s: best - zone_hours * 3600.0,
+        zone_hours: Some(zone_hours),
+        skew_s: Some(best - zone_hours * 3600.0),
         mismatch: least,
         readings: server.len(),
     })
@@ -336,8 +337,8 @@ mod tests {
         };
         assert!((o.offset_s - injected).abs() <= 1.0, "{o:?}");
         assert!(o.low_s <= injected && injected <= o.high_s, "{o:?}");
-        assert_eq!(o.zone_hours, 5.0);
-        assert!((o.skew_s - 7.3).abs() <= 1.0);
+        assert_eq!(o.zone_hours, Some(5.0));
+        assert!((o.skew_s.unwrap() - 7.3).abs() <= 1.0);
     }
 
     #[test]
@@ -403,7 +404,7 @@ mod tests {
         };
         assert!((o.offset_s - injected).abs() <= 10.0, "{o:?}");
         assert!(o.low_s <= injected && injected <= o.high_s, "{o:?}");
-        assert_eq!(o.zone_hours, -8.0);
+        assert_eq!(o.zone_hours, Some(-8.0));
     }
 
     #[test]

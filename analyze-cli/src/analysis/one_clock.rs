@@ -63,7 +63,8 @@ pub struct Point {
 /// One bucket of the run on the client's clock.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct ClockRow {
-    /// Its start, Unix seconds on the client's clock (the server's is `t + offset`).
+    /// Its start on the client's clock, s (Unix time, or a monotonic clock's: see
+    /// [`OneClock::client_clock`]); the server's is `t + offset`.
     pub t: f64,
     /// Requests sent, answered and failed inside it.
     pub starts: u64,
@@ -162,6 +163,10 @@ pub struct OneClock {
     pub tool: &'static str,
     /// The server's side: `server log` or `scrapes`.
     pub server: &'static str,
+    /// The client's clock: `unix` (AIPerf, GuideLLM), or `monotonic` (inference-perf's
+    /// `perf_counter`: the offset maps it onto the server's, and times are shown on the
+    /// server's clock, [`OneClock::shown`]).
+    pub client_clock: &'static str,
     pub alignment: Alignment,
     /// The buckets' length, seconds.
     pub bucket_s: f64,
@@ -177,11 +182,28 @@ pub struct OneClock {
     pub notes: Vec<String>,
 }
 
-/// A client run's requests with send and end times on the Unix clock: `(sent, ended)`.
-fn client_times(run: &Run) -> Vec<(f64, f64)> {
-    if !run.epoch {
-        return Vec::new();
+impl OneClock {
+    /// A time of the client's clock on the clock its times are shown on: the client's own
+    /// where it is Unix time, else the server's.
+    pub fn shown(&self, t: f64) -> f64 {
+        match (self.client_clock, self.alignment.offset()) {
+            ("monotonic", Some(o)) => t + o.offset_s,
+            _ => t,
+        }
     }
+
+    /// Which clock [`OneClock::shown`] gives: `client` or `server`.
+    pub fn shown_on(&self) -> &'static str {
+        if self.client_clock == "monotonic" {
+            "server"
+        } else {
+            "client"
+        }
+    }
+}
+
+/// A client run's requests with send and end times, on its clock: `(sent, ended)`.
+fn client_times(run: &Run) -> Vec<(f64, f64)> {
     run.requests
         .iter()
         .filter_map(|q| {
@@ -331,11 +353,17 @@ pub fn analyze(
     if times.is_empty() {
         return None;
     }
-    let alignment = align::offset(&times, &track.readings, track.step_s, track.stamp_s);
+    let mut alignment = align::offset(&times, &track.readings, track.step_s, track.stamp_s);
+    if let (false, Alignment::Aligned(o)) = (run.epoch, &mut alignment) {
+        // a monotonic clock has no zone
+        o.zone_hours = None;
+        o.skew_s = None;
+    }
     let mut out = OneClock {
         run: run.name.clone(),
         tool,
         server: track.source,
+        client_clock: if run.epoch { "unix" } else { "monotonic" },
         alignment,
         bucket_s: 0.0,
         rows: Vec::new(),

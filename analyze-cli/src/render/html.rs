@@ -951,7 +951,7 @@ fn overlay(
 /// series stacked on one time axis (seconds since the first bucket, the client's clock).
 fn one_clock(b: &mut String, r: &Report) {
     use super::one_clock as oc;
-    for c in &r.one_clock {
+    for (ci, c) in r.one_clock.iter().enumerate() {
         let _ = write!(b, "<section><h2>{}</h2><ul>", esc(&oc::head(c)));
         for l in oc::lines(c) {
             let _ = write!(b, "<li>{}</li>", esc(&l));
@@ -965,10 +965,10 @@ fn one_clock(b: &mut String, r: &Report) {
             b.push_str(&table(&oc::PATH_COLUMNS, &rows));
         }
         let end = c.rows.len() as f64 * c.bucket_s;
-        let start = c.rows.first().map_or(0.0, |r| r.t);
+        let start = c.rows.first().map_or(0.0, |r| c.shown(r.t));
         for (k, s) in oc::series(c).iter().enumerate() {
             let ymax = s.values.iter().flatten().copied().fold(0.0, f64::max);
-            let mut chart = Chart::new(&format!("one-clock-{k}"), (0.0, end), ymax)
+            let mut chart = Chart::new(&format!("clock{ci}-{k}"), (0.0, end), ymax)
                 .time_axis()
                 .height(140.0);
             let pts: Vec<(f64, Option<f64>)> = s
@@ -986,7 +986,11 @@ fn one_clock(b: &mut String, r: &Report) {
                     .collect::<String>()
             };
             b.push_str(&chart.finish(
-                "client clock (UTC)",
+                if c.shown_on() == "client" {
+                    "client clock (UTC)"
+                } else {
+                    "server clock (as logged)"
+                },
                 s.unit,
                 &label,
                 &[(s.name, PALETTE[k % PALETTE.len()])],

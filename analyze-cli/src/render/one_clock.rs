@@ -44,18 +44,26 @@ pub fn lines(c: &OneClock) -> Vec<String> {
     } else {
         format!("{}'s", c.server)
     };
-    let zone = if o.zone_hours == 0.0 {
-        0.0
+    let split = match (o.zone_hours, o.skew_s) {
+        (Some(z), Some(k)) => format!(
+            ": {:+} h of zone, {k:+.d$} s of skew",
+            if z == 0.0 { 0.0 } else { z }
+        ),
+        _ => {
+            " from the client's monotonic clock: no zone to tell; times below on the server's clock"
+                .into()
+        }
+    };
+    // (a monotonic clock's offset is no length of time to read in hours)
+    let offset = if o.zone_hours.is_some() {
+        hms(o.offset_s)
     } else {
-        o.zone_hours
+        format!("{:+.d$} s", o.offset_s)
     };
     let mut out = vec![format!(
-        "offset: the {owner} clock is {} from the client's (interval {:.d$} … {:.d$} s: {:+} h of zone, {:+.d$} s of skew), from {} readings {:.2} requests apart on average",
-        hms(o.offset_s),
+        "offset: the {owner} clock is {offset} from the client's (interval {:.d$} … {:.d$} s{split}), from {} readings {:.2} requests apart on average",
         o.low_s,
         o.high_s,
-        zone,
-        o.skew_s,
         o.readings,
         o.mismatch
     )];
@@ -180,10 +188,10 @@ pub fn series(c: &OneClock) -> Vec<Series> {
     out
 }
 
-/// The buckets' first start and last end, as times on the client's clock.
+/// The buckets' first start and last end, as times of the clock they are shown on.
 pub fn span(c: &OneClock) -> Option<(String, String)> {
-    let first = c.rows.first()?.t;
-    let last = c.rows.last()?.t + c.bucket_s;
+    let first = c.shown(c.rows.first()?.t);
+    let last = c.shown(c.rows.last()?.t) + c.bucket_s;
     let at = |t: f64| Ts((t * 1000.0).round() as i64).to_string();
     Some((at(first), at(last)))
 }
@@ -225,7 +233,11 @@ pub fn stacked(c: &OneClock) -> Vec<String> {
         .collect();
     if let Some((a, b)) = span(c) {
         let n = c.rows.len();
-        let axis = format!("{a} … {b} (client clock, UTC)");
+        let axis = if c.shown_on() == "client" {
+            format!("{a} … {b} (client clock, UTC)")
+        } else {
+            format!("{a} … {b} (server clock, as logged)")
+        };
         out.push(format!(
             "{:<w$} └{}┘ {} buckets of {} s",
             "",

@@ -45,10 +45,17 @@ fn median(mut v: Vec<f64>) -> Option<f64> {
     Some(crate::analysis::quantile::quantile(&v, 0.5))
 }
 
-/// The rows' time range on the client's clock, ms.
+/// The rows' time range on the clock they are shown on ([`OneClock::shown`]), ms.
 fn range(c: &OneClock, rows: &[&ClockRow]) -> Option<(i64, i64)> {
-    let a = rows.iter().map(|r| r.t).fold(f64::INFINITY, f64::min);
-    let b = rows.iter().map(|r| r.t).fold(f64::NEG_INFINITY, f64::max) + c.bucket_s;
+    let a = rows
+        .iter()
+        .map(|r| c.shown(r.t))
+        .fold(f64::INFINITY, f64::min);
+    let b = rows
+        .iter()
+        .map(|r| c.shown(r.t))
+        .fold(f64::NEG_INFINITY, f64::max)
+        + c.bucket_s;
     a.is_finite()
         .then(|| ((a * 1000.0).round() as i64, (b * 1000.0).round() as i64))
 }
@@ -333,12 +340,13 @@ mod tests {
             run: "r".into(),
             tool: "AIPerf",
             server: "scrapes",
+            client_clock: "unix",
             alignment: Alignment::Aligned(Offset {
                 offset_s: 0.0,
                 low_s: 0.0,
                 high_s: 0.0,
-                zone_hours: 0.0,
-                skew_s: 0.0,
+                zone_hours: Some(0.0),
+                skew_s: Some(0.0),
                 mismatch: 0.1,
                 readings: 12,
             }),
