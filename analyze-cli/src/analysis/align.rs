@@ -24,6 +24,9 @@ const AS_WELL_READINGS: f64 = 2.0;
 /// The fine search's step, seconds.
 const FINE_S: f64 = 0.05;
 
+/// The most offsets one scan weighs.
+const MAX_STEPS: usize = 20_000;
+
 /// One server reading: the stamps of the lines (or scrapes) it averages, by the server's
 /// clock (seconds), how many there are, and their mean requests in flight (running +
 /// waiting). One line is a reading with `t == to` and `lines == 1`; a time cell of a long
@@ -157,13 +160,19 @@ impl InFlight {
     }
 
     /// The count as a reading sees it with the server's clock `offset` ahead: at its one
-    /// stamp, or at as many evenly spaced times over its stamps as it has lines.
+    /// stamp, at each of a few lines' evenly spaced stamps, or for many lines the mean
+    /// over the time they stand for (each line the middle of its share: the same mean to
+    /// within one line's worth, in one look-up rather than one per line).
     fn seen(&self, r: &Reading, offset: f64) -> f64 {
         let n = r.lines.max(1);
         if n == 1 || r.to <= r.t {
             return self.at(r.t - offset);
         }
         let step = (r.to - r.t) / f64::from(n - 1);
+        if n > 4 {
+            let (a, b) = (r.t - step / 2.0 - offset, r.to + step / 2.0 - offset);
+            return self.mean(a, b);
+        }
         (0..n)
             .map(|k| self.at(r.t + f64::from(k) * step - offset))
             .sum::<f64>()
@@ -178,6 +187,14 @@ impl InFlight {
             .sum::<f64>()
             / server.len() as f64
     }
+}
+
+/// Why two sides are not lined up: their counts are `least` apart at best, against
+/// `mean_busy` in flight.
+fn refused_apart(least: f64, mean_busy: f64) -> Alignment {
+    Alignment::Refused(format!(
+        "the client's requests in flight and the server's running + waiting do not agree under any offset (at best {least:.2} requests apart on average, against {mean_busy:.2} in flight): not one run's two sides (another day's run, another server, or a server that also served other clients or runs in what was read: give it the log or scrapes of this run's window), so they are not lined up"
+    ))
 }
 
 /// The offset between the client's requests (`(sent, ended)`, Unix seconds) and the
@@ -216,14 +233,27 @@ pub fn offset(requests: &[(f64, f64)], server: &[Reading], step_s: f64, stamp_s:
     }
     let (c_first, c_last) = flight.span().expect("two requests");
     let span = c_last - c_first;
-    let s_first = server.iter().map(|r| r.t).fold(f64::INFINITY, f64::min);
-    let s_last = server
+    // the offsets under which some busy reading falls inside the client's span (padded by
+    // a reading's length): under any other, the client's busy time meets an idle server
+    // and the counts cannot agree, so only these are searched
+    let pad = step_s.max(FINE_S);
+    let mut windows: Vec<(f64, f64)> = server
         .iter()
-        .map(|r| r.to)
-        .fold(f64::NEG_INFINITY, f64::max);
-    // every offset that overlaps the two spans
-    let (from, to) = (s_first - c_last - span, s_last - c_first + span);
-    let coarse = (step_s / 2.0).max(FINE_S);
+        .filter(|r| r.in_flight > 0.0)
+        .map(|r| (r.t - c_last - pad, r.to - c_first + pad))
+        .collect();
+    windows.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let mut merged: Vec<(f64, f64)> = Vec::new();
+    for w in windows {
+        match merged.last_mut() {
+            Some(m) if w.0 <= m.1 => m.1 = m.1.max(w.1),
+            _ => merged.push(w),
+        }
+    }
+    let searched: f64 = merged.iter().map(|w| w.1 - w.0).sum();
+    // (at most MAX_STEPS offsets a scan: a long log against a long run is searched as
+    // coarsely as that asks, then finer around the best)
+    let coarse = (step_s / 2.0).max(FINE_S).max(searched / MAX_STEPS as f64);
     let scan = |from: f64, step: f64, n: usize| -> Vec<(f64, f64)> {
         (0..=n)
             .map(|k| {
@@ -237,8 +267,17 @@ pub fn offset(requests: &[(f64, f64)], server: &[Reading], step_s: f64, stamp_s:
             .min_by(|a, b| a.1.total_cmp(&b.1))
             .expect("one step at least")
     };
-    let scores = scan(from, coarse, ((to - from) / coarse).ceil() as usize);
-    let (mut rough, _) = best_of(&scores);
+    let scores: Vec<(f64, f64)> = merged
+        .iter()
+        .flat_map(|w| scan(w.0, coarse, ((w.1 - w.0) / coarse).ceil() as usize))
+        .collect();
+    let (mut rough, rough_least) = best_of(&scores);
+    let mean_busy = busy.iter().sum::<f64>() / busy.len() as f64;
+    // far from agreeing even at the coarse best (another run's two sides): the finer
+    // searches could not bring it within reach
+    if rough_least > 2.0 * MISMATCH_SHARE * mean_busy {
+        return refused_apart(rough_least, mean_busy);
+    }
     // finer and finer around it
     let mut step = coarse;
     while step / 10.0 >= FINE_S {
@@ -246,14 +285,16 @@ pub fn offset(requests: &[(f64, f64)], server: &[Reading], step_s: f64, stamp_s:
         (rough, _) = best_of(&scan(rough - 2.0 * step, finer, 40));
         step = finer;
     }
-    // the offsets that agree as well, at the finest step: widened until they end inside
+    // the offsets that agree as well, at the finest step (or as fine as MAX_STEPS allows
+    // over the reach): widened until they end inside it
     let tol = AS_WELL_READINGS / server.len() as f64;
     let mut reach = 2.0 * coarse;
     let (least, low, high) = loop {
+        let fine_s = FINE_S.max(2.0 * reach / MAX_STEPS as f64);
         let fine = scan(
             rough - reach,
-            FINE_S,
-            (2.0 * reach / FINE_S).round() as usize,
+            fine_s,
+            (2.0 * reach / fine_s).round() as usize,
         );
         let least = fine.iter().map(|f| f.1).fold(f64::INFINITY, f64::min);
         let within: Vec<f64> = fine
@@ -263,18 +304,15 @@ pub fn offset(requests: &[(f64, f64)], server: &[Reading], step_s: f64, stamp_s:
             .collect();
         let low = within.iter().copied().fold(f64::INFINITY, f64::min);
         let high = within.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        let inside = low > rough - reach + FINE_S / 2.0 && high < rough + reach - FINE_S / 2.0;
+        let inside = low > rough - reach + fine_s / 2.0 && high < rough + reach - fine_s / 2.0;
         if inside || reach > 8.0 * coarse.max(span) {
             break (least, low, high + stamp_s.max(0.0));
         }
         reach *= 2.0;
     };
     let best = (low + high) / 2.0;
-    let mean_busy = busy.iter().sum::<f64>() / busy.len() as f64;
     if least > MISMATCH_SHARE * mean_busy {
-        return Alignment::Refused(format!(
-            "the client's requests in flight and the server's running + waiting do not agree under any offset (at best {least:.2} requests apart on average, against {mean_busy:.2} in flight): not one run's two sides (another day's or another server's), so they are not lined up"
-        ));
+        return refused_apart(least, mean_busy);
     }
     // a second offset, away from the best's interval by more than two readings, that
     // agrees as well

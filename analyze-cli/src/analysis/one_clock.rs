@@ -712,11 +712,14 @@ pub fn all(
         tracks.extend(log_track(instances, server));
         tracks.extend(m.and_then(scrape_track));
     }
-    let mut out = Vec::new();
-    for (run, tool) in runs {
-        for t in &tracks {
-            out.extend(analyze(run, tool, t, m));
-        }
-    }
-    out
+    // each pair on its own core: a folder of many runs beside one log is many searches
+    use rayon::prelude::*;
+    let pairs: Vec<(&(&Run, &'static str), &Track)> = runs
+        .iter()
+        .flat_map(|r| tracks.iter().map(move |t| (r, t)))
+        .collect();
+    pairs
+        .par_iter()
+        .filter_map(|((run, tool), t)| analyze(run, tool, t, m))
+        .collect()
 }

@@ -951,7 +951,7 @@ fn overlay(
 /// series stacked on one time axis (seconds since the first bucket, the client's clock).
 fn one_clock(b: &mut String, r: &Report) {
     use super::one_clock as oc;
-    for (ci, c) in r.one_clock.iter().enumerate() {
+    for (ci, c) in oc::aligned(r).enumerate() {
         let _ = write!(b, "<section><h2>{}</h2><ul>", esc(&oc::head(c)));
         for l in oc::lines(c) {
             let _ = write!(b, "<li>{}</li>", esc(&l));
@@ -1005,5 +1005,13 @@ fn one_clock(b: &mut String, r: &Report) {
             b.push_str("</ul>");
         }
         b.push_str("</section>");
+    }
+    let refused = oc::refused(r);
+    if !refused.is_empty() {
+        let _ = write!(b, "<section><h2>{}</h2><ul>", esc(oc::REFUSED_HEAD));
+        for l in refused {
+            let _ = write!(b, "<li>{}</li>", esc(&l));
+        }
+        b.push_str("</ul></section>");
     }
 }

@@ -504,7 +504,7 @@ fn write_bench_runs(out: &mut dyn Write, r: &Report) -> io::Result<()> {
 /// block: blocks of one width line up there).
 fn write_one_clock(out: &mut dyn Write, r: &Report) -> io::Result<()> {
     use super::one_clock as oc;
-    for c in &r.one_clock {
+    for c in oc::aligned(r) {
         writeln!(out, "### {}\n", oc::head(c))?;
         for l in oc::lines(c) {
             writeln!(out, "- {l}")?;
@@ -527,6 +527,14 @@ fn write_one_clock(out: &mut dyn Write, r: &Report) -> io::Result<()> {
         }
         for n in oc::notes(c) {
             writeln!(out, "- {n}")?;
+        }
+        writeln!(out)?;
+    }
+    let refused = oc::refused(r);
+    if !refused.is_empty() {
+        writeln!(out, "### {}\n", oc::REFUSED_HEAD)?;
+        for l in refused {
+            writeln!(out, "- {l}")?;
         }
         writeln!(out)?;
     }

@@ -28,6 +28,31 @@ fn hms(s: f64) -> String {
     }
 }
 
+/// The runs lined up with a server's side: a section each.
+pub fn aligned(r: &crate::report::Report) -> impl Iterator<Item = &OneClock> {
+    r.one_clock
+        .iter()
+        .filter(|c| c.alignment.offset().is_some())
+}
+
+/// The heading of the runs not lined up, and a line each with why (a folder of many runs
+/// beside one server's log is many refusals: one line each, not a section).
+pub const REFUSED_HEAD: &str = "Not on one clock (the two sides were not lined up)";
+
+/// A line per run not lined up with a server's side: who, and why.
+pub fn refused(r: &crate::report::Report) -> Vec<String> {
+    r.one_clock
+        .iter()
+        .filter_map(|c| match &c.alignment {
+            crate::analysis::align::Alignment::Refused(why) => Some(format!(
+                "{} run '{}' and the {}: {why}",
+                c.tool, c.run, c.server
+            )),
+            _ => None,
+        })
+        .collect()
+}
+
 /// The section's lines: the alignment, then (aligned) the checks across the sides.
 pub fn lines(c: &OneClock) -> Vec<String> {
     let Some(o) = c.alignment.offset() else {

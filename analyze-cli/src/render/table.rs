@@ -798,7 +798,7 @@ fn write_runs(out: &mut dyn Write, runs: &[RunReport]) -> io::Result<()> {
 /// client path per quantile, and the series stacked on one time axis.
 fn write_one_clock(out: &mut dyn Write, r: &Report) -> io::Result<()> {
     use super::one_clock as oc;
-    for c in &r.one_clock {
+    for c in oc::aligned(r) {
         writeln!(out, "{}", oc::head(c))?;
         for l in oc::lines(c) {
             writeln!(out, "  {l}")?;
@@ -816,6 +816,14 @@ fn write_one_clock(out: &mut dyn Write, r: &Report) -> io::Result<()> {
         }
         for n in oc::notes(c) {
             writeln!(out, "  {n}")?;
+        }
+        writeln!(out)?;
+    }
+    let refused = oc::refused(r);
+    if !refused.is_empty() {
+        writeln!(out, "{}", oc::REFUSED_HEAD)?;
+        for l in refused {
+            writeln!(out, "  {l}")?;
         }
         writeln!(out)?;
     }
