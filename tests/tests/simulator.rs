@@ -559,3 +559,37 @@ fn inference_perfs_monotonic_clock_lines_up_with_the_log() {
         "{share} {true_share}"
     );
 }
+
+/// Every load generator fixture read at once (42 runs, five simulator logs, AIPerf's and
+/// Prometheus' scrapes, the mock server's runs): no run is lined up at an offset that is
+/// not its own. Every reading weighs, so a run beside a log that also holds other runs is
+/// refused (with why), never matched to a stretch that merely looks like it.
+#[test]
+fn a_folder_of_many_runs_aligns_none_falsely() {
+    let (code, out, err) = tokstat(&[
+        "report",
+        "--format",
+        "json",
+        "--year",
+        "2026",
+        &fixture("formats/loadgen"),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let r: Value = serde_json::from_str(&out).unwrap();
+    let all = r["one_clock"].as_array().unwrap();
+    assert!(all.len() >= 40, "{}", all.len());
+    for c in all {
+        if let Some(o) = c["alignment"].get("aligned") {
+            let d = f(&o["offset_s"]);
+            let own = if c["server"] == "scrapes" {
+                d.abs() <= 1.0
+            } else {
+                (d + 17_992.7).abs() <= 1.0
+            };
+            assert!(own, "{} beside the {}: {o}", c["run"], c["server"]);
+        } else {
+            let why = c["alignment"]["refused"].as_str().unwrap();
+            assert!(!why.is_empty());
+        }
+    }
+}
