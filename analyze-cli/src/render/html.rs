@@ -628,12 +628,8 @@ fn bench_runs(b: &mut String, r: &Report) {
             let _ = write!(b, "<p>{}</p>", esc(super::RECOMPUTED_NOTE));
         }
         let mut notes = Vec::new();
-        if super::bench_notes(&mut notes, &r.bench_runs, "").is_ok() && !notes.is_empty() {
-            b.push_str("<ul class=\"notes\">");
-            for line in String::from_utf8_lossy(&notes).lines() {
-                let _ = write!(b, "<li>{}</li>", esc(line));
-            }
-            b.push_str("</ul>");
+        if super::bench_notes(&mut notes, &r.bench_runs, "").is_ok() {
+            notes_list(b, String::from_utf8_lossy(&notes).lines());
         }
         for run in &r.bench_runs {
             if let Some((head, rows, notes)) = super::server_side(run) {
@@ -643,17 +639,24 @@ fn bench_runs(b: &mut String, r: &Report) {
                     .map(|row| row.iter().map(|v| esc(v)).collect())
                     .collect();
                 b.push_str(&table(&super::SERVER_SIDE_COLUMNS, &rows));
-                if !notes.is_empty() {
-                    b.push_str("<ul class=\"notes\">");
-                    for n in notes {
-                        let _ = write!(b, "<li>{}</li>", esc(&n));
-                    }
-                    b.push_str("</ul>");
-                }
+                notes_list(b, notes.iter().map(String::as_str));
             }
         }
         b.push_str("</section>");
     }
+}
+
+/// A list of notes (nothing for none).
+fn notes_list<'a>(b: &mut String, notes: impl Iterator<Item = &'a str>) {
+    let mut notes = notes.peekable();
+    if notes.peek().is_none() {
+        return;
+    }
+    b.push_str("<ul class=\"notes\">");
+    for n in notes {
+        let _ = write!(b, "<li>{}</li>", esc(n));
+    }
+    b.push_str("</ul>");
 }
 
 fn lifecycle(b: &mut String, r: &Report) {
@@ -996,14 +999,7 @@ fn one_clock(b: &mut String, r: &Report) {
                 &[(s.name, PALETTE[k % PALETTE.len()])],
             ));
         }
-        let notes = oc::notes(c);
-        if !notes.is_empty() {
-            b.push_str("<ul class=\"notes\">");
-            for n in notes {
-                let _ = write!(b, "<li>{}</li>", esc(&n));
-            }
-            b.push_str("</ul>");
-        }
+        notes_list(b, oc::notes(c).iter().map(String::as_str));
         b.push_str("</section>");
     }
     let refused = oc::refused(r);
