@@ -1,6 +1,7 @@
 //! The end-to-end tests of the tokstat CLI over fixtures, one module per subject, in one
 //! test binary (linked once: each binary links polars).
 
+mod a_a;
 mod accounting;
 mod bad_input;
 mod cli;

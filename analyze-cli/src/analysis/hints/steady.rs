@@ -102,6 +102,9 @@ pub fn hints(i: &Inputs<'_>) -> Vec<Hint> {
         let cap = configured_cap(seg);
         let mut pinned = Vec::new();
         let mut below = Vec::new();
+        // instances whose mean running straddles the client-bound threshold: its 95%
+        // interval (the buckets' effective sample size) holds BELOW_CAP × cap
+        let mut straddling = Vec::new();
         for (name, v) in &rows {
             let max_seen = v.iter().map(|b| b.running).fold(0.0, f64::max);
             let c = cap.unwrap_or(max_seen);
@@ -112,10 +115,16 @@ pub fn hints(i: &Inputs<'_>) -> Vec<Hint> {
             let q = field(v, |b| b.waiting);
             let kv = share(v, |b| b.kv_usage >= KV_FULL);
             let run = field(v, |b| b.running);
+            let half = running_half_width(v);
             if at >= MOST && q >= QUEUE_EMPTY && kv < MOST {
                 pinned.push((*name, run, q, c));
-            } else if cap.is_some() && run < BELOW_CAP * c && q < QUEUE_EMPTY && kv < MOST {
-                below.push((*name, run));
+            } else if cap.is_some() && q < QUEUE_EMPTY && kv < MOST {
+                let t = BELOW_CAP * c;
+                if run + half < t {
+                    below.push((*name, run));
+                } else if run - half < t {
+                    straddling.push((*name, run));
+                }
             }
         }
         // only on a window tested steady: a drifting window's rate moves with time, not
@@ -146,18 +155,35 @@ pub fn hints(i: &Inputs<'_>) -> Vec<Hint> {
                 ),
                 action: format!("The batch is capped while KV cache is free and requests wait: raise {key} (the curve shows how much throughput more concurrency still adds)."),
             });
-        } else if !below.is_empty() && below.len() * 2 >= rows.len() && saturated.is_none() {
-            let run = mean(&below.iter().map(|p| p.1).collect::<Vec<_>>());
-            out.push(Hint {
+        } else if saturated.is_none()
+            && (!below.is_empty() || !straddling.is_empty())
+            && (below.len() + straddling.len()) * 2 >= rows.len()
+        {
+            // firm where the instances firmly below are half or more; borderline where only
+            // those whose interval holds the threshold make up the half
+            let firm = below.len() * 2 >= rows.len();
+            let all_below: Vec<(&str, f64)> = below.iter().chain(&straddling).copied().collect();
+            let run = mean(&all_below.iter().map(|p| p.1).collect::<Vec<_>>());
+            let mut h = Hint {
                 id: "client_bound",
                 severity: Severity::Warning,
                 evidence: evidence(
                     format!("{}running averages {:.1} of a possible {} with an empty queue ({:.2} waiting)", label(seg), run, cap.unwrap_or(0.0), queue),
                     range,
-                    &[("running_mean", fig(run)), ("cap", fig(cap)), ("waiting_mean", fig(queue))],
+                    &[("running_mean", fig(run)), ("cap", fig(cap)), ("waiting_mean", fig(queue)), ("instances_straddling", fig(straddling.len()))],
                 ),
                 action: "The server waits for work: send more concurrent requests (raise the client's concurrency / worker count).".into(),
-            });
+            };
+            if !firm {
+                h.evidence.level = Level::Borderline;
+                h.evidence.text.push_str(&format!(
+                    "; borderline: {} of {} instance(s) hold {} of the cap within their running's 95% interval",
+                    straddling.len(),
+                    rows.len(),
+                    pct(BELOW_CAP)
+                ));
+            }
+            out.push(h);
         }
         if let Some(k) = saturated {
             out.push(saturated_hint(&label(seg), k, mean_running(&rows), range));
@@ -298,6 +324,17 @@ fn share(v: &[&Bucket], f: impl Fn(&Bucket) -> bool) -> f64 {
 
 fn field(v: &[&Bucket], f: impl Fn(&Bucket) -> f64) -> f64 {
     mean(&v.iter().map(|b| f(b)).collect::<Vec<_>>())
+}
+
+/// Half the 95% interval of an instance's mean running over its steady buckets (their
+/// persistence sets the effective sample size; 0 below 3 buckets).
+fn running_half_width(v: &[&Bucket]) -> f64 {
+    let r: Vec<f64> = v
+        .iter()
+        .map(|b| b.running)
+        .filter(|x| x.is_finite())
+        .collect();
+    crate::analysis::statistics::mean_half_width(&r).unwrap_or(0.0)
 }
 
 fn mean_running(rows: &[(&str, Vec<&Bucket>)]) -> f64 {
