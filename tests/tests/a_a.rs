@@ -97,6 +97,10 @@ fn configurations() -> Vec<Configuration> {
             "imbalance near: a GPU 1.36x slower",
             Box::new(|s| two(s, 7200.0, 64, 1.36)),
         ),
+        (
+            "imbalance at the threshold: a GPU 1.353x slower",
+            Box::new(|s| two(s, 7200.0, 64, 1.353)),
+        ),
     ]
 }
 

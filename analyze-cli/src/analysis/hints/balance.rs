@@ -3,7 +3,7 @@
 //! than its peers.
 
 use super::steady::MIN_LINES;
-use super::vocabulary::{evidence, fig, pct, Figure, Hint, Inputs, Off, Severity, Strength};
+use super::vocabulary::{evidence, fig, pct, Figure, Hint, Inputs, Level, Off, Severity, Strength};
 use crate::analysis::server::IMBALANCE;
 
 /// Generated tokens (over the window, else since start) a rank needs for its share to say
@@ -24,8 +24,23 @@ pub fn hints(i: &Inputs<'_>) -> Vec<Hint> {
         .map(|(a, b)| (b - a) as f64 / 1000.0)
         .sum();
     let enough = lines >= MIN_LINES * s.instances.len() as u64;
-    let off: Vec<_> = s.instances.iter().filter(|r| r.imbalanced).collect();
+    // beyond the threshold over the rate's whole interval: firm; over part of it:
+    // borderline (the point value may be on either side)
+    // (against a median of two instances or more that generated)
+    let compared = s.instances.iter().filter(|r| r.gen_tps > 0.0).count() >= 2;
+    let off: Vec<_> = s
+        .instances
+        .iter()
+        .filter(|r| compared && r.gen_tps > 0.0 && r.beyond_imbalance().is_some())
+        .collect();
+    let firm = off.iter().any(|r| r.beyond_imbalance() == Some(true));
     if !off.is_empty() && enough {
+        // (a firm hint names the instances beyond at their point value)
+        let off: Vec<_> = if firm {
+            off.iter().copied().filter(|r| r.imbalanced).collect()
+        } else {
+            off.clone()
+        };
         let worst = off.iter().map(|r| r.vs_median.abs()).fold(0.0, f64::max);
         let names: Vec<String> = off
             .iter()
@@ -42,6 +57,21 @@ pub fn hints(i: &Inputs<'_>) -> Vec<Hint> {
             action: "One instance is slower than its peers: check its GPU (clocks, thermals, ECC errors, PCIe/NVLink), its placement, and whether the load balancer sends it the same work.".into(),
         });
         if let Some(h) = out.last_mut() {
+            if !firm {
+                h.evidence.level = Level::Borderline;
+                let spans: Vec<String> = off
+                    .iter()
+                    .map(|r| {
+                        let (lo, hi) = r.vs_median_interval();
+                        format!("{} {:+.0}% to {:+.0}%", r.name, lo * 100.0, hi * 100.0)
+                    })
+                    .collect();
+                h.evidence.text.push_str(&format!(
+                    "; borderline: the steady rates' 95% intervals hold {} ({})",
+                    pct(IMBALANCE),
+                    spans.join(", ")
+                ));
+            }
             h.evidence.strength = Some(Strength {
                 span_s: Some(span_s),
                 lines,

@@ -81,9 +81,39 @@ pub struct InstanceRow {
     /// Mean rate over the run's steady buckets.
     pub gen_tps: f64,
     pub gen_tokens: f64,
+    /// Half the 95% interval of `gen_tps` (its steady buckets' effective sample size; 0
+    /// below 3 buckets).
+    pub gen_tps_half: f64,
     /// Relative difference from the median instance's steady rate.
     pub vs_median: f64,
     pub imbalanced: bool,
+}
+
+impl InstanceRow {
+    /// `vs_median`'s interval from `gen_tps`'s (the median's own taken as it is).
+    pub fn vs_median_interval(&self) -> (f64, f64) {
+        let med = self.gen_tps / (1.0 + self.vs_median);
+        if med.is_nan() || med <= 0.0 {
+            return (self.vs_median, self.vs_median);
+        }
+        (
+            (self.gen_tps - self.gen_tps_half) / med - 1.0,
+            (self.gen_tps + self.gen_tps_half) / med - 1.0,
+        )
+    }
+
+    /// Beyond [`IMBALANCE`] over all its interval (`Some(true)`), over part of it
+    /// (`Some(false)`: borderline), or not at all (`None`).
+    pub fn beyond_imbalance(&self) -> Option<bool> {
+        let (lo, hi) = self.vs_median_interval();
+        if lo > IMBALANCE || hi < -IMBALANCE {
+            Some(true)
+        } else if hi > IMBALANCE || lo < -IMBALANCE {
+            Some(false)
+        } else {
+            None
+        }
+    }
 }
 
 /// The whole analysis.
@@ -403,9 +433,11 @@ fn instance_rows(s: &Server) -> Vec<InstanceRow> {
                 .map(|&k| rows[k].serving_gen_tps(b).unwrap_or(f64::NAN))
                 .collect();
             let weights: Vec<f64> = steady.iter().map(|&k| rows[k].covered_s(b)).collect();
+            let finite: Vec<f64> = rates.iter().copied().filter(|r| r.is_finite()).collect();
             InstanceRow {
                 name: name.clone(),
                 gen_tps: steady::weighted(&rates, &weights),
+                gen_tps_half: crate::analysis::statistics::mean_half_width(&finite).unwrap_or(0.0),
                 gen_tokens: tokens,
                 vs_median: 0.0,
                 imbalanced: false,
