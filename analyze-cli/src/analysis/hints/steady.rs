@@ -8,6 +8,7 @@ use super::vocabulary::{evidence, fig, pct, Figure, Hint, Inputs, Level, Severit
 use crate::analysis::curve::Knee;
 use crate::analysis::finite;
 use crate::analysis::server::{Segment, Server};
+use crate::analysis::statistics::ConfidenceInterval;
 use crate::analysis::steady::mean;
 use crate::analysis::timeline::Bucket;
 use crate::analysis::trend::{Trend, Verdict};
@@ -65,7 +66,7 @@ pub fn hints(i: &Inputs<'_>) -> Vec<Hint> {
         let from = out.len();
         let rows = steady_rows(s, steady.clone());
         let all: Vec<&Bucket> = rows.iter().flat_map(|(_, v)| v.iter().copied()).collect();
-        let kv_full = share(&all, |b| b.kv_usage >= KV_FULL);
+        let (kv_full, kv_ci) = share_interval(&all, |b| b.kv_usage >= KV_FULL);
         let queue = field(&all, |b| b.waiting);
         let kv_max = all
             .iter()
@@ -86,8 +87,9 @@ pub fn hints(i: &Inputs<'_>) -> Vec<Hint> {
         };
         let pressed = pressure.0 + pressure.1 + unplaced > 0;
         // kv_bound
-        if kv_full >= MOST && (queue >= QUEUE_EMPTY || pressed) {
-            out.push(Hint {
+        // firm where the share's interval clears one half; borderline where it holds it
+        if kv_ci.high >= MOST && (queue >= QUEUE_EMPTY || pressed) {
+            let mut h = Hint {
                 id: "kv_bound",
                 severity: if pressed { Severity::Critical } else { Severity::Warning },
                 evidence: evidence(
@@ -96,7 +98,11 @@ pub fn hints(i: &Inputs<'_>) -> Vec<Hint> {
                     &[("kv_full_share", fig(kv_full)), ("waiting_mean", fig(queue)), ("retractions", fig(pressure.0)), ("preemptions", preempt_fig), ("preemptions_in_run", fig(pressure.1 + unplaced))],
                 ),
                 action: "The KV cache limits the batch: raise --mem-fraction-static / --gpu-memory-utilization, shorten max_tokens or context, add tensor parallelism, or use FP8 KV cache.".into(),
-            });
+            };
+            if kv_ci.low < MOST {
+                borderline(&mut h, kv_ci);
+            }
+            out.push(h);
         }
         // running_cap / client_bound, per instance against the configured or observed maximum
         let cap = configured_cap(seg);
@@ -111,13 +117,13 @@ pub fn hints(i: &Inputs<'_>) -> Vec<Hint> {
             if c <= 0.0 {
                 continue;
             }
-            let at = share(v, |b| b.running >= AT_CAP * c);
+            let (_, at) = share_interval(v, |b| b.running >= AT_CAP * c);
             let q = field(v, |b| b.waiting);
             let kv = share(v, |b| b.kv_usage >= KV_FULL);
             let run = field(v, |b| b.running);
             let half = running_half_width(v);
-            if at >= MOST && q >= QUEUE_EMPTY && kv < MOST {
-                pinned.push((*name, run, q, c));
+            if at.high >= MOST && q >= QUEUE_EMPTY && kv < MOST {
+                pinned.push((*name, run, q, c, at));
             } else if cap.is_some() && q < QUEUE_EMPTY && kv < MOST {
                 let t = BELOW_CAP * c;
                 if run + half < t {
@@ -145,7 +151,10 @@ pub fn hints(i: &Inputs<'_>) -> Vec<Hint> {
             } else {
                 "max_running_requests"
             };
-            out.push(Hint {
+            // firm where an instance's share of buckets at the cap clears one half over
+            // its interval; borderline where every one's holds it
+            let firm = pinned.iter().any(|p| p.4.low >= MOST);
+            let mut h = Hint {
                 id: "running_cap",
                 severity: Severity::Warning,
                 evidence: evidence(
@@ -154,7 +163,21 @@ pub fn hints(i: &Inputs<'_>) -> Vec<Hint> {
                     &[("running_mean", fig(run)), ("waiting_mean", fig(q)), ("cap", fig(cap)), ("cap_observed", fig(observed)), ("kv_usage_max", fig(finite(kv_max)))],
                 ),
                 action: format!("The batch is capped while KV cache is free and requests wait: raise {key} (the curve shows how much throughput more concurrency still adds)."),
-            });
+            };
+            if !firm {
+                let widest = pinned.iter().map(|p| p.4).fold(
+                    ConfidenceInterval {
+                        low: 1.0,
+                        high: 0.0,
+                    },
+                    |a, b| ConfidenceInterval {
+                        low: a.low.min(b.low),
+                        high: a.high.max(b.high),
+                    },
+                );
+                borderline(&mut h, widest);
+            }
+            out.push(h);
         } else if saturated.is_none()
             && (!below.is_empty() || !straddling.is_empty())
             && (below.len() + straddling.len()) * 2 >= rows.len()
@@ -324,6 +347,33 @@ fn share(v: &[&Bucket], f: impl Fn(&Bucket) -> bool) -> f64 {
 
 fn field(v: &[&Bucket], f: impl Fn(&Bucket) -> f64) -> f64 {
     mean(&v.iter().map(|b| f(b)).collect::<Vec<_>>())
+}
+
+/// The share of buckets for which `f` holds, and its 95% interval: Wilson's, on the
+/// buckets' effective sample size (the persistence of the 0/1 series: neighbouring buckets
+/// are alike, and count for fewer than their number).
+fn share_interval(v: &[&Bucket], f: impl Fn(&Bucket) -> bool) -> (f64, ConfidenceInterval) {
+    let ind: Vec<f64> = v.iter().map(|b| if f(b) { 1.0 } else { 0.0 }).collect();
+    let p = share(v, f);
+    let rho = crate::analysis::statistics::persistence(&ind);
+    let n_eff = (ind.len() as f64 * (1.0 - rho) / (1.0 + rho))
+        .round()
+        .max(1.0) as u64;
+    let x = (p * n_eff as f64).round() as u64;
+    let ci = crate::analysis::statistics::wilson(x, n_eff)
+        .unwrap_or(ConfidenceInterval { low: p, high: p });
+    (p, ci)
+}
+
+/// Marks a hint borderline: its share's interval holds [`MOST`].
+fn borderline(h: &mut Hint, ci: ConfidenceInterval) {
+    h.evidence.level = Level::Borderline;
+    h.evidence.text.push_str(&format!(
+        "; borderline: the share's 95% interval ({}–{}, the buckets' effective number) holds {}",
+        pct(ci.low),
+        pct(ci.high),
+        pct(MOST)
+    ));
 }
 
 /// Half the 95% interval of an instance's mean running over its steady buckets (their
