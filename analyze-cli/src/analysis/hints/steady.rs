@@ -472,6 +472,53 @@ fn prefill_hint(
 mod tests {
     use super::*;
 
+    fn at(running: f64) -> Bucket {
+        Bucket {
+            running,
+            ..Bucket::default()
+        }
+    }
+
+    /// A share of buckets decides on its interval: 11 of 20 buckets at the cap (alternating,
+    /// no persistence) is 55% with an interval that holds one half (borderline); 20 of 20
+    /// clears it; neighbours alike count for fewer (a wider interval).
+    #[test]
+    fn a_share_of_buckets_has_its_interval() {
+        let v: Vec<Bucket> = (0..20)
+            .map(|k| at(if k % 2 == 0 || k == 19 { 64.0 } else { 10.0 }))
+            .collect();
+        let refs: Vec<&Bucket> = v.iter().collect();
+        let (p, ci) = share_interval(&refs, |b| b.running >= 60.0);
+        assert!((p - 0.55).abs() < 1e-12);
+        assert!(ci.low < MOST && MOST < ci.high, "{ci:?}");
+        let all: Vec<Bucket> = (0..20).map(|_| at(64.0)).collect();
+        let refs: Vec<&Bucket> = all.iter().collect();
+        let (p, ci) = share_interval(&refs, |b| b.running >= 60.0);
+        assert_eq!(p, 1.0);
+        assert!(ci.low > MOST, "{ci:?}");
+        // the same 55% in two runs of alike buckets: fewer effective buckets, a wider interval
+        let runs: Vec<Bucket> = (0..20)
+            .map(|k| at(if k < 11 { 64.0 } else { 10.0 }))
+            .collect();
+        let refs: Vec<&Bucket> = runs.iter().collect();
+        let (_, wide) = share_interval(&refs, |b| b.running >= 60.0);
+        assert!(wide.high - wide.low > ci.high - ci.low);
+        let (_, alternating) = share_interval(&v.iter().collect::<Vec<_>>(), |b| b.running >= 60.0);
+        assert!(wide.high - wide.low > alternating.high - alternating.low);
+    }
+
+    /// An instance's mean running has an interval: a constant one none, a varying one some.
+    #[test]
+    fn running_has_its_interval() {
+        let flat: Vec<Bucket> = (0..30).map(|_| at(51.0)).collect();
+        assert_eq!(running_half_width(&flat.iter().collect::<Vec<_>>()), 0.0);
+        let varying: Vec<Bucket> = (0..30)
+            .map(|k| at(if k % 3 == 0 { 60.0 } else { 45.0 }))
+            .collect();
+        let h = running_half_width(&varying.iter().collect::<Vec<_>>());
+        assert!(h > 1.0 && h < 10.0, "{h}");
+    }
+
     fn knee(found_share: f64, running_high: Option<f64>) -> Knee {
         Knee {
             running: 117.0,
