@@ -32,3 +32,28 @@ pub fn hint_ids(report: &serde_json::Value) -> Vec<&str> {
         .filter_map(|h| h["id"].as_str())
         .collect()
 }
+
+/// A JSON report's hints as `(id, level)`, in its order (`level`: `firm` or `borderline`).
+pub fn hint_levels(report: &serde_json::Value) -> Vec<(String, String)> {
+    report["hints"]
+        .as_array()
+        .map_or(&[][..], Vec::as_slice)
+        .iter()
+        .map(|h| {
+            (
+                h["id"].as_str().unwrap_or_default().to_string(),
+                h["evidence"]["level"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string(),
+            )
+        })
+        .collect()
+}
+
+/// `tokstat ARGS` that must succeed, its stdout read as JSON.
+pub fn tokstat_json(args: &[&str]) -> serde_json::Value {
+    let (code, out, err) = tokstat(args);
+    assert_eq!(code, 0, "tokstat {}: {err}", args.join(" "));
+    serde_json::from_str(&out).unwrap_or_else(|e| panic!("tokstat {}: {e}", args.join(" ")))
+}

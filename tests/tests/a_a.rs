@@ -4,7 +4,7 @@
 //! and absent in others.
 
 use serde_json::Value;
-use tokstat_tests::tokstat;
+use tokstat_tests::{hint_levels, tokstat_json};
 use xtask::scenario::{run_gpu, Engine, Gpu, Phase};
 
 /// The JSON report of simulated vLLM servers, one a `(seed, slowdown)`, each running
@@ -23,9 +23,7 @@ fn report_of(gpus: &[(u64, f64)], phase: &Phase) -> Value {
     }
     let mut args = vec!["report", "--format", "json", "-q"];
     args.extend(paths.iter().map(String::as_str));
-    let (code, out, err) = tokstat(&args);
-    assert_eq!(code, 0, "{err}");
-    serde_json::from_str(&out).unwrap()
+    tokstat_json(&args)
 }
 
 /// One server at `running`, half again as many closed-loop clients, for `secs`.
@@ -50,20 +48,6 @@ fn clients(seed: u64, secs: f64, running: usize, clients: usize) -> Value {
         ..Phase::default()
     };
     report_of(&[(seed, 1.0)], &phase)
-}
-
-fn levels(r: &Value) -> Vec<(String, String)> {
-    r["hints"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|h| {
-            (
-                h["id"].as_str().unwrap().to_string(),
-                h["evidence"]["level"].as_str().unwrap().to_string(),
-            )
-        })
-        .collect()
 }
 
 /// A configuration's name, and its report for a seed.
@@ -116,7 +100,7 @@ fn twenty_seeds_agree_on_their_firm_hints() {
     for (name, run) in configurations() {
         let mut counts: BTreeMap<String, (u32, u32)> = BTreeMap::new();
         for seed in 1..=20 {
-            for (id, level) in levels(&run(seed)) {
+            for (id, level) in hint_levels(&run(seed)) {
                 let e = counts.entry(id).or_default();
                 if level == "firm" {
                     e.0 += 1;
@@ -147,7 +131,7 @@ fn twenty_seeds_agree_on_their_firm_hints() {
 #[test]
 fn seeds_7_and_8_give_the_same_firm_hints() {
     let firm = |r: &Value| -> Vec<String> {
-        levels(r)
+        hint_levels(r)
             .into_iter()
             .filter(|(_, l)| l == "firm")
             .map(|(id, _)| id)
@@ -158,9 +142,9 @@ fn seeds_7_and_8_give_the_same_firm_hints() {
     assert!(
         firm(&a).contains(&"running_cap".to_string()),
         "{:?}",
-        levels(&a)
+        hint_levels(&a)
     );
-    let saturated = |r: &Value| levels(r).into_iter().find(|(id, _)| id == "saturated");
+    let saturated = |r: &Value| hint_levels(r).into_iter().find(|(id, _)| id == "saturated");
     match (saturated(&a), saturated(&b)) {
         (None, None) => {}
         (Some((_, x)), Some((_, y))) => assert!(x == "borderline" && y == "borderline"),

@@ -3,15 +3,13 @@
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use tokstat_tests::{fixture, tokstat};
+use tokstat_tests::{fixture, tokstat, tokstat_json};
 use xtask::{gen_completions, sim};
 
 fn compare(args: &[&str]) -> Value {
     let mut a = vec!["compare", "--format", "json"];
     a.extend_from_slice(args);
-    let (code, out, err) = tokstat(&a);
-    assert_eq!(code, 0, "{err}");
-    serde_json::from_str(&out).unwrap()
+    tokstat_json(&a)
 }
 
 /// The row of a figure (of the first compared run).

@@ -5,7 +5,7 @@
 //! the server's log, of the scrapes AIPerf took and of its summary is checked against it.
 
 use serde_json::Value;
-use tokstat_tests::{fixture, tokstat};
+use tokstat_tests::{fixture, hint_levels, tokstat, tokstat_json};
 
 /// The truth file's requests.
 fn truth(run: &str) -> Vec<Value> {
@@ -24,16 +24,7 @@ fn mean(v: &[Value], f: impl Fn(&Value) -> f64) -> f64 {
 
 /// `report --format json` of the run's server log and AIPerf folder.
 fn report(run: &str) -> Value {
-    let dir = fixture(&format!("formats/loadgen/sim/{run}"));
-    let (code, out, err) = tokstat(&[
-        "report",
-        "--format",
-        "json",
-        &format!("{dir}/server.log"),
-        &format!("{dir}/aiperf"),
-    ]);
-    assert_eq!(code, 0, "{err}");
-    serde_json::from_str(&out).unwrap()
+    report_of(&[&format!("{run}/server.log"), &format!("{run}/aiperf")])
 }
 
 fn server_figure(r: &Value, name: &str) -> Value {
@@ -191,9 +182,7 @@ fn report_of(paths: &[&str]) -> Value {
             .map(|p| fixture(&format!("formats/loadgen/sim/{p}"))),
     );
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let (code, out, err) = tokstat(&args);
-    assert_eq!(code, 0, "{err}");
-    serde_json::from_str(&out).unwrap()
+    tokstat_json(&args)
 }
 
 /// The report's run on one clock with the server side `server` (`server log`, `scrapes`).
@@ -208,20 +197,6 @@ fn one_clock<'a>(r: &'a Value, server: &str) -> &'a Value {
 
 fn f(v: &Value) -> f64 {
     v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
-}
-
-fn hint_ids(r: &Value) -> Vec<(String, String)> {
-    r["hints"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|h| {
-            (
-                h["id"].as_str().unwrap().to_string(),
-                h["evidence"]["level"].as_str().unwrap().to_string(),
-            )
-        })
-        .collect()
 }
 
 /// Issue 55's Must show, past the cap (16 clients, 8 slots), through `report`: the log's
@@ -299,7 +274,7 @@ fn past_the_cap_the_two_sides_line_up_and_queueing_is_named() {
             "{p}: {path}"
         );
     }
-    let hints = hint_ids(&r);
+    let hints = hint_levels(&r);
     let queueing: Vec<_> = hints.iter().filter(|h| h.0 == "latency_queueing").collect();
     assert_eq!(queueing.len(), 2, "{hints:?}");
     assert!(queueing.iter().all(|h| h.1 == "firm"), "{hints:?}");
@@ -318,7 +293,7 @@ fn below_the_cap_no_queueing_is_named() {
     assert!((f(&o["offset_s"]) + 17_992.7).abs() <= 1.0, "{o}");
     let share = f(&one_clock(&r, "scrapes")["queue_share"]["share"]);
     assert!(share < 0.25, "{share}");
-    let hints = hint_ids(&r);
+    let hints = hint_levels(&r);
     assert!(
         !hints.iter().any(|h| h.0.starts_with("latency_")),
         "{hints:?}"
@@ -338,7 +313,7 @@ fn another_runs_client_is_refused() {
     assert!(why.contains("do not agree"), "{why}");
     assert!(c["rows"].as_array().unwrap().is_empty());
     assert!(c["little"].is_null());
-    assert!(!hint_ids(&r).iter().any(|h| h.0.starts_with("latency_")));
+    assert!(!hint_levels(&r).iter().any(|h| h.0.starts_with("latency_")));
 }
 
 /// The runs on one clock travel with an export: its `one_clock` table holds every aligned
@@ -482,7 +457,7 @@ fn guidellm_lines_up_with_the_log() {
         true_path > 0.0 && (implied - true_path).abs() < 25.0,
         "{implied} against {true_path}"
     );
-    assert!(hint_ids(&r).contains(&("latency_queueing".into(), "firm".into())));
+    assert!(hint_levels(&r).contains(&("latency_queueing".into(), "firm".into())));
 }
 
 /// inference-perf 0.7.0 (PyPI) at a constant 12 then 30 requests/s on the simulator's 8
