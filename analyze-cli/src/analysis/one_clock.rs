@@ -398,9 +398,10 @@ pub fn analyze(
         (b, (k0..=k1).map(|k| k as f64 * b).collect())
     };
     out.bucket_s = bucket;
+    let index = Index::new(run, track);
     out.rows = starts
         .iter()
-        .map(|&t0| row(run, &flight, track, d, t0, bucket))
+        .map(|&t0| row(&index, &flight, track, d, t0, bucket))
         .collect();
     out.little = little(run, &flight, track, &o, m);
     let served: f64 = out
@@ -460,45 +461,91 @@ fn q_ms(v: &mut [f64], q: f64) -> Option<f64> {
     Some(quantile(v, q) * 1000.0)
 }
 
+/// A run's requests and a track's points sorted by time, so that each bucket finds its
+/// own by binary search (a long log's thousands of buckets against a run's many requests).
+struct Index<'a> {
+    /// Requests with a send time, by it, and those times.
+    sent: Vec<&'a tokstat_parsers::loadgen::Request>,
+    sent_at: Vec<f64>,
+    /// End times of the answered requests and of the failed ones.
+    answered: Vec<f64>,
+    failed: Vec<f64>,
+    /// The track's points by their time, and those times.
+    points: Vec<&'a Point>,
+    point_at: Vec<f64>,
+}
+
+impl<'a> Index<'a> {
+    fn new(run: &'a Run, track: &'a Track) -> Index<'a> {
+        let mut sent: Vec<&tokstat_parsers::loadgen::Request> = run
+            .requests
+            .iter()
+            .filter(|q| q.start_s.is_some())
+            .collect();
+        sent.sort_by(|a, b| {
+            a.start_s
+                .unwrap_or(0.0)
+                .total_cmp(&b.start_s.unwrap_or(0.0))
+        });
+        let sent_at = sent.iter().map(|q| q.start_s.unwrap_or(0.0)).collect();
+        let ends = |error: bool| {
+            let mut v: Vec<f64> = run
+                .requests
+                .iter()
+                .filter(|q| q.error == error)
+                .filter_map(|q| q.end_s.or(q.start_s.zip(q.e2e_s).map(|(s, e)| s + e)))
+                .collect();
+            v.sort_by(f64::total_cmp);
+            v
+        };
+        let mut points: Vec<&Point> = track.points.iter().collect();
+        points.sort_by(|a, b| a.t.total_cmp(&b.t));
+        let point_at = points.iter().map(|p| p.t).collect();
+        Index {
+            sent,
+            sent_at,
+            answered: ends(false),
+            failed: ends(true),
+            points,
+            point_at,
+        }
+    }
+}
+
+/// How many of the sorted `v` lie in `[a, b)`, and where they start.
+fn within(v: &[f64], a: f64, b: f64) -> std::ops::Range<usize> {
+    let from = v.partition_point(|x| *x < a);
+    from..v.partition_point(|x| *x < b).max(from)
+}
+
 /// One bucket `[t0, t0 + len)` of the client's clock.
-fn row(run: &Run, flight: &InFlight, track: &Track, d: f64, t0: f64, len: f64) -> ClockRow {
+fn row(ix: &Index<'_>, flight: &InFlight, track: &Track, d: f64, t0: f64, len: f64) -> ClockRow {
     let t1 = t0 + len;
-    let inside = |t: Option<f64>| t.is_some_and(|t| t >= t0 && t < t1);
     let (mut ttft, mut itl, mut e2e) = (Vec::new(), Vec::new(), Vec::new());
-    let (mut starts, mut completions, mut errors) = (0, 0, 0);
-    for q in &run.requests {
-        let end = q.end_s.or(q.start_s.zip(q.e2e_s).map(|(s, e)| s + e));
-        if inside(end) {
-            if q.error {
-                errors += 1;
-            } else {
-                completions += 1;
-            }
-        }
-        if !inside(q.start_s) {
-            continue;
-        }
-        starts += 1;
-        if q.error {
-            continue;
-        }
+    let sent = &ix.sent[within(&ix.sent_at, t0, t1)];
+    for q in sent.iter().filter(|q| !q.error) {
         ttft.extend(q.ttft_s);
         itl.extend(q.itl_mean_s.or(q.tpot_s));
         e2e.extend(q.e2e_s);
     }
-    // the server's points inside (by its clock)
+    let starts = sent.len() as u64;
+    let completions = within(&ix.answered, t0, t1).len() as u64;
+    let errors = within(&ix.failed, t0, t1).len() as u64;
+    // the server's points inside (by its clock): the bucket a log's point starts, or the
+    // scrapes taken in it
     let (s0, s1) = (t0 + d, t1 + d);
-    let pts: Vec<&Point> = track
-        .points
-        .iter()
-        .filter(|p| {
-            if track.point_s > 0.0 {
-                (p.t - s0).abs() < track.point_s / 2.0
-            } else {
-                p.t >= s0 && p.t < s1
-            }
-        })
-        .collect();
+    let range = if track.point_s > 0.0 {
+        let from = ix
+            .point_at
+            .partition_point(|t| *t <= s0 - track.point_s / 2.0);
+        from..ix
+            .point_at
+            .partition_point(|t| *t < s0 + track.point_s / 2.0)
+            .max(from)
+    } else {
+        within(&ix.point_at, s0, s1)
+    };
+    let pts = &ix.points[range];
     let mean = |f: fn(&Point) -> Option<f64>| {
         let v: Vec<f64> = pts.iter().filter_map(|p| f(p)).collect();
         (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
