@@ -1,8 +1,8 @@
 // The check of the `envelope` fuzz target, kept apart so that `cargo test` replays its
 // corpus too (parsers/tests/fuzz_corpus.rs). Included, not a module: no inner attributes.
 
-use std::io::Read;
 use std::sync::Arc;
+use tokstat_parsers::source::MadeLines;
 use tokstat_parsers::wrappers::envelope::unwrap::{self, Plan, Shared, Unwrap};
 use tokstat_parsers::wrappers::envelope::write::{wrap, Wrapping, ALL};
 use tokstat_parsers::wrappers::envelope::{documents, row, sniff};
@@ -29,10 +29,9 @@ pub fn check(data: &[u8]) {
     };
     if c.per_line() {
         let bytes: Shared = Arc::new(rest.to_vec());
-        let (mut u, counts) = Unwrap::new(bytes, plan.clone());
-        let mut out = Vec::new();
-        u.read_to_end(&mut out).unwrap();
-        let n = counts.lock().unwrap().clone();
+        let u = Unwrap::new(bytes, plan.clone());
+        let _ = u.make_all();
+        let n = u.counts();
         let rows = rest.split(|&b| b == b'\n').count() as u64 - u64::from(rest.ends_with(b"\n") || rest.is_empty());
         assert_eq!(n.rows, rows);
         assert!(n.joined + n.other + n.broken + n.foreign <= n.rows);
@@ -48,10 +47,9 @@ pub fn check(data: &[u8]) {
         let file = wrap(c, &plain, &w);
         let out = if c.per_line() {
             let bytes: Shared = Arc::new(file.into_bytes());
-            let (mut u, counts) = Unwrap::new(bytes, plan);
-            let mut out = String::new();
-            u.read_to_string(&mut out).unwrap();
-            assert_eq!(counts.lock().unwrap().broken, 0);
+            let u = Unwrap::new(bytes, plan);
+            let out = String::from_utf8(u.make_all()).unwrap();
+            assert_eq!(u.counts().broken, 0);
             out
         } else {
             let (pieces, _) = documents::read(c, file.as_bytes()).unwrap();

@@ -10,7 +10,7 @@
 //! extra pass only where a log is odd.
 
 use crate::guard::Guard;
-use crate::source::{release, ChunkGrid, Data, Filled, Shrank, StreamChunks};
+use crate::source::{release, ChunkGrid, Data, Filled, MadeLines, Shrank, StreamChunks};
 use crate::stamp::{Calendar, Stamp};
 use crate::wrappers::prefix::stamp_of;
 use rayon::prelude::*;
@@ -315,7 +315,7 @@ struct Cursor {
 
 /// A batch of chunks worked on, waiting to be handed to the sink in file order.
 struct Done<'a, R> {
-    chunks: Vec<&'a [u8]>,
+    chunks: Vec<Held<'a>>,
     /// Each chunk's first line and the calendar its work assumed.
     starts: Vec<(u64, Calendar)>,
     /// Each chunk's first and last stamp, as its pre-scan read them.
@@ -323,13 +323,41 @@ struct Done<'a, R> {
     results: Vec<(R, Calendar)>,
 }
 
-/// The chunks of a batch: a stream's, already cut, or a run of a [`ChunkGrid`]'s cells over a
-/// file, cut by the workers.
+/// A chunk's bytes: the input's own, or lines made into a buffer of the scan's (see
+/// [`MadeLines`]).
+enum Held<'a> {
+    In(&'a [u8]),
+    Made(Vec<u8>),
+}
+
+impl std::ops::Deref for Held<'_> {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            Held::In(b) => b,
+            Held::Made(v) => v,
+        }
+    }
+}
+
+/// Buffers that made lines were handed in, for the next cells.
+type Spare = std::sync::Mutex<Vec<Vec<u8>>>;
+
+/// The chunks of a batch: a stream's, already cut; a run of a [`ChunkGrid`]'s cells over a
+/// file, cut by the workers; or a run of cells of rows whose lines the workers make.
 #[derive(Clone, Copy)]
 enum Batch<'a> {
     Cut(&'a [&'a [u8]]),
     Cells {
         grid: ChunkGrid<'a>,
+        from: usize,
+        to: usize,
+    },
+    Made {
+        made: &'a dyn MadeLines,
+        spare: &'a Spare,
+        /// Bytes of rows a cell.
+        size: usize,
         from: usize,
         to: usize,
     },
@@ -339,14 +367,39 @@ impl<'a> Batch<'a> {
     fn len(&self) -> usize {
         match self {
             Batch::Cut(c) => c.len(),
-            Batch::Cells { from, to, .. } => to - from,
+            Batch::Cells { from, to, .. } | Batch::Made { from, to, .. } => to - from,
         }
     }
 
-    fn get(&self, i: usize) -> &'a [u8] {
-        match self {
-            Batch::Cut(c) => c[i],
-            Batch::Cells { grid, from, .. } => grid.cell(from + i),
+    fn get(&self, i: usize) -> Held<'a> {
+        match *self {
+            Batch::Cut(c) => Held::In(c[i]),
+            Batch::Cells { grid, from, .. } => Held::In(grid.cell(from + i)),
+            Batch::Made {
+                made,
+                spare,
+                size,
+                from,
+                ..
+            } => {
+                let (a, b) = made.cell(from + i, size);
+                if a >= b {
+                    return Held::In(&[]);
+                }
+                // room for the cell's lines and a little more (lines without a stamp of their
+                // own are given one): a buffer that grew as it was written was copied by
+                // `realloc` and faulted in twice, a seventh of a CRI log's reading
+                let room = (b - a) + (b - a) / 4;
+                let mut buf = spare
+                    .lock()
+                    .ok()
+                    .and_then(|mut s| s.pop())
+                    .filter(|v| v.capacity() >= room)
+                    .unwrap_or_else(|| Vec::with_capacity(room + room / 8));
+                buf.clear();
+                made.make(a, b, &mut buf);
+                Held::Made(buf)
+            }
         }
     }
 }
@@ -358,12 +411,14 @@ type Release<'r> = Option<&'r (dyn Fn(&[u8]) + Sync)>;
 /// [`Guard::intact`]); `None` for inputs that cannot shrink underneath.
 type Intact<'r> = Option<&'r (dyn Fn(&[u8]) -> usize + Sync)>;
 
-/// What a scan of a mapped file does besides the work: drop the pages of chunks worked on,
-/// and keep only what the file still held when read. Other inputs have neither.
+/// What a scan does besides the work: over a mapped file, drop the pages of chunks worked
+/// on and keep only what the file still held when read; over made lines, keep the buffers
+/// of chunks handed to the sink for the next cells. Other inputs have neither.
 #[derive(Clone, Copy, Default)]
-struct MapHooks<'r> {
+struct Hooks<'r> {
     done_with: Release<'r>,
     intact: Intact<'r>,
+    spare: Option<&'r Spare>,
 }
 
 /// The whole lines of `bytes[..valid]`: a chunk cut where its file ended.
@@ -397,9 +452,12 @@ where
             .map(|i| batch.get(i))
             .filter(|c| !c.is_empty())
     };
-    let pre: Vec<(&'a [u8], Pre)> = if mode.stamps || mode.count {
+    let pre: Vec<(Held<'a>, Pre)> = if mode.stamps || mode.count {
         chunks()
-            .map(|c| (c, prescan(c, mode.stamps, mode.count)))
+            .map(|c| {
+                let p = prescan(&c, mode.stamps, mode.count);
+                (c, p)
+            })
             .collect()
     } else {
         Vec::new()
@@ -411,24 +469,25 @@ where
         at.calendar.resolve(p.first);
         at.calendar.resolve(p.last);
     }
-    let run = |bytes: &'a [u8], (first_line, calendar)| {
+    let stamps = pre.iter().map(|(_, p)| (p.first, p.last)).collect();
+    let run = |held: Held<'a>, (first_line, calendar)| {
         let r = work(Chunk {
-            bytes,
+            bytes: &held,
             first_line,
             calendar,
         });
-        if let Some(f) = done_with {
+        if let (Some(f), Held::In(bytes)) = (done_with, &held) {
             f(bytes);
         }
-        (bytes, r)
+        (held, r)
     };
-    let worked: Vec<(&'a [u8], (R, Calendar))> = if pre.is_empty() {
+    let worked: Vec<(Held<'a>, (R, Calendar))> = if pre.is_empty() {
         let start = (at.line, at.calendar);
         chunks().map(|c| run(c, start)).collect()
     } else {
-        pre.par_iter()
+        pre.into_par_iter()
             .zip(starts.par_iter())
-            .map(|(&(c, _), &start)| run(c, start))
+            .map(|((c, _), &start)| run(c, start))
             .collect()
     };
     let (chunks, results): (Vec<_>, Vec<_>) = worked.into_iter().unzip();
@@ -438,7 +497,7 @@ where
     Done {
         chunks,
         starts,
-        stamps: pre.iter().map(|(_, p)| (p.first, p.last)).collect(),
+        stamps,
         results,
     }
 }
@@ -447,13 +506,8 @@ where
 /// before the batch really left it; a chunk that assumed another one is worked on again. A
 /// chunk its file no longer held when read (`intact`) is worked on again up to where the file
 /// ended, and the chunks after it are left out.
-fn drain<R, W, S>(
-    done: Done<'_, R>,
-    real: &mut Calendar,
-    work: &W,
-    sink: &mut S,
-    intact: Intact<'_>,
-) where
+fn drain<R, W, S>(done: Done<'_, R>, real: &mut Calendar, work: &W, sink: &mut S, hooks: Hooks<'_>)
+where
     W: Fn(Chunk<'_>) -> (R, Calendar) + Sync,
     S: FnMut(R),
 {
@@ -462,7 +516,8 @@ fn drain<R, W, S>(
         .into_iter()
         .zip(done.chunks.iter().zip(&done.starts))
     {
-        let valid = intact.map_or(bytes.len(), |f| f(bytes));
+        let bytes: &[u8] = bytes;
+        let valid = hooks.intact.map_or(bytes.len(), |f| f(bytes));
         let (result, end) = if valid < bytes.len() {
             let cut = whole_lines(bytes, valid);
             if cut.is_empty() {
@@ -485,6 +540,12 @@ fn drain<R, W, S>(
         sink(result);
         *real = end;
     }
+    if let Some(Ok(mut spare)) = hooks.spare.map(|s| s.lock()) {
+        spare.extend(done.chunks.into_iter().filter_map(|c| match c {
+            Held::Made(v) => Some(v),
+            Held::In(_) => None,
+        }));
+    }
 }
 
 /// Works on `groups` of chunks batch by batch, draining each batch into the sink on this
@@ -498,7 +559,7 @@ fn pipeline<'a, R, W, S>(
     work: &W,
     sink: &mut S,
     pool: Option<&rayon::ThreadPool>,
-    hooks: MapHooks<'_>,
+    hooks: Hooks<'_>,
 ) where
     R: Send,
     W: Fn(Chunk<'_>) -> (R, Calendar) + Sync,
@@ -515,7 +576,7 @@ fn pipeline<'a, R, W, S>(
                     let (next, at) = (&mut next, &mut *at);
                     s.spawn(move |_| *next = Some(work_batch(group, at, mode, work, hooks.done_with)));
                     if let Some(done) = pending.take() {
-                        drain(done, &mut real, work, sink, hooks.intact);
+                        drain(done, &mut real, work, sink, hooks);
                     }
                 })
             };
@@ -545,7 +606,7 @@ fn pipeline<'a, R, W, S>(
         pending = next;
     }
     if let Some(done) = pending {
-        drain(done, &mut real, work, sink, hooks.intact);
+        drain(done, &mut real, work, sink, hooks);
     }
     at.calendar = real;
 }
@@ -617,7 +678,7 @@ where
     // the mode, so that reading from a pipe stays within a few tens of megabytes
     let per_stream_batch = STREAM_BATCH * threads;
     let mut at = Cursor { line: 0, calendar };
-    let mut whole = |bytes: &[u8], at: &mut Cursor, hooks: MapHooks<'_>| {
+    let mut whole = |bytes: &[u8], at: &mut Cursor, hooks: Hooks<'_>| {
         let grid = if mode.stamps {
             ChunkGrid::logs(bytes, chunk)
         } else {
@@ -654,7 +715,6 @@ where
         });
         pipeline(batches, at, mode, &work, &mut sink, None, hooks);
     };
-    let made = matches!(data, Data::Made(_));
     match data {
         Data::Mapped(m) => {
             let guard = Guard::new(&m);
@@ -672,23 +732,47 @@ where
                     n
                 }
             };
-            let hooks = MapHooks {
+            let hooks = Hooks {
                 done_with: Some(&done_with),
                 intact: Some(&intact),
+                spare: None,
             };
             whole(&m, &mut at, hooks);
             if let Some(at) = guard.fault() {
                 return Err(Shrank::error(at, m.len()));
             }
         }
-        Data::Owned(v) => whole(&v, &mut at, MapHooks::default()),
-        Data::Shared(v) => whole(&v, &mut at, MapHooks::default()),
-        Data::Stream(reader) | Data::Made(reader) => {
+        Data::Owned(v) => whole(&v, &mut at, Hooks::default()),
+        Data::Shared(v) => whole(&v, &mut at, Hooks::default()),
+        Data::Made(made) => {
+            // cells of rows about a chunk and a half (the rows of a collector's records are
+            // longer than the lines they hold), a stream's few at a time: memory stays
+            // bounded by two batches of made lines
+            let spare = Spare::default();
+            let size = chunk + chunk / 2;
+            let cells = made.rows().len().div_ceil(size);
+            let made: &dyn MadeLines = &*made;
+            let spare_ref = &spare;
+            let batches = (0..cells)
+                .step_by(per_stream_batch)
+                .map(|from| Batch::Made {
+                    made,
+                    spare: spare_ref,
+                    size,
+                    from,
+                    to: (from + per_stream_batch).min(cells),
+                });
+            let hooks = Hooks {
+                spare: Some(&spare),
+                ..Hooks::default()
+            };
+            pipeline(batches, &mut at, mode, &work, &mut sink, None, hooks);
+        }
+        Data::Stream(reader) => {
             let (tx, rx) = std::sync::mpsc::sync_channel::<io::Result<Filled>>(per_stream_batch);
             // the reading thread (a decompressor, often the slowest stage) keeps a core of
-            // its own: parsing on every core made it wait (1.16x `zstd -dc` instead of 1.02x);
-            // a made stream's work is on the shared pool, and parsing keeps every core
-            let pool = (threads > 1 && !made)
+            // its own: parsing on every core made it wait (1.16x `zstd -dc` instead of 1.02x)
+            let pool = (threads > 1)
                 .then(|| {
                     rayon::ThreadPoolBuilder::new()
                         .num_threads(threads - 1)
@@ -717,7 +801,7 @@ where
                 let mut run = |pending: &[Filled]| {
                     let refs: Vec<&[u8]> = pending.iter().map(Filled::bytes).collect();
                     let group = [Batch::Cut(&refs)].into_iter();
-                    let hooks = MapHooks::default();
+                    let hooks = Hooks::default();
                     pipeline(group, &mut at, mode, &work, &mut sink, pool.as_ref(), hooks);
                 };
                 let mut pending: Vec<Filled> = Vec::with_capacity(per_stream_batch);

@@ -530,7 +530,11 @@ fn read_document(name: &str, src: Source, paths: &Paths) -> (JsonPart, Option<Sk
             shared = v;
             &shared
         }
-        Data::Stream(mut r) | Data::Made(mut r) => {
+        Data::Made(m) => {
+            owned = m.make_all();
+            &owned
+        }
+        Data::Stream(mut r) => {
             owned = Vec::new();
             if let Err(e) = std::io::Read::read_to_end(&mut r, &mut owned) {
                 return (

@@ -14,11 +14,11 @@ mod input;
 mod open;
 mod pipe;
 
-pub use chunks::{keep_spare, release, ChunkGrid, Filled, StreamChunks};
+pub use chunks::{keep_spare, release, ChunkGrid, Filled, StreamChunks, WRAPPED_ROWS};
 pub use error::{Shrank, SourceError};
 pub use expand::{expand, Expanded, Unread};
 pub use input::{instance_names, Input, Named};
-pub use open::{AtOpen, Compression, Data, FileChange, Source};
+pub use open::{AtOpen, Compression, Data, FileChange, MadeLines, Source};
 pub use pipe::set_pipe_timeout;
 
 #[cfg(test)]

@@ -101,10 +101,50 @@ pub enum Data {
     /// Bytes handed over in memory ([`Input::Bytes`]).
     Shared(std::sync::Arc<Vec<u8>>),
     Stream(Box<dyn Read + Send>),
-    /// A stream made on the shared thread pool (a collector's records unwrapped: see
-    /// `wrappers::envelope::unwrap`): read as a stream, but its reading needs no core of its
-    /// own, so the parsing keeps every core.
-    Made(Box<dyn Read + Send>),
+    /// Lines made from another file's rows (a collector's records unwrapped: see
+    /// `wrappers::envelope::unwrap`), by the scan's workers, a cell of rows each.
+    Made(std::sync::Arc<dyn MadeLines>),
+}
+
+/// Lines made from the rows of other bytes (a collector's records, unwrapped into the plain
+/// log the engine wrote): the scan cuts the rows into cells ([`MadeLines::cut`]) and each
+/// worker makes its cell's lines into a buffer of its own and parses them there, so that
+/// the lines are copied once, on every core, and memory stays bounded by the cells in work.
+pub trait MadeLines: Send + Sync {
+    /// The rows.
+    fn rows(&self) -> &[u8];
+    /// The first place at or after `at` where a cell may start: a row's start after which
+    /// no line goes on from the rows before (`rows().len()` at the end).
+    fn cut(&self, at: usize) -> usize;
+    /// Appends the lines of the rows `rows()[from..to]` (a cell: both ends cuts) to `out`.
+    fn make(&self, from: usize, to: usize, out: &mut Vec<u8>);
+
+    /// Cell `k` of cells of `size` bytes of rows: the rows from the cut at `k * size` to the
+    /// cut at `(k + 1) * size` (empty where both are one).
+    fn cell(&self, k: usize, size: usize) -> (usize, usize) {
+        let size = size.max(1);
+        (
+            self.cut(k.saturating_mul(size)),
+            self.cut(k.saturating_add(1).saturating_mul(size)),
+        )
+    }
+
+    /// All the lines, made on this thread in cells of `size` bytes of rows.
+    fn make_in_cells(&self, size: usize) -> Vec<u8> {
+        let mut out = Vec::new();
+        for k in 0..self.rows().len().div_ceil(size.max(1)) {
+            let (a, b) = self.cell(k, size);
+            if a < b {
+                self.make(a, b, &mut out);
+            }
+        }
+        out
+    }
+
+    /// All the lines, made on this thread.
+    fn make_all(&self) -> Vec<u8> {
+        self.make_in_cells(8 << 20)
+    }
 }
 
 impl Data {
@@ -115,11 +155,12 @@ impl Data {
             Data::Mapped(m) => guarded_copy(&m, ..),
             Data::Owned(v) => Ok(v),
             Data::Shared(v) => Ok(std::sync::Arc::unwrap_or_clone(v)),
-            Data::Stream(mut r) | Data::Made(mut r) => {
+            Data::Stream(mut r) => {
                 let mut v = Vec::new();
                 r.read_to_end(&mut v)?;
                 Ok(v)
             }
+            Data::Made(m) => Ok(m.make_all()),
         }
     }
 

@@ -10,9 +10,9 @@ use super::{InOrder, Reader};
 use crate::ingest::inputs::{Dates, Skipped};
 use crate::ingest::read::{EnvelopeRead, Ingested};
 use crate::ingest::scan::{Tally, SAMPLES};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use tokstat_parsers::detect::Kind;
-use tokstat_parsers::source::{Compression, Data, Input, Source};
+use tokstat_parsers::source::{Compression, Data, Input, MadeLines, Source};
 use tokstat_parsers::stamp::{civil_from_days, DAY_MS};
 use tokstat_parsers::wrappers::envelope::unwrap::{self, Clock, Counts, Plan, Shared, Unwrap};
 use tokstat_parsers::wrappers::envelope::{documents, row, Collector, Piece, Row, Who};
@@ -28,8 +28,15 @@ pub struct Opened {
     newest_first: bool,
     /// Rows no identity owns (read whole: a document's, a newest-first file's).
     unowned: Counts,
-    /// Each log's plan, clock and counts (kept by its unwrapping as it is read).
-    parts: Vec<(Plan, Option<Clock>, Arc<Mutex<Counts>>)>,
+    /// Each log's plan, clock and counts.
+    parts: Vec<(Plan, Option<Clock>, Counted)>,
+}
+
+/// A log's unwrapping counts: known when it was made whole, else kept by its unwrapping as
+/// the scan makes it.
+enum Counted {
+    Whole(Counts),
+    Made(Arc<Unwrap>),
 }
 
 /// One identity's log, ready for the logs' scan.
@@ -88,7 +95,7 @@ fn in_time_order<'a>(c: Collector, data: &'a [u8], unowned: &mut Counts) -> Vec<
             }
         }
     }
-    pieces.sort_by_key(|p| p.time);
+    pieces.sort_by_cached_key(|p| p.time.ms());
     pieces
 }
 
@@ -161,14 +168,14 @@ pub fn open(
                     offset_ms: clock.map_or(0, |k| k.offset_ms),
                     counts_unowned: logs.is_empty(),
                 };
-                let first = mine().find_map(|p| p.time);
+                let first = mine().find_map(|p| p.time.ms());
                 let (plain, counts) = unwrap::plain(mine(), &plan);
                 logs.push(Unwrapped {
                     name,
                     src: source(Data::Owned(plain)),
                     dates: dates(given, first, plan.offset_ms),
                 });
-                parts.push((plan, clock, Arc::new(Mutex::new(counts))));
+                parts.push((plan, clock, Counted::Whole(counts)));
             }
         }
         Err(whos) => {
@@ -176,20 +183,20 @@ pub fn open(
             for (who, name) in whos.iter().zip(names(&whos, stem)) {
                 let who = several.then(|| who.clone());
                 let clock = unwrap::clock(unwrap::first_pieces(c, data, who.as_ref()));
-                let first = unwrap::first_pieces(c, data, who.as_ref()).find_map(|p| p.time);
+                let first = unwrap::first_pieces(c, data, who.as_ref()).find_map(|p| p.time.ms());
                 let plan = Plan {
                     collector: c,
                     who,
                     offset_ms: clock.map_or(0, |k| k.offset_ms),
                     counts_unowned: logs.is_empty(),
                 };
-                let (u, counts) = Unwrap::new(Arc::clone(&bytes), plan.clone());
+                let u = Arc::new(Unwrap::new(Arc::clone(&bytes), plan.clone()));
                 logs.push(Unwrapped {
                     name,
-                    src: source(Data::Made(Box::new(u))),
+                    src: source(Data::Made(Arc::clone(&u) as Arc<dyn MadeLines>)),
                     dates: dates(given, first, plan.offset_ms),
                 });
-                parts.push((plan, clock, counts));
+                parts.push((plan, clock, Counted::Made(u)));
             }
         }
     }
@@ -206,7 +213,7 @@ pub fn open(
             src: source(Data::Owned(Vec::new())),
             dates: given,
         });
-        parts.push((plan, None, Arc::default()));
+        parts.push((plan, None, Counted::Whole(Counts::default())));
     }
     let opened = Opened {
         collector: c,
@@ -226,9 +233,9 @@ impl Opened {
         let Some((plan, clock, counts)) = self.parts.get(k) else {
             return EnvelopeRead::default();
         };
-        let counts = match counts.lock() {
-            Ok(g) => g.clone(),
-            Err(p) => p.into_inner().clone(),
+        let counts = match counts {
+            Counted::Whole(c) => c.clone(),
+            Counted::Made(u) => u.counts(),
         };
         // (a file read in place: numbered by its rows; a document's records by their order)
         if !self.newest_first && self.collector.per_line() && !tally.samples.is_empty() {

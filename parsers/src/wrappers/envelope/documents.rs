@@ -105,7 +105,7 @@ pub fn read<'a>(c: Collector, doc: &'a [u8]) -> Result<(Vec<Piece<'a>>, u64), Js
     // newest-first exports, streams one after the other: one time order (a stable sort
     // keeps lines of one stamp in the order given)
     if pieces.iter().all(|p| p.time.is_some()) {
-        pieces.sort_by_key(|p| p.time);
+        pieces.sort_by_key(|p| p.time.ms());
     }
     Ok((pieces, other))
 }
@@ -161,7 +161,7 @@ fn loki_stream<'a>(
         take(Some(Piece {
             text,
             ends: true,
-            time,
+            time: time.into(),
             who: who.clone(),
             stream: Stream::Unknown,
         }));

@@ -18,7 +18,7 @@ pub mod write;
 
 use crate::json::Scanner;
 use std::borrow::Cow;
-pub use time::UtcMs;
+pub use time::{UtcMs, When};
 
 /// A collector whose records a file holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -128,7 +128,7 @@ pub struct Piece<'a> {
     /// Whether the line ends here (false: the next piece of its stream goes on with it).
     pub ends: bool,
     /// The collector's time of the record.
-    pub time: Option<UtcMs>,
+    pub time: When<'a>,
     pub who: Who<'a>,
     pub stream: Stream,
 }
@@ -143,6 +143,17 @@ pub enum Row<'a> {
     Other,
     /// A row that is no record of the collector: counted as malformed.
     Broken(&'static str),
+}
+
+/// [`row`], a Docker row's text with escapes decoded into `scratch` (no allocation a row).
+pub fn row_in<'a>(c: Collector, raw: &'a [u8], scratch: &'a mut Vec<u8>) -> Row<'a> {
+    if c == Collector::DockerJson {
+        let raw = crate::wrappers::prefix::trim_cr(raw);
+        if let Some(p) = record::docker_in(raw, scratch) {
+            return Row::Piece(p);
+        }
+    }
+    row(c, raw)
 }
 
 /// Opens one row of a one-record-a-line collector's file.

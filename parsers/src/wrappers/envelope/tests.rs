@@ -1,14 +1,14 @@
 use super::unwrap::{self, needs_stamp, Plan, Shared, Unwrap};
 use super::write::{wrap, Wrapping, ALL};
 use super::*;
+use crate::source::MadeLines;
 use crate::stamp::Ts;
 use proptest::prelude::*;
-use std::io::Read;
 use std::sync::Arc;
 
 /// A collector's file unwrapped whole, as the CLI reads it: documents read and put in
-/// order, line files through [`Unwrap`] (with a small window of its own: the window is
-/// the module's; the pieces here are cut small so that joins cross rows).
+/// order, line files through [`Unwrap`] in cells of 64 bytes of rows (so that cells cut
+/// where pieces are joined and terminals' rows wrapped, as the scan's cells do in big files).
 fn unwrapped(c: Collector, file: &str, who: Option<Who<'static>>) -> (String, unwrap::Counts) {
     let plan = Plan {
         collector: c,
@@ -18,11 +18,9 @@ fn unwrapped(c: Collector, file: &str, who: Option<Who<'static>>) -> (String, un
     };
     if c.per_line() {
         let bytes: Shared = Arc::new(file.as_bytes().to_vec());
-        let (mut u, counts) = Unwrap::new(bytes, plan);
-        let mut out = String::new();
-        u.read_to_string(&mut out).unwrap();
-        let counts = counts.lock().unwrap().clone();
-        (out, counts)
+        let u = Unwrap::new(bytes, plan);
+        let out = String::from_utf8(u.make_in_cells(64)).unwrap();
+        (out, u.counts())
     } else {
         let (pieces, _) = documents::read(c, file.as_bytes()).unwrap();
         let (out, counts) = unwrap::plain(pieces.into_iter(), &plan);
@@ -95,8 +93,8 @@ fn times_and_identities() {
         };
         assert_eq!(pieces.len(), 2, "{c:?}");
         assert_eq!(pieces[0].text.as_ref(), b"a", "{c:?}");
-        assert_eq!(pieces[0].time, Some(w.start_ms), "{c:?}");
-        assert_eq!(pieces[1].time, Some(w.start_ms + w.step_ms), "{c:?}");
+        assert_eq!(pieces[0].time.ms(), Some(w.start_ms), "{c:?}");
+        assert_eq!(pieces[1].time.ms(), Some(w.start_ms + w.step_ms), "{c:?}");
         let label = pieces[0].who.label();
         let want = match c {
             Collector::DockerJson | Collector::Cri => "",
@@ -257,10 +255,9 @@ proptest! {
         }
         if c.per_line() {
             let bytes: Shared = Arc::new(file.clone());
-            let (mut u, counts) = Unwrap::new(bytes, Plan { collector: c, who: None, offset_ms: 0, counts_unowned: true });
-            let mut out = Vec::new();
-            u.read_to_end(&mut out).unwrap();
-            let n = counts.lock().unwrap().clone();
+            let u = Unwrap::new(bytes, Plan { collector: c, who: None, offset_ms: 0, counts_unowned: true });
+            let _ = u.make_in_cells(16);
+            let n = u.counts();
             prop_assert_eq!(n.rows, rows.len() as u64);
             prop_assert!(n.joined + n.other + n.broken + n.foreign <= n.rows);
         } else {

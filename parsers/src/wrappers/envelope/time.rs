@@ -7,6 +7,63 @@ use crate::stamp::days_from_civil;
 /// A collector's time of a record: UTC milliseconds since the epoch.
 pub type UtcMs = i64;
 
+/// A record's time as its collector wrote it, read when asked ([`When::ms`]): most engine
+/// lines carry a stamp of their own, and reading the collector's for each of them was a
+/// twelfth of a Docker log's reading.
+#[derive(Debug, Clone, Copy, Default)]
+pub enum When<'a> {
+    #[default]
+    None,
+    Ms(UtcMs),
+    /// RFC 3339 text whose date and time of day are in place ([`rfc3339_shaped`]).
+    Text(&'a [u8]),
+}
+
+impl When<'_> {
+    /// UTC milliseconds, if the record had a time.
+    #[inline]
+    pub fn ms(self) -> Option<UtcMs> {
+        match self {
+            When::None => None,
+            When::Ms(t) => Some(t),
+            When::Text(b) => rfc3339(b).map(|t| t.0),
+        }
+    }
+
+    pub fn is_some(self) -> bool {
+        !matches!(self, When::None)
+    }
+}
+
+impl From<Option<UtcMs>> for When<'_> {
+    fn from(t: Option<UtcMs>) -> Self {
+        t.map_or(When::None, When::Ms)
+    }
+}
+
+impl PartialEq for When<'_> {
+    fn eq(&self, o: &Self) -> bool {
+        self.ms() == o.ms()
+    }
+}
+
+impl Eq for When<'_> {}
+
+/// Whether `b` opens with an RFC 3339 date and time of day (`YYYY-MM-DDTHH:MM:SS`): the
+/// check a record's shape needs, the reading left for when the time is asked.
+#[inline]
+pub fn rfc3339_shaped(b: &[u8]) -> bool {
+    let Some(h) = b.get(..19) else {
+        return false;
+    };
+    h.iter().enumerate().all(|(i, &c)| match i {
+        4 | 7 => c == b'-',
+        10 => matches!(c, b'T' | b't' | b' '),
+        13 | 16 => c == b':',
+        _ => c.is_ascii_digit(),
+    })
+}
+
 thread_local! {
     /// The last `YYYY-MM-DD` read, and its day number.
     static LAST: std::cell::Cell<Option<([u8; 10], i32)>> = const { std::cell::Cell::new(None) };

@@ -1,6 +1,7 @@
 //! A collector's file as the plain log of one identity: the bytes the engines' parsers read,
-//! made a window at a time on all cores and handed over as a stream ([`Unwrap`], a
-//! [`Read`]), so that memory stays bounded whatever the file's size.
+//! made by the scan's workers a cell of rows each, into buffers they parse at once
+//! ([`Unwrap`], a [`MadeLines`]), so that the lines are copied once, on every core, and memory
+//! stays bounded whatever the file's size.
 //!
 //! Each record's line is given as the engine wrote it, its pieces joined. A line with no
 //! stamp of its own (SGLang before 0.2.14, uvicorn's access lines, a traceback) is given the
@@ -8,17 +9,17 @@
 //! form the prefix reader takes off (`2026-05-09T22:00:00.123Z `). A line with its own
 //! stamp is given bare: its figures are the plain log's, to the last digit.
 
-use super::{row, Collector, Piece, Row, UtcMs, Who};
+use super::{row, row_in, Collector, Piece, Row, UtcMs, When, Who};
+use crate::source::{MadeLines, WRAPPED_ROWS};
 use crate::stamp::{civil_from_days, days_from_civil, Stamp, Ts, DAY_MS};
+use crate::wrappers::wrapped::opens_a_line;
 use rayon::prelude::*;
-use std::collections::VecDeque;
-use std::io::{self, Read};
 use std::sync::{Arc, Mutex};
 
 /// The bytes of a collector's file, shared by the readers of its identities.
 pub type Shared = Arc<dyn AsRef<[u8]> + Send + Sync>;
 
-/// Bytes of the file unwrapped at a time (cut at a row end that ends every line).
+/// Bytes of the file unwrapped at a time by [`rows_of_lines`].
 const WINDOW: usize = 8 << 20;
 
 /// Malformed rows kept to show, as the line tallies keep them.
@@ -146,11 +147,11 @@ impl<'p> Emitter<'p> {
                 c.joined += 1;
                 if p.ends {
                     if let Some((buf, t, r)) = slot.take() {
-                        self.write(&buf, t, r, out, c, each);
+                        self.write(&buf, t.into(), r, out, c, each);
                     }
                 }
             }
-            None if !p.ends => *slot = Some((p.text.into_owned(), p.time, row)),
+            None if !p.ends => *slot = Some((p.text.into_owned(), p.time.ms(), row)),
             None => self.write(&p.text, p.time, row, out, c, each),
         }
     }
@@ -160,14 +161,14 @@ impl<'p> Emitter<'p> {
         let mut left: Vec<_> = self.pending.iter_mut().filter_map(Option::take).collect();
         left.sort_by_key(|l| l.2);
         for (buf, t, r) in left {
-            self.write(&buf, t, r, out, c, each);
+            self.write(&buf, t.into(), r, out, c, each);
         }
     }
 
     fn write(
         &self,
         text: &[u8],
-        time: Option<UtcMs>,
+        time: When<'_>,
         row: u64,
         out: &mut Vec<u8>,
         c: &mut Counts,
@@ -185,8 +186,14 @@ impl<'p> Emitter<'p> {
         }
     }
 
-    fn line(&self, line: &[u8], time: Option<UtcMs>, out: &mut Vec<u8>, c: &mut Counts) {
-        if let Some(t) = time.filter(|_| needs_stamp(line)) {
+    fn line(&self, line: &[u8], time: When<'_>, out: &mut Vec<u8>, c: &mut Counts) {
+        // (the collector's time read only for the lines that take it)
+        let at = if time.is_some() && needs_stamp(line) {
+            time.ms()
+        } else {
+            None
+        };
+        if let Some(t) = at {
             Ts(t + self.plan.offset_ms).write_iso(out);
             out.extend_from_slice(b"Z ");
             c.stamped += 1;
@@ -207,10 +214,11 @@ fn decode_rows(
     mut each: impl FnMut(u64),
 ) {
     let mut em = Emitter::new(plan);
+    let mut scratch = Vec::new();
     for (i, raw) in crate::scan::lines(rows).enumerate() {
         let i = i as u64;
         c.rows += 1;
-        match row(plan.collector, raw) {
+        match row_in(plan.collector, raw, &mut scratch) {
             Row::Piece(p) => {
                 if plan.who.as_ref().is_some_and(|w| *w != p.who) {
                     c.foreign += 1;
@@ -289,6 +297,31 @@ fn cut(data: &[u8], at: usize, c: Collector) -> usize {
     at
 }
 
+/// [`cut`], moved on past the rows after it whose lines open no line of their own (a record
+/// a terminal wrapped into rows: see [`crate::wrappers::wrapped`]), at most [`WRAPPED_ROWS`]:
+/// they stay with the row before, which joins them. `0` at `0`.
+fn cell_edge(data: &[u8], at: usize, c: Collector) -> usize {
+    if at == 0 {
+        return 0;
+    }
+    let mut at = cut(data, at, c);
+    for _ in 0..WRAPPED_ROWS {
+        if at >= data.len() {
+            break;
+        }
+        let end = memchr::memchr(b'\n', &data[at..]).map_or(data.len(), |i| at + i);
+        let opens = match row(c, &data[at..end]) {
+            Row::Piece(p) => opens_a_line(&p.text) || (p.time.is_some() && needs_stamp(&p.text)),
+            _ => true,
+        };
+        if opens {
+            break;
+        }
+        at = cut(data, end, c);
+    }
+    at
+}
+
 /// The edges of about `n` parts of `data`, each cut where no line is under way ([`cut`]):
 /// `0`, the inner edges in order, `data.len()`.
 fn cuts(data: &[u8], n: usize, c: Collector) -> Vec<usize> {
@@ -303,98 +336,55 @@ fn cuts(data: &[u8], n: usize, c: Collector) -> Vec<usize> {
     cuts
 }
 
-/// One identity's plain log, unwrapped from a collector's file a window at a time.
+/// One identity's plain log, made from a collector's file by the scan's workers (see
+/// [`MadeLines`]), each cell's counts kept by its first byte.
 pub struct Unwrap {
     bytes: Shared,
     plan: Plan,
-    pos: usize,
-    rows_before: u64,
-    ready: VecDeque<Vec<u8>>,
-    /// How much of the front of `ready` was handed out.
-    taken: usize,
-    /// Buffers handed out whole, for the next window: fresh memory costs a page fault a
-    /// page (about 0.6 ms a megabyte here), which reused buffers do not.
-    spare: Vec<Vec<u8>>,
-    counts: Arc<Mutex<Counts>>,
+    cells: Mutex<Vec<(usize, Counts)>>,
 }
 
 impl Unwrap {
-    /// The reader, and the counts it keeps as it reads (complete once it has read to its
-    /// end).
-    pub fn new(bytes: Shared, plan: Plan) -> (Unwrap, Arc<Mutex<Counts>>) {
-        let counts = Arc::new(Mutex::new(Counts::default()));
-        let u = Unwrap {
+    pub fn new(bytes: Shared, plan: Plan) -> Unwrap {
+        Unwrap {
             bytes,
             plan,
-            pos: 0,
-            rows_before: 0,
-            ready: VecDeque::new(),
-            taken: 0,
-            spare: Vec::new(),
-            counts: Arc::clone(&counts),
-        };
-        (u, counts)
+            cells: Mutex::new(Vec::new()),
+        }
     }
 
-    /// Unwraps the next window, its parts on all cores.
-    fn fill(&mut self) {
-        let data: &[u8] = (*self.bytes).as_ref();
-        let c = self.plan.collector;
-        let end = cut(data, self.pos + WINDOW, c);
-        let window = &data[self.pos..end];
-        let parts = rayon::current_num_threads().max(1) * 4;
-        let cuts = cuts(window, parts, c);
-        let plan = &self.plan;
-        let bufs: Vec<Vec<u8>> = (1..cuts.len())
-            .map(|_| self.spare.pop().unwrap_or_default())
-            .collect();
-        let done: Vec<(Vec<u8>, Counts)> = cuts
-            .par_windows(2)
-            .zip(bufs)
-            .map(|(w, mut out)| {
-                let part = &window[w[0]..w[1]];
-                out.clear();
-                out.reserve(part.len());
-                let mut counts = Counts::default();
-                decode_rows(part, plan, &mut out, &mut counts, |_| {});
-                (out, counts)
-            })
-            .collect();
-        let mut total = match self.counts.lock() {
-            Ok(g) => g,
-            Err(p) => p.into_inner(),
+    /// What the cells made so far counted, in file order (complete once the file's lines
+    /// have all been made): broken rows numbered by the file's rows.
+    pub fn counts(&self) -> Counts {
+        let mut cells = match self.cells.lock() {
+            Ok(g) => g.clone(),
+            Err(p) => p.into_inner().clone(),
         };
-        for (out, counts) in done {
-            let rows = counts.rows;
-            total.merge(counts, self.rows_before);
-            self.rows_before += rows;
-            if out.is_empty() {
-                self.spare.push(out);
-            } else {
-                self.ready.push_back(out);
-            }
+        cells.sort_by_key(|c| c.0);
+        let mut total = Counts::default();
+        for (_, c) in cells {
+            let before = total.rows;
+            total.merge(c, before);
         }
-        self.pos = end;
+        total
     }
 }
 
-impl Read for Unwrap {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        loop {
-            if let Some(front) = self.ready.front() {
-                let n = buf.len().min(front.len() - self.taken);
-                buf[..n].copy_from_slice(&front[self.taken..self.taken + n]);
-                self.taken += n;
-                if self.taken == front.len() {
-                    self.spare.extend(self.ready.pop_front());
-                    self.taken = 0;
-                }
-                return Ok(n);
-            }
-            if self.pos >= (*self.bytes).as_ref().len() {
-                return Ok(0);
-            }
-            self.fill();
+impl MadeLines for Unwrap {
+    fn rows(&self) -> &[u8] {
+        (*self.bytes).as_ref()
+    }
+
+    fn cut(&self, at: usize) -> usize {
+        cell_edge(self.rows(), at, self.plan.collector)
+    }
+
+    fn make(&self, from: usize, to: usize, out: &mut Vec<u8>) {
+        let mut counts = Counts::default();
+        out.reserve(to - from);
+        decode_rows(&self.rows()[from..to], &self.plan, out, &mut counts, |_| {});
+        if let Ok(mut cells) = self.cells.lock() {
+            cells.push((from, counts));
         }
     }
 }
@@ -452,9 +442,9 @@ pub fn survey(c: Collector, data: &[u8]) -> Survey {
         for raw in crate::scan::lines(part) {
             if let Row::Piece(p) = row(c, raw) {
                 if s.first.is_none() {
-                    s.first = p.time;
+                    s.first = p.time.ms();
                 }
-                s.last = p.time.or(s.last);
+                s.last = p.time.ms().or(s.last);
                 match s.whos.iter_mut().find(|(w, _)| *w == p.who) {
                     Some((_, n)) => *n += 1,
                     None => s.whos.push((p.who.owned(), 1)),
@@ -576,7 +566,7 @@ pub fn clock<'a>(pieces: impl Iterator<Item = Piece<'a>>) -> Option<Clock> {
     let mut diffs = Vec::new();
     let mut scratch = String::new();
     for p in pieces {
-        let Some(utc) = p.time else { continue };
+        let Some(utc) = p.time.ms() else { continue };
         let line = p.text.split(|&b| b == b'\n').next().unwrap_or_default();
         if let Some(naive) = naive_near(line, utc, &mut scratch) {
             diffs.push(naive - utc);
