@@ -10,12 +10,18 @@ use xtask::scenario::{run_gpu, Engine, Gpu, Phase};
 /// The JSON report of simulated vLLM servers, one a `(seed, slowdown)`, each running
 /// `phase`.
 fn report_of(gpus: &[(u64, f64)], phase: &Phase) -> Value {
+    report_with(gpus, phase, Gpu::new("", Engine::Vllm, 0).mean_output)
+}
+
+/// As [`report_of`], the requests' outputs `mean_output` tokens long on average.
+fn report_with(gpus: &[(u64, f64)], phase: &Phase, mean_output: f64) -> Value {
     let dir = tempfile::tempdir().unwrap();
     let mut paths = Vec::new();
     for (k, &(seed, slowdown)) in gpus.iter().enumerate() {
         let path = dir.path().join(format!("gpu{k}.log"));
         let gpu = Gpu {
             slowdown,
+            mean_output,
             ..Gpu::new(&format!("gpu{k}"), Engine::Vllm, seed)
         };
         run_gpu(&gpu, std::slice::from_ref(phase), &path).unwrap();
@@ -50,11 +56,26 @@ fn clients(seed: u64, secs: f64, running: usize, clients: usize) -> Value {
     report_of(&[(seed, 1.0)], &phase)
 }
 
+/// One server at 128 running, half again as many closed-loop clients, outputs `mean_output` tokens long on
+/// average (none capped): the longer, the fuller its KV cache.
+fn kv(seed: u64, secs: f64, mean_output: f64) -> Value {
+    let phase = Phase {
+        secs,
+        max_running: 128,
+        clients: Some(192),
+        cap: 1 << 20,
+        context_len: 1 << 20,
+        ..Phase::default()
+    };
+    report_with(&[(seed, 1.0)], &phase, mean_output)
+}
+
 /// A configuration's name, and its report for a seed.
 type Configuration = (&'static str, Box<dyn Fn(u64) -> Value>);
 
-/// The configurations: far from every threshold, and near client_bound's (0.8 of the cap)
-/// and instance_imbalance's (15% from the median).
+/// The configurations: far from every threshold, and near client_bound's (0.8 of the cap),
+/// kv_bound's (KV cache full in half the steady time: running_cap then borderline too) and
+/// instance_imbalance's (15% from the median).
 fn configurations() -> Vec<Configuration> {
     vec![
         (
@@ -72,6 +93,10 @@ fn configurations() -> Vec<Configuration> {
         (
             "client-bound near: 52 clients on 64",
             Box::new(|s| clients(s, 7200.0, 64, 52)),
+        ),
+        (
+            "KV near full: 128 running, outputs of 6,450 tokens",
+            Box::new(|s| kv(s, 7200.0, 6450.0)),
         ),
         (
             "imbalance far: a GPU 1.6x slower",

@@ -185,7 +185,7 @@ fn hints(b: &mut String, r: &Report) {
         let e = &h.evidence;
         if e.level == crate::analysis::hints::Level::Borderline && !apart {
             apart = true;
-            b.push_str("<h3>Borderline</h3><p class=\"meta\">The threshold crossed at the point value only.</p>");
+            b.push_str("<h3>Borderline</h3><p class=\"meta\">The evidence's 95% interval holds the threshold: neither firm nor ruled out.</p>");
         }
         let _ = write!(
             b,

@@ -154,7 +154,7 @@ fn write_hints(out: &mut dyn Write, r: &Report) -> io::Result<()> {
             apart = true;
             writeln!(
                 out,
-                "\n#### Borderline\n\nThe threshold crossed at the point value only.\n"
+                "\n#### Borderline\n\nThe evidence's 95% interval holds the threshold: neither firm nor ruled out.\n"
             )?;
         }
         write!(

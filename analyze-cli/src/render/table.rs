@@ -404,7 +404,7 @@ pub fn write_hints(out: &mut dyn Write, hints: &[Hint]) -> io::Result<()> {
                 apart = true;
                 writeln!(
                     out,
-                    "  Borderline (the threshold crossed at the point value only):"
+                    "  Borderline (the evidence's 95% interval holds the threshold):"
                 )?;
             }
             let tone = match h.severity {

@@ -119,11 +119,14 @@ pub fn hints(i: &Inputs<'_>) -> Vec<Hint> {
             }
             let (_, at) = share_interval(v, |b| b.running >= AT_CAP * c);
             let q = field(v, |b| b.waiting);
-            let kv = share(v, |b| b.kv_usage >= KV_FULL);
+            // KV full in most buckets makes it kv_bound instead: over the share's interval,
+            // so that a share straddling one half leaves the cap borderline, not firm in
+            // one seed and absent in the next
+            let (kv, kv_i) = share_interval(v, |b| b.kv_usage >= KV_FULL);
             let run = field(v, |b| b.running);
             let half = running_half_width(v);
-            if at.high >= MOST && q >= QUEUE_EMPTY && kv < MOST {
-                pinned.push((*name, run, q, c, at));
+            if at.high >= MOST && q >= QUEUE_EMPTY && kv_i.low < MOST {
+                pinned.push((*name, run, q, c, at, kv_i));
             } else if cap.is_some() && q < QUEUE_EMPTY && kv < MOST {
                 let t = BELOW_CAP * c;
                 if run + half < t {
@@ -153,7 +156,7 @@ pub fn hints(i: &Inputs<'_>) -> Vec<Hint> {
             };
             // firm where an instance's share of buckets at the cap clears one half over
             // its interval; borderline where every one's holds it
-            let firm = pinned.iter().any(|p| p.4.low >= MOST);
+            let firm = pinned.iter().any(|p| p.4.low >= MOST && p.5.high < MOST);
             let mut h = Hint {
                 id: "running_cap",
                 severity: Severity::Warning,
@@ -164,7 +167,28 @@ pub fn hints(i: &Inputs<'_>) -> Vec<Hint> {
                 ),
                 action: format!("The batch is capped while KV cache is free and requests wait: raise {key} (the curve shows how much throughput more concurrency still adds)."),
             };
-            if !firm {
+            if !firm && pinned.iter().any(|p| p.4.low >= MOST) {
+                // at the cap firmly, but the KV cache full for a share whose interval holds
+                // one half: the cap or the cache
+                let kv_i = pinned.iter().map(|p| p.5).fold(
+                    ConfidenceInterval {
+                        low: 1.0,
+                        high: 0.0,
+                    },
+                    |a, b| ConfidenceInterval {
+                        low: a.low.min(b.low),
+                        high: a.high.max(b.high),
+                    },
+                );
+                h.evidence.level = Level::Borderline;
+                h.evidence.text.push_str(&format!(
+                    "; borderline: KV cache ≥ {} full in a share of steady time whose 95% interval ({}–{}) holds {}: the cache may bound the batch as much as the cap",
+                    pct(KV_FULL),
+                    pct(kv_i.low),
+                    pct(kv_i.high),
+                    pct(MOST)
+                ));
+            } else if !firm {
                 let widest = pinned.iter().map(|p| p.4).fold(
                     ConfidenceInterval {
                         low: 1.0,
@@ -211,15 +235,10 @@ pub fn hints(i: &Inputs<'_>) -> Vec<Hint> {
         if let Some(k) = saturated {
             out.push(saturated_hint(&label(seg), k, mean_running(&rows), range));
         }
-        // spec_low_accept
-        let acc = field(&all, |b| b.accept_len);
-        if acc.is_finite() && acc > 0.0 && acc < ACCEPT_LOW {
-            out.push(Hint {
-                id: "spec_low_accept",
-                severity: Severity::Warning,
-                evidence: evidence(format!("{}speculative decoding accepts {acc:.2} tokens per step on average", label(seg)), range, &[("accept_len_mean", fig(acc))]),
-                action: "Speculation costs more than it gains: use fewer draft tokens, a better-matched draft model, or turn it off.".into(),
-            });
+        // spec_low_accept: firm where the mean's 95% interval lies below the threshold,
+        // borderline where it holds it
+        if let Some(h) = spec_hint(&all, range, &label(seg)) {
+            out.push(h);
         }
         // throughput_decay: the trend test finds the window falling beyond its bound
         if let Some(t) = seg.trend.filter(falls) {
@@ -239,7 +258,7 @@ pub fn hints(i: &Inputs<'_>) -> Vec<Hint> {
             });
         }
         // prefill_interference: decode rate in the heaviest-prefill quarter vs the lightest
-        if let Some(h) = prefill_hint(s, steady, range, &label(seg)) {
+        if let Some(h) = prefill_hint(&s.timeline.total[steady], range, &label(seg)) {
             out.push(h);
         }
         for h in &mut out[from..] {
@@ -431,41 +450,109 @@ fn saturated_hint(label: &str, k: Knee, running: f64, range: Option<(i64, i64)>)
     }
 }
 
-/// Decode throughput in the heaviest-prefill quarter of a steady window's buckets against
-/// the lightest.
-fn prefill_hint(
-    s: &Server,
-    steady: Range<usize>,
-    range: Option<(i64, i64)>,
-    label: &str,
-) -> Option<Hint> {
-    let rows: Vec<&Bucket> = s.timeline.total[steady].iter().collect();
+/// `spec_low_accept`: the mean accepted tokens per step of a steady window's buckets,
+/// against [`ACCEPT_LOW`] over its 95% interval (the buckets' effective number): below it
+/// fires, holding it is borderline, above it nothing.
+fn spec_hint(all: &[&Bucket], range: Option<(i64, i64)>, label: &str) -> Option<Hint> {
+    let v: Vec<f64> = all
+        .iter()
+        .map(|b| b.accept_len)
+        .filter(|a| a.is_finite() && *a > 0.0)
+        .collect();
+    if v.is_empty() {
+        return None;
+    }
+    let acc = mean(&v);
+    // below 3 buckets there is no interval: unsure, so borderline if below at all
+    let half = crate::analysis::statistics::mean_half_width(&v);
+    let (low, high) = half.map_or((acc, f64::INFINITY), |h| (acc - h, acc + h));
+    if low >= ACCEPT_LOW {
+        return None;
+    }
+    let mut h = Hint {
+        id: "spec_low_accept",
+        severity: Severity::Warning,
+        evidence: evidence(
+            format!("{label}speculative decoding accepts {acc:.2} tokens per step on average"),
+            range,
+            &[("accept_len_mean", fig(acc)), ("accept_len_low", fig(low)), ("accept_len_high", fig(finite(high)))],
+        ),
+        action: "Speculation costs more than it gains: use fewer draft tokens, a better-matched draft model, or turn it off.".into(),
+    };
+    if high >= ACCEPT_LOW {
+        h.evidence.level = Level::Borderline;
+        h.evidence.text.push_str(&match half {
+            Some(_) => format!("; borderline: its 95% interval ({low:.2}–{high:.2}, the buckets' effective number) holds {ACCEPT_LOW}"),
+            None => format!("; borderline: {} bucket(s) give no interval", v.len()),
+        });
+    }
+    Some(h)
+}
+
+/// `prefill_interference`: decode throughput in the heaviest-prefill quarter of a steady
+/// window's buckets against the lightest, their ratio's 95% interval (each quarter's mean
+/// over its buckets in time order, their effective numbers) against a dip of
+/// [`PREFILL_DIP`]: wholly below fires, holding it is borderline, above it nothing.
+fn prefill_hint(rows: &[Bucket], range: Option<(i64, i64)>, label: &str) -> Option<Hint> {
+    use crate::analysis::statistics::{ratio_interval, Buckets};
     if rows.len() < 8 || rows.iter().all(|r| r.prompt_tps <= 0.0) {
         return None;
     }
-    let mut by: Vec<&Bucket> = rows.clone();
-    by.sort_by(|x, y| x.prompt_tps.total_cmp(&y.prompt_tps));
+    let mut by: Vec<usize> = (0..rows.len()).collect();
+    by.sort_by(|&x, &y| rows[x].prompt_tps.total_cmp(&rows[y].prompt_tps));
     let q = by.len() / 4;
-    let light = mean(&by[..q].iter().map(|r| r.gen_tps).collect::<Vec<_>>());
-    let heavy = mean(
-        &by[by.len() - q..]
-            .iter()
-            .map(|r| r.gen_tps)
-            .collect::<Vec<_>>(),
-    );
-    if light <= 0.0 || heavy >= light * (1.0 - PREFILL_DIP) {
+    // each quarter in time order, for its persistence
+    let quarter = |idx: &[usize]| -> Vec<f64> {
+        let mut idx = idx.to_vec();
+        idx.sort_unstable();
+        idx.iter().map(|&k| rows[k].gen_tps).collect()
+    };
+    let (light_v, heavy_v) = (quarter(&by[..q]), quarter(&by[by.len() - q..]));
+    let (light, heavy) = (mean(&light_v), mean(&heavy_v));
+    if light.is_nan() || light <= 0.0 {
         return None;
     }
-    Some(Hint {
+    let ratio = heavy / light;
+    let ci = ratio_interval(
+        &Buckets {
+            columns: vec![&light_v],
+        },
+        &Buckets {
+            columns: vec![&heavy_v],
+        },
+        |m| m[0],
+    )
+    .map(|(_, ci)| ci);
+    let at = 1.0 - PREFILL_DIP;
+    // no interval (too few buckets, no decoding in a quarter): unsure, so the point decides
+    // whether to say anything, and it is borderline
+    let (low, high) = ci.map_or((ratio, f64::INFINITY), |c| (c.low, c.high));
+    if low >= at {
+        return None;
+    }
+    let mut h = Hint {
         id: "prefill_interference",
         severity: Severity::Warning,
         evidence: evidence(
-            format!("{label}decode runs at {heavy:.0} tok/s in the quarter of steady time with the most prefill vs {light:.0} tok/s in the quarter with the least ({:+.0}%)", (heavy / light - 1.0) * 100.0),
+            format!("{label}decode runs at {heavy:.0} tok/s in the quarter of steady time with the most prefill vs {light:.0} tok/s in the quarter with the least ({:+.0}%)", (ratio - 1.0) * 100.0),
             range,
-            &[("gen_tps_heavy_prefill", fig(heavy)), ("gen_tps_light_prefill", fig(light))],
+            &[("gen_tps_heavy_prefill", fig(heavy)), ("gen_tps_light_prefill", fig(light)), ("heavy_to_light", fig(ratio)), ("heavy_to_light_low", fig(ci.map(|c| c.low))), ("heavy_to_light_high", fig(ci.map(|c| c.high)))],
         ),
         action: "Prefill batches stall decoding: lower --chunked-prefill-size / max_num_batched_tokens, enable mixed chunked prefill, or disaggregate prefill and decode.".into(),
-    })
+    };
+    if high >= at {
+        h.evidence.level = Level::Borderline;
+        h.evidence.text.push_str(&match ci {
+            Some(c) => format!(
+                "; borderline: the ratio's 95% interval ({:+.0}% to {:+.0}%, the buckets' effective number) holds -{}",
+                (c.low - 1.0) * 100.0,
+                (c.high - 1.0) * 100.0,
+                pct(PREFILL_DIP)
+            ),
+            None => format!("; borderline: {q} bucket(s) a quarter give no interval"),
+        });
+    }
+    Some(h)
 }
 
 #[cfg(test)]
@@ -556,5 +643,106 @@ mod tests {
                 .level,
             Level::Borderline
         );
+    }
+
+    fn spec(acc: &[f64]) -> Option<Hint> {
+        let v: Vec<Bucket> = acc
+            .iter()
+            .map(|&a| Bucket {
+                accept_len: a,
+                ..Bucket::default()
+            })
+            .collect();
+        spec_hint(&v.iter().collect::<Vec<_>>(), None, "")
+    }
+
+    /// `spec_low_accept` decides on its mean's interval: wholly below 1.5 fires, holding it
+    /// is borderline (said so), wholly above is nothing, as is a window with no speculation.
+    #[test]
+    fn low_acceptance_decides_on_its_interval() {
+        let firm = spec(&[1.21; 40]).unwrap();
+        assert_eq!(firm.evidence.level, Level::Firm);
+        let near: Vec<f64> = (0..40)
+            .map(|k| if k % 2 == 0 { 1.2 } else { 1.75 })
+            .collect();
+        let h = spec(&near).unwrap();
+        assert_eq!(h.evidence.level, Level::Borderline);
+        assert!(
+            h.evidence.text.contains("borderline: its 95% interval"),
+            "{}",
+            h.evidence.text
+        );
+        let lo = h.evidence.figures["accept_len_low"].number().unwrap();
+        let hi = h.evidence.figures["accept_len_high"].number().unwrap();
+        assert!(lo < ACCEPT_LOW && ACCEPT_LOW < hi, "{lo} {hi}");
+        assert!(spec(&[1.8; 40]).is_none());
+        let above: Vec<f64> = (0..40)
+            .map(|k| if k % 2 == 0 { 1.45 } else { 2.2 })
+            .collect();
+        assert!(spec(&above).is_none());
+        assert!(spec(&[f64::NAN; 40]).is_none());
+        // two buckets give no interval: unsure, borderline
+        assert_eq!(spec(&[1.2, 1.3]).unwrap().evidence.level, Level::Borderline);
+    }
+
+    fn prefill(pairs: &[(f64, f64)]) -> Option<Hint> {
+        let v: Vec<Bucket> = pairs
+            .iter()
+            .map(|&(prompt_tps, gen_tps)| Bucket {
+                prompt_tps,
+                gen_tps,
+                ..Bucket::default()
+            })
+            .collect();
+        prefill_hint(&v, None, "")
+    }
+
+    /// `prefill_interference` decides on the ratio's interval: a steady dip of a third is
+    /// firm; a dip of 15% on average in noisy quarters holds the threshold (borderline);
+    /// no dip at all says nothing.
+    #[test]
+    fn prefill_interference_decides_on_its_interval() {
+        let clear: Vec<(f64, f64)> = (0..40)
+            .map(|k| {
+                if k % 2 == 1 {
+                    (8000.0, 1200.0)
+                } else {
+                    (100.0, 1800.0)
+                }
+            })
+            .collect();
+        let h = prefill(&clear).unwrap();
+        assert_eq!(h.evidence.level, Level::Firm);
+        assert_eq!(
+            h.evidence.figures["heavy_to_light"].number(),
+            Some(1200.0 / 1800.0)
+        );
+        // heavy buckets' decode rate 1530 on average (-15%) but spread ±400
+        let noisy: Vec<(f64, f64)> = (0..40)
+            .map(|k| match k % 4 {
+                1 => (8000.0 + k as f64, 1130.0),
+                3 => (8000.0 + k as f64, 1930.0),
+                _ => (100.0 + k as f64, 1800.0),
+            })
+            .collect();
+        let h = prefill(&noisy).unwrap();
+        assert_eq!(h.evidence.level, Level::Borderline, "{}", h.evidence.text);
+        assert!(
+            h.evidence
+                .text
+                .contains("borderline: the ratio's 95% interval"),
+            "{}",
+            h.evidence.text
+        );
+        let flat: Vec<(f64, f64)> = (0..40)
+            .map(|k| {
+                if k % 2 == 1 {
+                    (8000.0, 1790.0)
+                } else {
+                    (100.0, 1800.0)
+                }
+            })
+            .collect();
+        assert!(prefill(&flat).is_none());
     }
 }

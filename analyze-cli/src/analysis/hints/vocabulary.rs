@@ -67,8 +67,8 @@ pub enum Level {
     /// The evidence clears the threshold (or the rule has no uncertainty to weigh).
     #[default]
     Firm,
-    /// The threshold is crossed at the point value only: the evidence's interval straddles
-    /// it.
+    /// The evidence's interval holds the threshold (its point value on either side): the
+    /// rule can neither fire firmly nor be ruled out.
     Borderline,
 }
 
