@@ -295,8 +295,26 @@ fn docker_at_fixed_places_reads_as_the_general_reading() {
         r#"{"log":"a"b\n","stream":"stderr","time":"2026-05-09T22:00:00Z"}"#,
         r#"{"log":"a\q\n","stream":"stderr","time":"2026-05-09T22:00:00Z"}"#,
         r#"{"log":"a\\n","stream":"stderr","time":"2026-05-09T22:00:00Z"}"#,
+        r#"{"log":"a\u12\n","stream":"stderr","time":"2026-05-09T22:00:00Z"}"#,
+        r#"{"log":"a\ud83d\u12zz\n","stream":"stderr","time":"2026-05-09T22:00:00Z"}"#,
+        "{\"log\":\"a\u{1}b\\n\",\"stream\":\"stderr\",\"time\":\"2026-05-09T22:00:00Z\"}",
     ] {
         let p = record::docker(other.as_bytes());
         assert!(p.is_none() || !p.unwrap().ends, "{other}");
+    }
+    // checked and decoded in one pass: as the general reading, and into a reused buffer
+    let mut scratch = Vec::new();
+    for raw in [
+        r#"{"log":"é \ud83d\ude00 \"q\" \/ \t\n","stream":"stdout","time":"2026-05-09T22:00:00Z"}"#,
+        r#"{"log":"\u001b[32mINFO\u001b[0m 05-09 22:00:00 x\n","stream":"stderr","time":"2026-05-09T22:00:00.5Z"}"#,
+    ] {
+        let mut sc = crate::json::Scanner::line(raw.as_bytes());
+        let general = record::json_record(&mut sc, true).unwrap().unwrap();
+        assert_eq!(record::docker(raw.as_bytes()).unwrap(), general, "{raw}");
+        assert_eq!(
+            record::docker_in(raw.as_bytes(), &mut scratch).unwrap(),
+            general,
+            "{raw}"
+        );
     }
 }
