@@ -170,16 +170,7 @@ pub fn hints(i: &Inputs<'_>) -> Vec<Hint> {
             if !firm && pinned.iter().any(|p| p.4.low >= MOST) {
                 // at the cap firmly, but the KV cache full for a share whose interval holds
                 // one half: the cap or the cache
-                let kv_i = pinned.iter().map(|p| p.5).fold(
-                    ConfidenceInterval {
-                        low: 1.0,
-                        high: 0.0,
-                    },
-                    |a, b| ConfidenceInterval {
-                        low: a.low.min(b.low),
-                        high: a.high.max(b.high),
-                    },
-                );
+                let kv_i = hull(pinned.iter().map(|p| p.5));
                 h.evidence.level = Level::Borderline;
                 h.evidence.text.push_str(&format!(
                     "; borderline: KV cache ≥ {} full in a share of steady time whose 95% interval ({}–{}) holds {}: the cache may bound the batch as much as the cap",
@@ -189,16 +180,7 @@ pub fn hints(i: &Inputs<'_>) -> Vec<Hint> {
                     pct(MOST)
                 ));
             } else if !firm {
-                let widest = pinned.iter().map(|p| p.4).fold(
-                    ConfidenceInterval {
-                        low: 1.0,
-                        high: 0.0,
-                    },
-                    |a, b| ConfidenceInterval {
-                        low: a.low.min(b.low),
-                        high: a.high.max(b.high),
-                    },
-                );
+                let widest = hull(pinned.iter().map(|p| p.4));
                 borderline(&mut h, widest);
             }
             out.push(h);
@@ -382,6 +364,20 @@ fn share_interval(v: &[&Bucket], f: impl Fn(&Bucket) -> bool) -> (f64, Confidenc
     let ci = crate::analysis::statistics::wilson(x, n_eff)
         .unwrap_or(ConfidenceInterval { low: p, high: p });
     (p, ci)
+}
+
+/// The smallest interval holding every one of `v` (of shares: empty is `[1, 0]`).
+fn hull(v: impl Iterator<Item = ConfidenceInterval>) -> ConfidenceInterval {
+    v.fold(
+        ConfidenceInterval {
+            low: 1.0,
+            high: 0.0,
+        },
+        |a, b| ConfidenceInterval {
+            low: a.low.min(b.low),
+            high: a.high.max(b.high),
+        },
+    )
 }
 
 /// Marks a hint borderline: its share's interval holds [`MOST`].
@@ -697,20 +693,25 @@ mod tests {
         prefill_hint(&v, None, "")
     }
 
+    /// 40 buckets, heavy prefill and light by turns, decoding at `heavy` and `light` tok/s.
+    fn alternating(heavy: f64, light: f64) -> Vec<(f64, f64)> {
+        (0..40)
+            .map(|k| {
+                if k % 2 == 1 {
+                    (8000.0, heavy)
+                } else {
+                    (100.0, light)
+                }
+            })
+            .collect()
+    }
+
     /// `prefill_interference` decides on the ratio's interval: a steady dip of a third is
     /// firm; a dip of 15% on average in noisy quarters holds the threshold (borderline);
     /// no dip at all says nothing.
     #[test]
     fn prefill_interference_decides_on_its_interval() {
-        let clear: Vec<(f64, f64)> = (0..40)
-            .map(|k| {
-                if k % 2 == 1 {
-                    (8000.0, 1200.0)
-                } else {
-                    (100.0, 1800.0)
-                }
-            })
-            .collect();
+        let clear: Vec<(f64, f64)> = alternating(1200.0, 1800.0);
         let h = prefill(&clear).unwrap();
         assert_eq!(h.evidence.level, Level::Firm);
         assert_eq!(
@@ -734,15 +735,7 @@ mod tests {
             "{}",
             h.evidence.text
         );
-        let flat: Vec<(f64, f64)> = (0..40)
-            .map(|k| {
-                if k % 2 == 1 {
-                    (8000.0, 1790.0)
-                } else {
-                    (100.0, 1800.0)
-                }
-            })
-            .collect();
+        let flat: Vec<(f64, f64)> = alternating(1790.0, 1800.0);
         assert!(prefill(&flat).is_none());
     }
 }

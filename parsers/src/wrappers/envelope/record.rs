@@ -76,50 +76,9 @@ fn text(s: Str<'_>) -> Cow<'_, [u8]> {
 /// checked again as UTF-8, was a fifth of a Docker log's unwrapping).
 fn decode(raw: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(raw.len());
-    decode_into(raw, &mut out);
+    let checked = decode_checked(raw, &mut out);
+    debug_assert!(checked, "a string the scanner checked");
     out
-}
-
-/// [`decode`], appended to `out`.
-fn decode_into(raw: &[u8], out: &mut Vec<u8>) {
-    let mut i = 0;
-    while let Some(k) = memchr::memchr(b'\\', &raw[i..]) {
-        out.extend_from_slice(&raw[i..i + k]);
-        i += k;
-        match raw.get(i + 1) {
-            Some(b'u') => {
-                // (`\uXXXX`, surrogate pairs included: the general decoder's rules)
-                let end = if raw.get(i + 6..i + 8) == Some(b"\\u") {
-                    i + 12
-                } else {
-                    i + 6
-                };
-                let end = end.min(raw.len());
-                let s = Str {
-                    raw: &raw[i..end],
-                    escaped: true,
-                };
-                out.extend_from_slice(s.decode().as_bytes());
-                i = end;
-            }
-            Some(&c) => {
-                out.push(match c {
-                    b'n' => b'\n',
-                    b't' => b'\t',
-                    b'r' => b'\r',
-                    b'b' => 8,
-                    b'f' => 12,
-                    other => other,
-                });
-                i += 2;
-            }
-            None => {
-                out.push(b'\\');
-                i += 1;
-            }
-        }
-    }
-    out.extend_from_slice(&raw[i..]);
 }
 
 /// A line's text without its closing newline, and whether it had one. A string whose only
