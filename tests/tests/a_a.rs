@@ -56,6 +56,19 @@ fn clients(seed: u64, secs: f64, running: usize, clients: usize) -> Value {
     report_of(&[(seed, 1.0)], &phase)
 }
 
+/// One server with room for 64 and 64 closed-loop clients pausing `think_s` on average
+/// between a response and their next request: running moves about its mean.
+fn thinking(seed: u64, secs: f64, think_s: f64) -> Value {
+    let phase = Phase {
+        secs,
+        max_running: 64,
+        clients: Some(64),
+        think_s,
+        ..Phase::default()
+    };
+    report_of(&[(seed, 1.0)], &phase)
+}
+
 /// One server at 128 running, half again as many closed-loop clients, outputs `mean_output` tokens long on
 /// average (none capped): the longer, the fuller its KV cache.
 fn kv(seed: u64, secs: f64, mean_output: f64) -> Value {
@@ -73,7 +86,8 @@ fn kv(seed: u64, secs: f64, mean_output: f64) -> Value {
 /// A configuration's name, and its report for a seed.
 type Configuration = (&'static str, Box<dyn Fn(u64) -> Value>);
 
-/// The configurations: far from every threshold, and near client_bound's (0.8 of the cap),
+/// The configurations: far from every threshold, and near client_bound's (0.8 of the cap:
+/// with a constant running count, and at it with one that moves about its mean),
 /// kv_bound's (KV cache full in half the steady time: running_cap then borderline too) and
 /// instance_imbalance's (15% from the median).
 fn configurations() -> Vec<Configuration> {
@@ -93,6 +107,10 @@ fn configurations() -> Vec<Configuration> {
         (
             "client-bound near: 52 clients on 64",
             Box::new(|s| clients(s, 7200.0, 64, 52)),
+        ),
+        (
+            "client-bound at the threshold: 64 clients pausing 9.1 s on 64",
+            Box::new(|s| thinking(s, 7200.0, 9.1)),
         ),
         (
             "KV near full: 128 running, outputs of 6,450 tokens",

@@ -38,6 +38,9 @@ pub struct Phase {
     pub context_len: u32,
     /// Closed-loop clients; `None` is a standing queue.
     pub clients: Option<usize>,
+    /// A closed-loop client's mean pause between a response and its next request, seconds
+    /// (exponential; 0: none): the running count then moves about its mean.
+    pub think_s: f64,
     /// Clients joining per second (0: all at once).
     pub ramp_per_s: f64,
     /// Requests finishing in the first `fail_secs` of the phase fail with `fail_rate`.
@@ -64,6 +67,7 @@ impl Default for Phase {
             cap: 4096,
             context_len: 40960,
             clients: None,
+            think_s: 0.0,
             ramp_per_s: 0.0,
             fail_secs: 0.0,
             fail_rate: 0.0,
@@ -348,6 +352,8 @@ pub fn run_gpu(gpu: &Gpu, phases: &[Phase], path: &Path) -> Result<(Truth, Vec<D
         let end = t + ph.secs;
         let mut running: Vec<Req> = Vec::with_capacity(ph.max_running);
         let mut queue: usize = 300;
+        // closed-loop clients pausing, until when
+        let mut thinking: Vec<f64> = Vec::new();
         let (mut phase_tokens, mut steps) = (0u64, 0u64);
         let (mut last_log, mut gen_since, mut prompt_since) = (t, 0u64, 0u64);
         loop {
@@ -361,7 +367,8 @@ pub fn run_gpu(gpu: &Gpu, phases: &[Phase], path: &Path) -> Result<(Truth, Vec<D
                     } else {
                         c
                     };
-                    active.saturating_sub(running.len())
+                    thinking.retain(|&wake| wake > t);
+                    active.saturating_sub(running.len() + thinking.len())
                 }
             };
             if let Some((every, _)) = gpu.scrapes {
@@ -478,6 +485,9 @@ pub fn run_gpu(gpu: &Gpu, phases: &[Phase], path: &Path) -> Result<(Truth, Vec<D
                 if running[i].done >= running[i].target {
                     let q = running.swap_remove(i);
                     let failed = t - start < ph.fail_secs && rng.f() < ph.fail_rate;
+                    if ph.think_s > 0.0 && ph.clients.is_some() {
+                        thinking.push(t - (1.0 - rng.f()).ln() * ph.think_s);
+                    }
                     if q.capped {
                         counters.length += 1;
                     } else {
