@@ -69,8 +69,8 @@ fn thinking(seed: u64, secs: f64, think_s: f64) -> Value {
     report_of(&[(seed, 1.0)], &phase)
 }
 
-/// One server at 128 running, half again as many closed-loop clients, outputs `mean_output` tokens long on
-/// average (none capped): the longer, the fuller its KV cache.
+/// One server at 128 running, half again as many closed-loop clients, outputs
+/// `mean_output` tokens long on average (none capped): the longer, the fuller its KV cache.
 fn kv(seed: u64, secs: f64, mean_output: f64) -> Value {
     let phase = Phase {
         secs,
