@@ -344,8 +344,8 @@ pub fn docker_in<'a>(raw: &'a [u8], scratch: &'a mut Vec<u8>) -> Option<Piece<'a
 /// A Docker row read at its fixed places, its text not yet decoded.
 struct DockerRow<'a> {
     body: &'a [u8],
-    /// Whether the text holds a quote, a backslash or a byte beyond ASCII: it is checked and
-    /// decoded at once ([`decode_checked`]).
+    /// Whether the text holds a quote or a backslash: it is checked and decoded at once
+    /// ([`decode_checked`]); a text without either is borrowed.
     escaped: bool,
     newline: bool,
     stamp: &'a [u8],
@@ -392,11 +392,12 @@ fn docker_parts(raw: &[u8]) -> Option<DockerRow<'_>> {
         _ => (log, false),
     };
     // one pass over the text for what needs a closer look (most lines have none: their text
-    // is borrowed as it is): control bytes (never in a JSON string), bytes beyond ASCII
-    // (checked as UTF-8), quotes and escapes (checked as they are decoded)
-    // (each a fold of its own: folds of one comparison run on vectors, one of three did not)
-    let escaped = body.iter().fold(false, |a, &c| a | special(c));
-    if escaped {
+    // is borrowed as it is), then, where something does, a fold for each kind: control bytes
+    // (never in a JSON string), bytes beyond ASCII (checked as UTF-8), quotes and escapes
+    // (checked as they are decoded). Folds of one comparison run on vectors; one of three
+    // flags at once did not.
+    let mut escaped = false;
+    if body.iter().fold(false, |a, &c| a | special(c)) {
         if body.iter().fold(false, |a, &c| a | (c < 0x20)) {
             return None;
         }
@@ -405,6 +406,7 @@ fn docker_parts(raw: &[u8]) -> Option<DockerRow<'_>> {
         {
             return None;
         }
+        escaped = memchr::memchr2(b'"', b'\\', body).is_some();
     }
     Some(DockerRow {
         body,
