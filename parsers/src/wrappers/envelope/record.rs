@@ -375,7 +375,7 @@ fn docker_parts(raw: &[u8]) -> Option<DockerRow<'_>> {
         .filter(|&at| &inner[at..open] == TIME)?;
     let stamp = &inner[open..];
     // (printable ASCII without escapes: a valid JSON string whatever the reading finds)
-    if !rfc3339_shaped(stamp) || stamp.iter().fold(false, |a, &c| a | special(c)) {
+    if !rfc3339_shaped(stamp) || any_special(stamp) {
         return None;
     }
     let before = &inner[..t_at];
@@ -397,7 +397,7 @@ fn docker_parts(raw: &[u8]) -> Option<DockerRow<'_>> {
     // (checked as they are decoded). Folds of one comparison run on vectors; one of three
     // flags at once did not.
     let mut escaped = false;
-    if body.iter().fold(false, |a, &c| a | special(c)) {
+    if any_special(body) {
         if body.iter().fold(false, |a, &c| a | (c < 0x20)) {
             return None;
         }
@@ -475,6 +475,58 @@ fn decode_checked(raw: &[u8], out: &mut Vec<u8>) -> bool {
 #[inline(always)]
 fn special(c: u8) -> bool {
     (c.wrapping_sub(0x20) >= 0x60) | (c == b'"') | (c == b'\\')
+}
+
+/// Whether any byte of `b` is [`special`]: 32 bytes a step, three compares each (a signed
+/// "below 0x20" holds the bytes beyond ASCII too), stopping at the first step that finds
+/// one. The compiler's fold of [`special`] widened the bytes to 32-bit lanes, four bytes a
+/// step: a sixth of a Docker file's reading.
+#[inline]
+fn any_special(b: &[u8]) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::*;
+        let mut at = 0;
+        // SAFETY: SSE2 is part of x86_64; each load reads 16 bytes inside `b`
+        unsafe {
+            let (below, quote, slash) = (
+                _mm_set1_epi8(0x20),
+                _mm_set1_epi8(b'"' as i8),
+                _mm_set1_epi8(b'\\' as i8),
+            );
+            let hit = |v: __m128i| {
+                _mm_or_si128(
+                    _mm_cmplt_epi8(v, below),
+                    _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, slash)),
+                )
+            };
+            while at + 32 <= b.len() {
+                let v = _mm_loadu_si128(b.as_ptr().add(at).cast());
+                let w = _mm_loadu_si128(b.as_ptr().add(at + 16).cast());
+                if _mm_movemask_epi8(_mm_or_si128(hit(v), hit(w))) != 0 {
+                    return true;
+                }
+                at += 32;
+            }
+            if at + 16 <= b.len() {
+                let v = _mm_loadu_si128(b.as_ptr().add(at).cast());
+                if _mm_movemask_epi8(hit(v)) != 0 {
+                    return true;
+                }
+                at += 16;
+            }
+            // the last bytes: the text's last 16, whose first ones were looked at already
+            if at < b.len() && b.len() >= 16 {
+                let v = _mm_loadu_si128(b.as_ptr().add(b.len() - 16).cast());
+                return _mm_movemask_epi8(hit(v)) != 0;
+            }
+        }
+        b[at..].iter().fold(false, |a, &c| a | special(c))
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        b.iter().fold(false, |a, &c| a | special(c))
+    }
 }
 
 /// A CRI line (`2026-05-09T22:00:00.123456789Z stderr F text`, kubelet's and containerd's
@@ -558,4 +610,28 @@ pub fn kubectl(row: &[u8]) -> Option<Piece<'_>> {
         },
         stream: Stream::Unknown,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    proptest::proptest! {
+        /// The vector search finds what the byte-by-byte test finds, at any length and place,
+        /// for every kind of byte that needs a look.
+        #[test]
+        fn any_special_is_the_bytes_test(
+            len in 0usize..90,
+            at in proptest::option::of(0usize..90),
+            fill in proptest::sample::select(vec![b'a', b' ', b'~', 0x7f]),
+            odd in proptest::sample::select(vec![0u8, 0x1f, b'"', b'\\', 0x80, 0xff, b'!', b'#']),
+        ) {
+            let mut b = vec![fill; len];
+            if let Some(at) = at.filter(|&a| a < len) {
+                b[at] = odd;
+            }
+            let want = b.iter().fold(false, |a, &c| a | special(c));
+            proptest::prop_assert_eq!(any_special(&b), want);
+        }
+    }
 }
