@@ -10,6 +10,7 @@
 //! Files of one JSON document (an API response, a CLI's export) are read whole
 //! ([`documents`]) and put in time order (Cloud Logging and Loki hand the newest first).
 
+pub mod docker;
 pub mod documents;
 pub mod record;
 pub mod time;
@@ -149,7 +150,7 @@ pub enum Row<'a> {
 pub fn row_in<'a>(c: Collector, raw: &'a [u8], scratch: &'a mut Vec<u8>) -> Row<'a> {
     if c == Collector::DockerJson {
         let raw = crate::wrappers::prefix::trim_cr(raw);
-        if let Some(p) = record::docker_in(raw, scratch) {
+        if let Some(p) = docker::docker_in(raw, scratch) {
             return Row::Piece(p);
         }
     }
@@ -173,7 +174,7 @@ pub fn row(c: Collector, raw: &[u8]) -> Row<'_> {
             None => Row::Other,
         },
         // Docker's own layout at its fixed places, else the general reading
-        Collector::DockerJson => record::docker(raw).map_or_else(|| json_row(c, raw), Row::Piece),
+        Collector::DockerJson => docker::docker(raw).map_or_else(|| json_row(c, raw), Row::Piece),
         _ => json_row(c, raw),
     }
 }

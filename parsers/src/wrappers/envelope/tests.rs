@@ -284,7 +284,7 @@ fn docker_at_fixed_places_reads_as_the_general_reading() {
     for raw in file.lines() {
         let mut sc = crate::json::Scanner::line(raw.as_bytes());
         let general = record::json_record(&mut sc, true).unwrap().unwrap();
-        if let Some(p) = record::docker(raw.as_bytes()) {
+        if let Some(p) = docker::docker(raw.as_bytes()) {
             assert_eq!(p, general, "{raw}");
             fast += 1;
         }
@@ -299,7 +299,7 @@ fn docker_at_fixed_places_reads_as_the_general_reading() {
         r#"{"log":"a\ud83d\u12zz\n","stream":"stderr","time":"2026-05-09T22:00:00Z"}"#,
         "{\"log\":\"a\u{1}b\\n\",\"stream\":\"stderr\",\"time\":\"2026-05-09T22:00:00Z\"}",
     ] {
-        let p = record::docker(other.as_bytes());
+        let p = docker::docker(other.as_bytes());
         assert!(p.is_none() || !p.unwrap().ends, "{other}");
     }
     // checked and decoded in one pass: as the general reading, and into a reused buffer
@@ -310,9 +310,9 @@ fn docker_at_fixed_places_reads_as_the_general_reading() {
     ] {
         let mut sc = crate::json::Scanner::line(raw.as_bytes());
         let general = record::json_record(&mut sc, true).unwrap().unwrap();
-        assert_eq!(record::docker(raw.as_bytes()).unwrap(), general, "{raw}");
+        assert_eq!(docker::docker(raw.as_bytes()).unwrap(), general, "{raw}");
         assert_eq!(
-            record::docker_in(raw.as_bytes(), &mut scratch).unwrap(),
+            docker::docker_in(raw.as_bytes(), &mut scratch).unwrap(),
             general,
             "{raw}"
         );

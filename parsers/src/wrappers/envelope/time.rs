@@ -51,17 +51,43 @@ impl Eq for When<'_> {}
 
 /// Whether `b` opens with an RFC 3339 date and time of day (`YYYY-MM-DDTHH:MM:SS`): the
 /// check a record's shape needs, the reading left for when the time is asked.
+/// The first 16 bytes by one vector compare each for digits and separators, the last three
+/// alone (a byte-by-byte match was a twentieth of a Docker row's reading).
 #[inline]
 pub fn rfc3339_shaped(b: &[u8]) -> bool {
     let Some(h) = b.get(..19) else {
         return false;
     };
-    h.iter().enumerate().all(|(i, &c)| match i {
-        4 | 7 => c == b'-',
-        10 => matches!(c, b'T' | b't' | b' '),
-        13 | 16 => c == b':',
-        _ => c.is_ascii_digit(),
-    })
+    let d = |c: u8| c.is_ascii_digit();
+    let last = h[16] == b':' && d(h[17]) && d(h[18]) && matches!(h[10], b'T' | b't' | b' ');
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::*;
+        // digits at 0-3, 5-6, 8-9, 11-12, 14-15; `-` at 4 and 7, `:` at 13 (10 is above)
+        const DIGITS: u32 = 0b1101_1011_0110_1111;
+        // SAFETY: SSE2 is part of x86_64; the load reads the 16 first of `h`'s 19 bytes
+        let got = unsafe {
+            let v = _mm_loadu_si128(h.as_ptr().cast());
+            let digit = _mm_and_si128(
+                _mm_cmpeq_epi8(_mm_max_epu8(v, _mm_set1_epi8(b'0' as i8)), v),
+                _mm_cmpeq_epi8(_mm_min_epu8(v, _mm_set1_epi8(b'9' as i8)), v),
+            );
+            let seps = _mm_setr_epi8(0, 0, 0, 0, 45, 0, 0, 45, 0, 0, 0, 0, 0, 58, 0, 0);
+            let digits = _mm_movemask_epi8(digit) as u32 & DIGITS;
+            let seps = _mm_movemask_epi8(_mm_cmpeq_epi8(v, seps)) as u32 & 0b0010_0000_1001_0000;
+            digits | seps
+        };
+        last && got | 1 << 10 == 0xffff
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        last && h[..16].iter().enumerate().all(|(i, &c)| match i {
+            4 | 7 => c == b'-',
+            10 => true,
+            13 => c == b':',
+            _ => d(c),
+        })
+    }
 }
 
 thread_local! {
@@ -177,6 +203,32 @@ pub fn epoch(text: &[u8]) -> Option<UtcMs> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    proptest::proptest! {
+        /// The vector check takes what a byte-by-byte match takes: every byte of a stamp
+        /// changed to any kind of byte, at any length.
+        #[test]
+        fn shaped_is_the_bytewise_match(
+            at in 0usize..24,
+            to in proptest::sample::select(vec![b'0', b'9', b'/', b':', b'-', b'T', b't', b' ', b'Z', 0xb0, 0x39 | 0x80]),
+            len in 0usize..24,
+        ) {
+            let mut b = b"2026-05-09T22:00:00.123Z".to_vec();
+            if at < b.len() {
+                b[at] = to;
+            }
+            b.truncate(len.max(at));
+            let want = b.get(..19).is_some_and(|h| {
+                h.iter().enumerate().all(|(i, &c)| match i {
+                    4 | 7 => c == b'-',
+                    10 => matches!(c, b'T' | b't' | b' '),
+                    13 | 16 => c == b':',
+                    _ => c.is_ascii_digit(),
+                })
+            });
+            proptest::prop_assert_eq!(rfc3339_shaped(&b), want);
+        }
+    }
 
     #[test]
     fn rfc3339_zones_and_fractions() {

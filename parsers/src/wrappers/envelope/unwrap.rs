@@ -9,7 +9,7 @@
 //! form the prefix reader takes off (`2026-05-09T22:00:00.123Z `). A line with its own
 //! stamp is given bare: its figures are the plain log's, to the last digit.
 
-use super::{row, row_in, Collector, Piece, Row, UtcMs, When, Who};
+use super::{docker, row, row_in, Collector, Piece, Row, UtcMs, When, Who};
 use crate::source::{MadeLines, WRAPPED_ROWS};
 use crate::stamp::{civil_from_days, days_from_civil, Stamp, Ts, DAY_MS};
 use crate::wrappers::wrapped::opens_a_line;
@@ -131,11 +131,13 @@ impl<'p> Emitter<'p> {
         }
     }
 
-    /// A piece of row `row`: joined to the line under way in its stream, or written.
+    /// A piece of row `row` (`one_line` when its text is known to hold no newline): joined
+    /// to the line under way in its stream, or written.
     fn piece(
         &mut self,
         p: Piece<'_>,
         row: u64,
+        one_line: bool,
         out: &mut Vec<u8>,
         c: &mut Counts,
         each: &mut impl FnMut(u64),
@@ -147,12 +149,12 @@ impl<'p> Emitter<'p> {
                 c.joined += 1;
                 if p.ends {
                     if let Some((buf, t, r)) = slot.take() {
-                        self.write(&buf, t.into(), r, out, c, each);
+                        self.write(&buf, t.into(), r, false, out, c, each);
                     }
                 }
             }
             None if !p.ends => *slot = Some((p.text.into_owned(), p.time.ms(), row)),
-            None => self.write(&p.text, p.time, row, out, c, each),
+            None => self.write(&p.text, p.time, row, one_line, out, c, each),
         }
     }
 
@@ -161,21 +163,23 @@ impl<'p> Emitter<'p> {
         let mut left: Vec<_> = self.pending.iter_mut().filter_map(Option::take).collect();
         left.sort_by_key(|l| l.2);
         for (buf, t, r) in left {
-            self.write(&buf, t.into(), r, out, c, each);
+            self.write(&buf, t.into(), r, false, out, c, each);
         }
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn write(
         &self,
         text: &[u8],
         time: When<'_>,
         row: u64,
+        one_line: bool,
         out: &mut Vec<u8>,
         c: &mut Counts,
         each: &mut impl FnMut(u64),
     ) {
         // (one line nearly always: one search, where a split goes byte by byte)
-        if memchr::memchr(b'\n', text).is_none() {
+        if one_line || memchr::memchr(b'\n', text).is_none() {
             self.line(text, time, out, c);
             each(row);
             return;
@@ -215,28 +219,60 @@ fn decode_rows(
 ) {
     let mut em = Emitter::new(plan);
     let mut scratch = Vec::new();
-    for (i, raw) in crate::scan::lines(rows).enumerate() {
-        let i = i as u64;
-        c.rows += 1;
-        match row_in(plan.collector, raw, &mut scratch) {
-            Row::Piece(p) => {
-                if plan.who.as_ref().is_some_and(|w| *w != p.who) {
-                    c.foreign += 1;
-                    continue;
-                }
-                em.piece(p, i, out, c, &mut each);
-            }
-            _ if !plan.counts_unowned => c.foreign += 1,
-            Row::Other => c.other += 1,
-            Row::Broken(why) => {
-                c.broken += 1;
-                if c.broken_rows.len() < SAMPLES {
-                    c.broken_rows.push((i + 1, why));
-                }
-            }
+    if plan.collector == Collector::DockerJson {
+        // (one pass a row where it can: see `docker::rows`)
+        for (i, (raw, read)) in docker::rows(rows).enumerate() {
+            let row = match read.map(|d| d.piece_in(&mut scratch)) {
+                Some(Some(p)) => Row::Piece(p),
+                Some(None) => row(plan.collector, raw),
+                None => row_in(plan.collector, raw, &mut scratch),
+            };
+            take(&mut em, i as u64, raw, row, out, c, &mut each);
+        }
+    } else {
+        for (i, raw) in crate::scan::lines(rows).enumerate() {
+            let row = row_in(plan.collector, raw, &mut scratch);
+            take(&mut em, i as u64, raw, row, out, c, &mut each);
         }
     }
     em.flush(out, c, &mut each);
+}
+
+/// Row `i` of a cell, `raw`, read as `row`: counted, and its piece given to the emitter
+/// when it is of the plan's identity.
+#[inline]
+fn take(
+    em: &mut Emitter<'_>,
+    i: u64,
+    raw: &[u8],
+    row: Row<'_>,
+    out: &mut Vec<u8>,
+    c: &mut Counts,
+    each: &mut impl FnMut(u64),
+) {
+    c.rows += 1;
+    let plan = em.plan;
+    match row {
+        Row::Piece(p) => {
+            if plan.who.as_ref().is_some_and(|w| *w != p.who) {
+                c.foreign += 1;
+                return;
+            }
+            // a text read where the row holds it has no newline in it (rows are cut at
+            // theirs): the search for one is left out
+            let at = (p.text.as_ptr() as usize).wrapping_sub(raw.as_ptr() as usize);
+            let in_row = at <= raw.len() && p.text.len() <= raw.len() - at;
+            em.piece(p, i, in_row, out, c, each);
+        }
+        _ if !plan.counts_unowned => c.foreign += 1,
+        Row::Other => c.other += 1,
+        Row::Broken(why) => {
+            c.broken += 1;
+            if c.broken_rows.len() < SAMPLES {
+                c.broken_rows.push((i + 1, why));
+            }
+        }
+    }
 }
 
 /// The plain lines of pieces read from a document (in order), and their counts.
@@ -246,7 +282,7 @@ pub fn plain<'a>(pieces: impl Iterator<Item = Piece<'a>>, plan: &Plan) -> (Vec<u
     let mut em = Emitter::new(plan);
     for (i, p) in pieces.enumerate() {
         c.rows += 1;
-        em.piece(p, i as u64, &mut out, &mut c, &mut |_| {});
+        em.piece(p, i as u64, false, &mut out, &mut c, &mut |_| {});
     }
     em.flush(&mut out, &mut c, &mut |_| {});
     (out, c)
