@@ -91,11 +91,7 @@ fn docker_parts(raw: &[u8]) -> Option<DockerRow<'_>> {
     } else {
         return None;
     };
-    let (body, newline) = match log.strip_suffix(b"\\n") {
-        // (`\\n` is an escaped backslash and an `n`: no newline)
-        Some(b) if b.iter().rev().take_while(|&&c| c == b'\\').count() % 2 == 0 => (b, true),
-        _ => (log, false),
-    };
+    let (body, newline) = split_newline(log);
     // one pass over the text for what needs a closer look (most lines have none: their text
     // is borrowed as it is), then, where something does, a fold for each kind: control bytes
     // (never in a JSON string), bytes beyond ASCII (checked as UTF-8), quotes and escapes
@@ -120,6 +116,15 @@ fn docker_parts(raw: &[u8]) -> Option<DockerRow<'_>> {
         stamp,
         stream,
     })
+}
+
+/// A log string's text without its closing `\\n` escape, and whether it had one (`\\\\n` is an
+/// escaped backslash and an `n`: no newline).
+fn split_newline(log: &[u8]) -> (&[u8], bool) {
+    match log.strip_suffix(b"\\n") {
+        Some(b) if b.iter().rev().take_while(|&&c| c == b'\\').count() % 2 == 0 => (b, true),
+        _ => (log, false),
+    }
 }
 
 /// Decodes a JSON string's text `raw` (valid UTF-8, no control bytes) into `out`, checking
@@ -405,11 +410,7 @@ fn read_at<'a>(raw: &'a [u8], at: &[u16]) -> Option<DockerRow<'a>> {
         return None;
     }
     let log = &raw[HEAD.len()..close];
-    let (body, newline) = match log.strip_suffix(b"\\n") {
-        // (`\\n` is an escaped backslash and an `n`: no newline)
-        Some(b) if b.iter().rev().take_while(|&&c| c == b'\\').count() % 2 == 0 => (b, true),
-        _ => (log, false),
-    };
+    let (body, newline) = split_newline(log);
     let end = HEAD.len() + body.len();
     let mut escaped = false;
     for &k in &at[3..n - 9] {
