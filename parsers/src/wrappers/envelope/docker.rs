@@ -40,11 +40,6 @@ pub struct DockerRow<'a> {
 }
 
 impl<'a> DockerRow<'a> {
-    /// Whether the text is the row's own bytes, all printable ASCII (no escape to decode).
-    pub fn plain(&self) -> bool {
-        !self.escaped
-    }
-
     /// The row's piece, a text with escapes decoded into `scratch`; `None` where they are no
     /// valid JSON string.
     pub fn piece_in<'s>(self, scratch: &'s mut Vec<u8>) -> Option<Piece<'s>>
@@ -515,8 +510,8 @@ mod tests {
         let read: Vec<_> = rows(file.as_bytes()).collect();
         assert_eq!(read.len(), 2);
         let d: Vec<DockerRow<'_>> = read.into_iter().map(|r| r.1.unwrap()).collect();
-        assert!(d[0].plain() && d[0].newline && d[0].stream == Stream::Stderr);
-        assert!(!d[1].plain() && d[1].stream == Stream::Stdout);
+        assert!(!d[0].escaped && d[0].newline && d[0].stream == Stream::Stderr);
+        assert!(d[1].escaped && d[1].stream == Stream::Stdout);
         assert_eq!(d[1].stamp, b"2026-05-10T00:00:00.004123456Z");
         let mut scratch = Vec::new();
         let p = d[1].clone().piece_in(&mut scratch).unwrap();
