@@ -227,7 +227,57 @@ fn stamps_needed() {
     }
 }
 
+/// The first reading of [`needs_stamp`], by loops of digit tests: the patterns that
+/// replaced it must judge every line as it did.
+fn needs_stamp_by_loops(line: &[u8]) -> bool {
+    let digit = |i: usize| line.get(i).is_some_and(u8::is_ascii_digit);
+    match line.first() {
+        Some(b'[') => {
+            let full = (1..5).all(digit) && line.get(5) == Some(&b'-');
+            let time_only = digit(1) && digit(2) && line.get(3) == Some(&b':');
+            !(full || time_only)
+        }
+        Some(b'0'..=b'9') => !((0..4).all(digit) && line.get(4) == Some(&b'-')),
+        Some(b'(') => match memchr::memmem::find(&line[..line.len().min(120)], b") ") {
+            Some(i) => needs_stamp_by_loops(&line[i + 2..]),
+            None => true,
+        },
+        Some(b'I' | b'W' | b'E' | b'D' | b'C') => {
+            let Some(sp) = memchr::memchr(b' ', &line[..line.len().min(10)]) else {
+                return true;
+            };
+            let word = &line[..sp];
+            let level = matches!(
+                word,
+                b"INFO" | b"WARNING" | b"WARN" | b"ERROR" | b"DEBUG" | b"CRITICAL"
+            );
+            let md = |i: usize| digit(i) && digit(i + 1);
+            !(level && md(sp + 1) && line.get(sp + 3) == Some(&b'-') && md(sp + 4))
+        }
+        _ => true,
+    }
+}
+
 proptest! {
+    /// The patterns judge any line as the loops did: lines made of the pieces the tests
+    /// turn on, cut anywhere.
+    #[test]
+    fn needs_stamp_patterns_are_the_loops(
+        parts in prop::collection::vec(
+            prop::sample::select(vec![
+                "[", "2026", "-", "05", ":", "22", "1", "x", " ", "(", ")", ") ", "INFO", "INFO ",
+                "WARN", "WARNING ", "ERROR ", "DEBUG ", "CRITICAL ", "CRIT ", "E", "I", "05-27",
+                "0", "pid=1", "INFO:",
+            ]),
+            0..8,
+        ),
+        cut in 0usize..40,
+    ) {
+        let line = parts.concat();
+        let line = &line.as_bytes()[..line.len().min(cut)];
+        prop_assert_eq!(needs_stamp(line), needs_stamp_by_loops(line), "{:?}", String::from_utf8_lossy(line));
+    }
+
     /// Any lines (quotes, backslashes, `<>&`, colour codes, any Unicode) through any
     /// collector come out as they went in.
     #[test]
