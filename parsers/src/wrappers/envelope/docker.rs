@@ -380,8 +380,9 @@ const PASS_STAMP: usize = 31;
 
 /// The rows of a Docker file, each read in one pass where it can be (see [`rows`]).
 #[derive(Debug, Clone)]
-pub struct Rows<'a> {
+pub struct Rows<'a, B = Sse2> {
     rest: &'a [u8],
+    blocks: B,
 }
 
 /// The rows of `bytes` (without their `\n`), each with its record where one pass over the
@@ -393,22 +394,104 @@ pub struct Rows<'a> {
 /// then for the stamp's quote, was a pass each, and three loop ends mispredicted a row;
 /// noting the place of every quote cost a quarter of the pass.)
 pub fn rows(bytes: &[u8]) -> Rows<'_> {
-    Rows { rest: bytes }
+    rows_by(bytes, Sse2)
 }
 
-impl<'a> Iterator for Rows<'a> {
+/// [`rows`], the blocks' bytes looked at by `blocks`.
+#[inline]
+pub fn rows_by<B: Blocks>(bytes: &[u8], blocks: B) -> Rows<'_, B> {
+    Rows {
+        rest: bytes,
+        blocks,
+    }
+}
+
+/// How the pass finds the bytes of a block of 32 that need a look ([`block_masks`]).
+pub trait Blocks: Copy {
+    /// The quotes and backslashes of `b`'s first 32 bytes, and their other bytes that need a
+    /// look, as bit masks.
+    fn masks(self, b: &[u8]) -> (u32, u32);
+}
+
+/// Two SSE2 vectors a block: every x86_64 processor has them (bytes one by one elsewhere).
+#[derive(Debug, Clone, Copy)]
+pub struct Sse2;
+
+impl Blocks for Sse2 {
+    #[inline(always)]
+    fn masks(self, b: &[u8]) -> (u32, u32) {
+        block_masks(b)
+    }
+}
+
+/// One AVX2 vector a block, half the instructions of [`Sse2`]: only made where the processor
+/// has AVX2 ([`Avx2::detect`]), and only fast where the pass runs in a function compiled
+/// for it (see `unwrap`'s Docker reading).
+#[cfg(target_arch = "x86_64")]
+#[derive(Debug, Clone, Copy)]
+pub struct Avx2(());
+
+#[cfg(target_arch = "x86_64")]
+impl Avx2 {
+    /// `Some` where the processor has AVX2.
+    pub fn detect() -> Option<Avx2> {
+        std::arch::is_x86_feature_detected!("avx2").then_some(Avx2(()))
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+impl Blocks for Avx2 {
+    #[inline(always)]
+    fn masks(self, b: &[u8]) -> (u32, u32) {
+        // SAFETY: an `Avx2` is only made where the processor has AVX2
+        unsafe { block_masks_avx2(b) }
+    }
+}
+
+/// [`block_masks`] by one AVX2 vector.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+fn block_masks_avx2(b: &[u8]) -> (u32, u32) {
+    use std::arch::x86_64::*;
+    assert!(b.len() >= 32);
+    // SAFETY: the load reads the 32 bytes of `b` (asserted above)
+    let v = unsafe { _mm256_loadu_si256(b.as_ptr().cast()) };
+    let quotes = _mm256_or_si256(
+        _mm256_cmpeq_epi8(v, _mm256_set1_epi8(b'"' as i8)),
+        _mm256_cmpeq_epi8(v, _mm256_set1_epi8(b'\\' as i8)),
+    );
+    // (a signed "below 0x20" holds the bytes beyond ASCII too)
+    let other = _mm256_cmpgt_epi8(_mm256_set1_epi8(0x20), v);
+    (
+        _mm256_movemask_epi8(quotes) as u32,
+        _mm256_movemask_epi8(other) as u32,
+    )
+}
+
+impl<'a, B: Blocks> Iterator for Rows<'a, B> {
     type Item = (&'a [u8], Option<DockerRow<'a>>);
 
     #[inline]
     fn next(&mut self) -> Option<Self::Item> {
-        if self.rest.is_empty() {
-            return None;
-        }
-        let (end, read) = scan_row(self.rest);
-        let raw = &self.rest[..end];
-        self.rest = self.rest.get(end + 1..).unwrap_or_default();
-        Some((raw, read))
+        next_row(&mut self.rest, self.blocks)
     }
+}
+
+/// The first row of `rest` and its record where the pass reads it (see [`rows`]), `rest`
+/// moved on past it: for a loop that must be inlined whole (see `unwrap`'s Docker reading).
+#[inline(always)]
+pub fn next_row<'a, B: Blocks>(
+    rest: &mut &'a [u8],
+    blocks: B,
+) -> Option<(&'a [u8], Option<DockerRow<'a>>)> {
+    if rest.is_empty() {
+        return None;
+    }
+    let (end, read) = scan_row(rest, blocks);
+    let raw = &rest[..end];
+    *rest = rest.get(end + 1..).unwrap_or_default();
+    Some((raw, read))
 }
 
 /// The end of the first row of `rest` (its newline, or `rest.len()`), and its record where
@@ -416,15 +499,15 @@ impl<'a> Iterator for Rows<'a> {
 /// blocks of 32 bytes as bits (`window`, the oldest block lowest) and whether any came
 /// before (`older`, the head's own left out): the stamp's quotes and the text's end are
 /// within the window.
-#[inline]
-fn scan_row(rest: &[u8]) -> (usize, Option<DockerRow<'_>>) {
+#[inline(always)]
+fn scan_row<B: Blocks>(rest: &[u8], blocks: B) -> (usize, Option<DockerRow<'_>>) {
     let mut pos = 0;
     let mut window = 0u128;
     let mut older = 0u32;
     let limit = PASS_BYTES.min(rest.len());
     while pos < limit {
         let (mut quotes, other) = match rest.get(pos..pos + 32) {
-            Some(block) => block_masks(block),
+            Some(block) => blocks.masks(block),
             None => tail_masks(&rest[pos..]),
         };
         if pos == 0 {
@@ -511,7 +594,7 @@ fn block_masks(b: &[u8]) -> (u32, u32) {
 /// it has the daemon's layout, the same record [`docker_parts`] reads: the stamp's opening
 /// quote is the last before its closing one, the text ends where the layout's tail before
 /// that quote begins, and the text holds escapes if a bit falls in it.
-#[inline]
+#[inline(always)]
 fn read_row(raw: &[u8], last: usize, window: u128, older: u32) -> Option<DockerRow<'_>> {
     let e = raw.len();
     if e < HEAD.len() + TAIL_STDERR.len() + 2 + 19
@@ -618,6 +701,12 @@ mod tests {
             }
             let lines: Vec<&[u8]> = crate::scan::lines(&file).collect();
             let read: Vec<_> = rows(&file).collect();
+            // the AVX2 blocks find what the SSE2 ones find
+            #[cfg(target_arch = "x86_64")]
+            if let Some(avx2) = Avx2::detect() {
+                let by_avx2: Vec<_> = rows_by(&file, avx2).collect();
+                proptest::prop_assert_eq!(&by_avx2, &read);
+            }
             proptest::prop_assert_eq!(read.len(), lines.len());
             for ((raw, fast), line) in read.into_iter().zip(lines) {
                 proptest::prop_assert_eq!(raw, line);

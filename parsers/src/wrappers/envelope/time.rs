@@ -200,11 +200,69 @@ pub fn epoch(text: &[u8]) -> Option<UtcMs> {
     Some(ms)
 }
 
+/// The text [`crate::stamp::Ts::write_iso`] writes for the time of the stamp `b`, where it
+/// is `b`'s own first 23 bytes (`2026-05-09T22:00:00.123`): a UTC stamp (`Z`) with
+/// milliseconds not all zero, its date and time of day plainly valid (days up to the 28th,
+/// no leap second). `None` where it may not be: the time is then read and written. (Read
+/// and written again, the stamps of the lines given the collector's time were a twentieth
+/// of a Docker file's reading.)
+#[inline]
+pub fn iso_ms_text(b: &[u8]) -> Option<&[u8]> {
+    let two = |i: usize| {
+        let (a, c) = (b[i].wrapping_sub(b'0'), b[i + 1].wrapping_sub(b'0'));
+        (a < 10 && c < 10).then(|| a * 10 + c)
+    };
+    if b.len() < 24 || b[4] != b'-' || b[7] != b'-' || b[10] != b'T' || b[19] != b'.' {
+        return None;
+    }
+    if b[13] != b':' || b[16] != b':' || two(0).and(two(2)).is_none() {
+        return None;
+    }
+    let (mo, d, h, mi, sec) = (two(5)?, two(8)?, two(11)?, two(14)?, two(17)?);
+    if !(1..=12).contains(&mo) || !(1..=28).contains(&d) || h > 23 || mi > 59 || sec > 59 {
+        return None;
+    }
+    let ms = &b[20..23];
+    if !ms.iter().all(u8::is_ascii_digit) || ms == b"000" {
+        return None;
+    }
+    let zone = 23 + b[23..].iter().take_while(|c| c.is_ascii_digit()).count();
+    matches!(b.get(zone), Some(b'Z' | b'z')).then(|| &b[..23])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     proptest::proptest! {
+        /// The stamp's own text is what reading and writing its time gives, wherever it is
+        /// taken: any byte of a stamp changed to any kind of byte, at any length.
+        #[test]
+        fn iso_ms_text_is_the_written_time(
+            at in 0usize..31,
+            to in proptest::sample::select(vec![
+                b'0', b'1', b'2', b'3', b'5', b'6', b'9', b'/', b':', b'-', b'.', b'T', b't',
+                b' ', b'Z', b'z', b'+', 0xb0,
+            ]),
+            len in 0usize..32,
+            base in proptest::sample::select(vec![
+                "2026-05-09T22:00:00.123456789Z", "2026-12-31T23:59:59.999Z",
+                "2026-02-28T00:00:00.000001Z", "2024-02-29T12:30:45.5Z", "0000-01-01T00:00:00.010Z",
+            ]),
+        ) {
+            let mut b = base.as_bytes().to_vec();
+            if at < b.len() {
+                b[at] = to;
+            }
+            b.truncate(len.max(at + 1));
+            if let Some(text) = iso_ms_text(&b) {
+                let (ms, _) = rfc3339(&b).expect("a stamp taken is a time");
+                let mut written = Vec::new();
+                crate::stamp::Ts(ms).write_iso(&mut written);
+                proptest::prop_assert_eq!(text, &written[..]);
+            }
+        }
+
         /// The vector check takes what a byte-by-byte match takes: every byte of a stamp
         /// changed to any kind of byte, at any length.
         #[test]
@@ -228,6 +286,20 @@ mod tests {
             });
             proptest::prop_assert_eq!(rfc3339_shaped(&b), want);
         }
+    }
+
+    #[test]
+    fn iso_ms_text_takes_the_daemons_stamps() {
+        let take =
+            |b: &str| iso_ms_text(b.as_bytes()).map(|t| String::from_utf8_lossy(t).into_owned());
+        assert_eq!(
+            take("2026-05-09T22:00:00.123456789Z").as_deref(),
+            Some("2026-05-09T22:00:00.123")
+        );
+        assert_eq!(take("2026-05-09T22:00:00.1Z"), None);
+        assert_eq!(take("2026-05-09T22:00:00.000123Z"), None);
+        assert_eq!(take("2026-05-09T22:00:00.123+08:00"), None);
+        assert_eq!(take("2026-05-30T22:00:00.123Z"), None);
     }
 
     #[test]

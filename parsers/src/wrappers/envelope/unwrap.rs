@@ -86,29 +86,43 @@ impl Counts {
 /// `MM-DD` (after a process tag perhaps). A quick test of the first bytes: a line it
 /// misjudges is read right all the same (the prefix reader keeps the engine's stamp over a
 /// wrapper's), only more slowly.
+#[inline]
 pub fn needs_stamp(line: &[u8]) -> bool {
     // (patterns of fixed places: the loops of digit tests they replace were a twentieth of
     // a Docker file's reading)
     let d = |c: u8| c.is_ascii_digit();
-    let month_day = |rest: &[u8]| matches!(*rest, [a, b, b'-', c, e, ..] if d(a) && d(b) && d(c) && d(e));
+    let month_day =
+        |rest: &[u8]| matches!(*rest, [a, b, b'-', c, e, ..] if d(a) && d(b) && d(c) && d(e));
     match *line {
         [b'[', a, b, c, e, b'-', ..] if d(a) && d(b) && d(c) && d(e) => false,
         [b'[', a, b, b':', ..] if d(a) && d(b) => false,
         [b'[', ..] => true,
         [a, b, c, e, b'-', ..] if d(a) && d(b) && d(c) && d(e) => false,
-        [b'(', ..] => match memchr::memmem::find(&line[..line.len().min(120)], b") ") {
-            Some(i) => needs_stamp(&line[i + 2..]),
-            None => true,
-        },
-        [b'I' | b'W' | b'E' | b'D' | b'C', ..] => {
-            let after = [&b"INFO "[..], b"WARNING ", b"WARN ", b"ERROR ", b"DEBUG ", b"CRITICAL "]
-                .iter()
-                .find_map(|level| line.strip_prefix(*level));
-            !after.is_some_and(month_day)
-        }
+        [b'(', ..] => after_process_tag(line),
+        [b'I', b'N', b'F', b'O', b' ', ref rest @ ..]
+        | [b'W', b'A', b'R', b'N', b'I', b'N', b'G', b' ', ref rest @ ..]
+        | [b'W', b'A', b'R', b'N', b' ', ref rest @ ..]
+        | [b'E', b'R', b'R', b'O', b'R', b' ', ref rest @ ..]
+        | [b'D', b'E', b'B', b'U', b'G', b' ', ref rest @ ..]
+        | [b'C', b'R', b'I', b'T', b'I', b'C', b'A', b'L', b' ', ref rest @ ..] => !month_day(rest),
         _ => true,
     }
 }
+
+/// [`needs_stamp`] of a line opening with `(`: of what follows a process tag
+/// (`(APIServer pid=1) `), if one closes within its first bytes. Apart, so that the
+/// judgement of other lines is inlined.
+#[inline(never)]
+fn after_process_tag(line: &[u8]) -> bool {
+    match memchr::memmem::find(&line[..line.len().min(120)], b") ") {
+        Some(i) => needs_stamp(&line[i + 2..]),
+        None => true,
+    }
+}
+
+/// The bytes [`needs_stamp`] reads of a line that does not open with `(`: `CRITICAL ` and
+/// `MM-DD`.
+const STAMP_LOOK: usize = 14;
 
 /// A line whose pieces are being joined: its text so far, time and first row.
 type UnderWay = (Vec<u8>, Option<UtcMs>, u64);
@@ -187,7 +201,7 @@ impl<'p> Emitter<'p> {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn line(&self, line: &[u8], time: When<'_>, out: &mut Vec<u8>, c: &mut Counts) {
         // (the collector's time read only for the lines that take it)
         if time.is_some() && needs_stamp(line) {
@@ -201,6 +215,15 @@ impl<'p> Emitter<'p> {
     /// The collector's time, if the record has one, before a line without a stamp of its own.
     #[inline]
     fn stamp(&self, time: When<'_>, out: &mut Vec<u8>, c: &mut Counts) {
+        // (on the collector's clock, a stamp's own text where it is what would be written)
+        if let (0, When::Text(b)) = (self.plan.offset_ms, time) {
+            if let Some(text) = super::time::iso_ms_text(b) {
+                out.extend_from_slice(text);
+                out.extend_from_slice(b"Z ");
+                c.stamped += 1;
+                return;
+            }
+        }
         if let Some(t) = time.ms() {
             Ts(t + self.plan.offset_ms).write_iso(out);
             out.extend_from_slice(b"Z ");
@@ -236,7 +259,13 @@ impl<'p> Emitter<'p> {
             self.stamp(time, out, c);
         }
         let text = out.len();
-        if d.decode(out) == Some(false) && needs_stamp(&out[text..]) == guess {
+        // (the judgement reads the first bytes of a line not opening with `(`: where the
+        // decoded ones are the raw ones, it stands)
+        let judged = |decoded: &[u8]| match (decoded.get(..STAMP_LOOK), d.body.get(..STAMP_LOOK)) {
+            (Some(a), Some(b)) if a == b && b[0] != b'(' => guess,
+            _ => needs_stamp(decoded),
+        };
+        if d.decode(out) == Some(false) && judged(&out[text..]) == guess {
             out.push(b'\n');
             c.lines += 1;
             return true;
@@ -261,36 +290,35 @@ fn decode_rows(
     // (the rows of Docker and CRI files name no identity: all are the plan's)
     let all_mine = plan.who.as_ref().is_none_or(|w| *w == Who::default());
     if plan.collector == Collector::DockerJson {
-        // (one pass a row where it can: see `docker::rows`; its whole lines written at once)
-        for (i, (raw, read)) in docker::rows(rows).enumerate() {
-            let row = match read {
-                Some(d) => {
-                    if all_mine && d.newline && em.idle(d.stream) && em.docker_line(&d, out, c) {
-                        c.rows += 1;
-                        each(i as u64);
-                        continue;
-                    }
-                    match d.piece_in(&mut scratch) {
-                        Some(p) => Row::Piece(p),
-                        None => row(plan.collector, raw),
-                    }
-                }
-                None => row_in(plan.collector, raw, &mut scratch),
-            };
-            take(&mut em, i as u64, raw, row, out, c, &mut each);
+        let rows_in = RowsIn {
+            rows,
+            all_mine,
+            em: &mut em,
+            scratch: &mut scratch,
+            out,
+            c,
+        };
+        #[cfg(target_arch = "x86_64")]
+        if let Some(avx2) = docker::Avx2::detect() {
+            // SAFETY: the processor has AVX2 (an `Avx2` says so)
+            unsafe { docker_rows_avx2(rows_in, avx2, &mut each) };
+        } else {
+            docker_rows(rows_in, docker::Sse2, &mut each);
         }
+        #[cfg(not(target_arch = "x86_64"))]
+        docker_rows(rows_in, docker::Sse2, &mut each);
     } else if plan.collector == Collector::Cri {
         // (a whole line, in a stream with none under way, written at once: see `docker_line`)
         for (i, raw) in crate::scan::lines(rows).enumerate() {
-            let row = match record::cri(trim_cr(raw)) {
-                Ok(p) if all_mine && p.ends && em.idle(p.stream) => {
-                    em.line(&p.text, p.time, out, c);
+            let row = match record::cri_row(trim_cr(raw)) {
+                Ok(r) if all_mine && r.ends && em.idle(r.stream) => {
+                    em.line(r.text, When::Text(r.stamp), out, c);
                     c.rows += 1;
                     each(i as u64);
                     continue;
                 }
-                Ok(p) => Row::Piece(p),
-                Err(_) => row(plan.collector, raw),
+                // (a piece, or no CRI row: the general reading)
+                _ => row(plan.collector, raw),
             };
             take(&mut em, i as u64, raw, row, out, c, &mut each);
         }
@@ -301,6 +329,62 @@ fn decode_rows(
         }
     }
     em.flush(out, c, &mut each);
+}
+
+/// A cell's rows and what their reading writes to.
+struct RowsIn<'r, 'p, 'o> {
+    rows: &'r [u8],
+    /// Whether every record is the plan's (its identity is no one's).
+    all_mine: bool,
+    em: &'r mut Emitter<'p>,
+    scratch: &'r mut Vec<u8>,
+    out: &'o mut Vec<u8>,
+    c: &'o mut Counts,
+}
+
+/// A Docker file's rows, one pass each where it can (see [`docker::rows`]), whole lines
+/// written at once ([`Emitter::docker_line`]), the rest the way of any row.
+#[inline(always)]
+fn docker_rows<B: docker::Blocks>(r: RowsIn<'_, '_, '_>, blocks: B, each: &mut impl FnMut(u64)) {
+    let RowsIn {
+        rows,
+        all_mine,
+        em,
+        scratch,
+        out,
+        c,
+    } = r;
+    let collector = em.plan.collector;
+    // (no iterator: the compiler kept `Enumerate`'s `next` apart, and the blocks' AVX2
+    // compares with it, in code not compiled for AVX2)
+    let mut rest = rows;
+    let mut next = 0u64;
+    while let Some((raw, read)) = docker::next_row(&mut rest, blocks) {
+        let i = next;
+        next += 1;
+        let row = match read {
+            Some(d) => {
+                if all_mine && d.newline && em.idle(d.stream) && em.docker_line(&d, out, c) {
+                    c.rows += 1;
+                    each(i);
+                    continue;
+                }
+                match d.piece_in(scratch) {
+                    Some(p) => Row::Piece(p),
+                    None => row(collector, raw),
+                }
+            }
+            None => row_in(collector, raw, scratch),
+        };
+        take(em, i, raw, row, out, c, each);
+    }
+}
+
+/// [`docker_rows`] compiled for AVX2, its blocks looked at by one vector each.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn docker_rows_avx2(r: RowsIn<'_, '_, '_>, blocks: docker::Avx2, each: &mut impl FnMut(u64)) {
+    docker_rows(r, blocks, each)
 }
 
 /// Row `i` of a cell, `raw`, read as `row`: counted, and its piece given to the emitter
