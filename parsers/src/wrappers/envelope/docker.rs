@@ -1,6 +1,7 @@
 //! A Docker json-file row (`{"log":"…\\n","stream":"stderr","time":"…"}`, the daemon's own
 //! layout) read at its fixed places, and the rows of a Docker file read in one pass each.
 
+use super::blocks::{special, tail_masks, Blocks, Sse2};
 use super::time::rfc3339_shaped;
 use super::{Piece, Stream, When, Who};
 use crate::json::Str;
@@ -304,14 +305,6 @@ fn decode_wide(text: &[u8], len: usize, out: &mut Vec<u8>) -> Option<bool> {
     Some(newline)
 }
 
-/// Whether a byte of a JSON string's text needs a closer look: a control byte, a quote, a
-/// backslash, a byte beyond ASCII. (Written without branches, so that a fold of it over a
-/// line runs on vectors.)
-#[inline(always)]
-fn special(c: u8) -> bool {
-    (c.wrapping_sub(0x20) >= 0x60) | (c == b'"') | (c == b'\\')
-}
-
 /// Whether any byte of `b` is [`special`]: 32 bytes a step, three compares each (a signed
 /// "below 0x20" holds the bytes beyond ASCII too), stopping at the first step that finds
 /// one. The compiler's fold of [`special`] widened the bytes to 32-bit lanes, four bytes a
@@ -406,69 +399,6 @@ pub fn rows_by<B: Blocks>(bytes: &[u8], blocks: B) -> Rows<'_, B> {
     }
 }
 
-/// How the pass finds the bytes of a block of 32 that need a look ([`block_masks`]).
-pub trait Blocks: Copy {
-    /// The quotes and backslashes of `b`'s first 32 bytes, and their other bytes that need a
-    /// look, as bit masks.
-    fn masks(self, b: &[u8]) -> (u32, u32);
-}
-
-/// Two SSE2 vectors a block: every x86_64 processor has them (bytes one by one elsewhere).
-#[derive(Debug, Clone, Copy)]
-pub struct Sse2;
-
-impl Blocks for Sse2 {
-    #[inline(always)]
-    fn masks(self, b: &[u8]) -> (u32, u32) {
-        block_masks(b)
-    }
-}
-
-/// One AVX2 vector a block, half the instructions of [`Sse2`]: only made where the processor
-/// has AVX2 ([`Avx2::detect`]), and only fast where the pass runs in a function compiled
-/// for it (see `unwrap`'s Docker reading).
-#[cfg(target_arch = "x86_64")]
-#[derive(Debug, Clone, Copy)]
-pub struct Avx2(());
-
-#[cfg(target_arch = "x86_64")]
-impl Avx2 {
-    /// `Some` where the processor has AVX2.
-    pub fn detect() -> Option<Avx2> {
-        std::arch::is_x86_feature_detected!("avx2").then_some(Avx2(()))
-    }
-}
-
-#[cfg(target_arch = "x86_64")]
-impl Blocks for Avx2 {
-    #[inline(always)]
-    fn masks(self, b: &[u8]) -> (u32, u32) {
-        // SAFETY: an `Avx2` is only made where the processor has AVX2
-        unsafe { block_masks_avx2(b) }
-    }
-}
-
-/// [`block_masks`] by one AVX2 vector.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-#[inline]
-fn block_masks_avx2(b: &[u8]) -> (u32, u32) {
-    use std::arch::x86_64::*;
-    assert!(b.len() >= 32);
-    // SAFETY: the load reads the 32 bytes of `b` (asserted above)
-    let v = unsafe { _mm256_loadu_si256(b.as_ptr().cast()) };
-    let quotes = _mm256_or_si256(
-        _mm256_cmpeq_epi8(v, _mm256_set1_epi8(b'"' as i8)),
-        _mm256_cmpeq_epi8(v, _mm256_set1_epi8(b'\\' as i8)),
-    );
-    // (a signed "below 0x20" holds the bytes beyond ASCII too)
-    let other = _mm256_cmpgt_epi8(_mm256_set1_epi8(0x20), v);
-    (
-        _mm256_movemask_epi8(quotes) as u32,
-        _mm256_movemask_epi8(other) as u32,
-    )
-}
-
 impl<'a, B: Blocks> Iterator for Rows<'a, B> {
     type Item = (&'a [u8], Option<DockerRow<'a>>);
 
@@ -531,61 +461,9 @@ fn scan_row<B: Blocks>(rest: &[u8], blocks: B) -> (usize, Option<DockerRow<'_>>)
     (row_end(rest, pos), None)
 }
 
-/// [`block_masks`] of the last bytes of an input (fewer than 32), padded with bytes that
-/// need no look. Apart, and never inlined: where the two shared a body, the compiler built
-/// every block's vectors byte by byte in a padded copy, a third of a Docker file's reading.
-#[cold]
-#[inline(never)]
-fn tail_masks(tail: &[u8]) -> (u32, u32) {
-    let mut pad = [b'a'; 32];
-    let n = tail.len().min(32);
-    pad[..n].copy_from_slice(&tail[..n]);
-    block_masks(&pad)
-}
-
 /// The first newline of `rest` at or after `from` (or `rest.len()`).
 fn row_end(rest: &[u8], from: usize) -> usize {
     memchr::memchr(b'\n', &rest[from..]).map_or(rest.len(), |i| from + i)
-}
-
-/// The quotes and backslashes of 32 bytes, and their other bytes that need a look
-/// ([`special`]: control bytes, the newline among them, and bytes beyond ASCII), as bit
-/// masks.
-#[inline(always)]
-fn block_masks(b: &[u8]) -> (u32, u32) {
-    debug_assert!(b.len() >= 32);
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::*;
-        // SAFETY: SSE2 is part of x86_64; the loads read the 32 bytes of `b`
-        unsafe {
-            let half = |v: __m128i| {
-                let quotes = _mm_or_si128(
-                    _mm_cmpeq_epi8(v, _mm_set1_epi8(b'"' as i8)),
-                    _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\\' as i8)),
-                );
-                // (a signed "below 0x20" holds the bytes beyond ASCII too)
-                let other = _mm_cmplt_epi8(v, _mm_set1_epi8(0x20));
-                (
-                    _mm_movemask_epi8(quotes) as u32,
-                    _mm_movemask_epi8(other) as u32,
-                )
-            };
-            let (q0, o0) = half(_mm_loadu_si128(b.as_ptr().cast()));
-            let (q1, o1) = half(_mm_loadu_si128(b.as_ptr().add(16).cast()));
-            (q0 | q1 << 16, o0 | o1 << 16)
-        }
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        let (mut quotes, mut other) = (0u32, 0u32);
-        for (k, &c) in b[..32].iter().enumerate() {
-            let q = c == b'"' || c == b'\\';
-            quotes |= u32::from(q) << k;
-            other |= u32::from(special(c) && !q) << k;
-        }
-        (quotes, other)
-    }
 }
 
 /// The row `raw`, holding no byte that needs a look but quotes and backslashes, read from
@@ -703,7 +581,7 @@ mod tests {
             let read: Vec<_> = rows(&file).collect();
             // the AVX2 blocks find what the SSE2 ones find
             #[cfg(target_arch = "x86_64")]
-            if let Some(avx2) = Avx2::detect() {
+            if let Some(avx2) = super::super::blocks::Avx2::detect() {
                 let by_avx2: Vec<_> = rows_by(&file, avx2).collect();
                 proptest::prop_assert_eq!(&by_avx2, &read);
             }

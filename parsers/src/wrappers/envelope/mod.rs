@@ -10,6 +10,7 @@
 //! Files of one JSON document (an API response, a CLI's export) are read whole
 //! ([`documents`]) and put in time order (Cloud Logging and Loki hand the newest first).
 
+pub mod blocks;
 pub mod docker;
 pub mod documents;
 pub mod record;

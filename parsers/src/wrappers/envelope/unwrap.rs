@@ -9,6 +9,9 @@
 //! form the prefix reader takes off (`2026-05-09T22:00:00.123Z `). A line with its own
 //! stamp is given bare: its figures are the plain log's, to the last digit.
 
+#[cfg(target_arch = "x86_64")]
+use super::blocks::Avx2;
+use super::blocks::{self, Blocks, Sse2};
 use super::docker::{self, DockerRow};
 use super::{record, row, row_in, Collector, Piece, Row, Stream, UtcMs, When, Who};
 use crate::source::{MadeLines, WRAPPED_ROWS};
@@ -289,7 +292,7 @@ fn decode_rows(
     let mut scratch = Vec::new();
     // (the rows of Docker and CRI files name no identity: all are the plan's)
     let all_mine = plan.who.as_ref().is_none_or(|w| *w == Who::default());
-    if plan.collector == Collector::DockerJson {
+    if matches!(plan.collector, Collector::DockerJson | Collector::Cri) {
         let rows_in = RowsIn {
             rows,
             all_mine,
@@ -299,29 +302,14 @@ fn decode_rows(
             c,
         };
         #[cfg(target_arch = "x86_64")]
-        if let Some(avx2) = docker::Avx2::detect() {
+        if let Some(avx2) = Avx2::detect() {
             // SAFETY: the processor has AVX2 (an `Avx2` says so)
-            unsafe { docker_rows_avx2(rows_in, avx2, &mut each) };
+            unsafe { line_rows_avx2(rows_in, avx2, &mut each) };
         } else {
-            docker_rows(rows_in, docker::Sse2, &mut each);
+            line_rows(rows_in, Sse2, &mut each);
         }
         #[cfg(not(target_arch = "x86_64"))]
-        docker_rows(rows_in, docker::Sse2, &mut each);
-    } else if plan.collector == Collector::Cri {
-        // (a whole line, in a stream with none under way, written at once: see `docker_line`)
-        for (i, raw) in crate::scan::lines(rows).enumerate() {
-            let row = match record::cri_row(trim_cr(raw)) {
-                Ok(r) if all_mine && r.ends && em.idle(r.stream) => {
-                    em.line(r.text, When::Text(r.stamp), out, c);
-                    c.rows += 1;
-                    each(i as u64);
-                    continue;
-                }
-                // (a piece, or no CRI row: the general reading)
-                _ => row(plan.collector, raw),
-            };
-            take(&mut em, i as u64, raw, row, out, c, &mut each);
-        }
+        line_rows(rows_in, Sse2, &mut each);
     } else {
         for (i, raw) in crate::scan::lines(rows).enumerate() {
             let row = row_in(plan.collector, raw, &mut scratch);
@@ -342,10 +330,13 @@ struct RowsIn<'r, 'p, 'o> {
     c: &'o mut Counts,
 }
 
-/// A Docker file's rows, one pass each where it can (see [`docker::rows`]), whole lines
-/// written at once ([`Emitter::docker_line`]), the rest the way of any row.
+/// A Docker or CRI file's rows, their blocks looked at by `blocks`: whole lines, in a stream
+/// with none under way, written at once ([`Emitter::docker_line`], [`Emitter::line`]), the
+/// rest the way of any row ([`take`]). Docker rows are read in one pass each where they can
+/// be (see [`docker::rows`]). (No iterators: the compiler kept `Enumerate`'s `next` apart,
+/// and the blocks' AVX2 compares with it, in code not compiled for AVX2.)
 #[inline(always)]
-fn docker_rows<B: docker::Blocks>(r: RowsIn<'_, '_, '_>, blocks: B, each: &mut impl FnMut(u64)) {
+fn line_rows<B: Blocks>(r: RowsIn<'_, '_, '_>, blocks: B, each: &mut impl FnMut(u64)) {
     let RowsIn {
         rows,
         all_mine,
@@ -355,36 +346,52 @@ fn docker_rows<B: docker::Blocks>(r: RowsIn<'_, '_, '_>, blocks: B, each: &mut i
         c,
     } = r;
     let collector = em.plan.collector;
-    // (no iterator: the compiler kept `Enumerate`'s `next` apart, and the blocks' AVX2
-    // compares with it, in code not compiled for AVX2)
     let mut rest = rows;
-    let mut next = 0u64;
-    while let Some((raw, read)) = docker::next_row(&mut rest, blocks) {
-        let i = next;
-        next += 1;
-        let row = match read {
-            Some(d) => {
-                if all_mine && d.newline && em.idle(d.stream) && em.docker_line(&d, out, c) {
-                    c.rows += 1;
-                    each(i);
-                    continue;
+    let mut i = 0u64;
+    if collector == Collector::DockerJson {
+        while let Some((raw, read)) = docker::next_row(&mut rest, blocks) {
+            let row = match read {
+                Some(d) => {
+                    if all_mine && d.newline && em.idle(d.stream) && em.docker_line(&d, out, c) {
+                        c.rows += 1;
+                        each(i);
+                        i += 1;
+                        continue;
+                    }
+                    match d.piece_in(scratch) {
+                        Some(p) => Row::Piece(p),
+                        None => row(collector, raw),
+                    }
                 }
-                match d.piece_in(scratch) {
-                    Some(p) => Row::Piece(p),
-                    None => row(collector, raw),
-                }
+                None => row_in(collector, raw, scratch),
+            };
+            take(em, i, raw, row, out, c, each);
+            i += 1;
+        }
+        return;
+    }
+    while let Some(raw) = blocks::next_line(&mut rest, blocks) {
+        let row = match record::cri_row(trim_cr(raw)) {
+            Ok(r) if all_mine && r.ends && em.idle(r.stream) => {
+                em.line(r.text, When::Text(r.stamp), out, c);
+                c.rows += 1;
+                each(i);
+                i += 1;
+                continue;
             }
-            None => row_in(collector, raw, scratch),
+            // (a piece, or no CRI row: the general reading)
+            _ => row(collector, raw),
         };
         take(em, i, raw, row, out, c, each);
+        i += 1;
     }
 }
 
-/// [`docker_rows`] compiled for AVX2, its blocks looked at by one vector each.
+/// [`line_rows`] compiled for AVX2, its blocks looked at by one vector each.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-fn docker_rows_avx2(r: RowsIn<'_, '_, '_>, blocks: docker::Avx2, each: &mut impl FnMut(u64)) {
-    docker_rows(r, blocks, each)
+fn line_rows_avx2(r: RowsIn<'_, '_, '_>, blocks: Avx2, each: &mut impl FnMut(u64)) {
+    line_rows(r, blocks, each)
 }
 
 /// Row `i` of a cell, `raw`, read as `row`: counted, and its piece given to the emitter
