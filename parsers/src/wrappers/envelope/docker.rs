@@ -162,55 +162,69 @@ pub(super) fn decode_line(raw: &[u8], out: &mut Vec<u8>) -> Option<bool> {
 
 #[inline]
 fn decode_into(raw: &[u8], out: &mut Vec<u8>, newline: &mut bool) -> bool {
-    let hex = |r: Option<&[u8]>| r.is_some_and(|h| h.iter().all(u8::is_ascii_hexdigit));
     let mut i = 0;
     while let Some(k) = crate::scan::find2_short(b'"', b'\\', &raw[i..]) {
         out.extend_from_slice(&raw[i..i + k]);
         i += k;
-        if raw[i] == b'"' {
+        let Some((decoded, end)) = unescape(raw, i) else {
             return false;
-        }
-        match raw.get(i + 1) {
-            Some(b'u') => {
-                if !hex(raw.get(i + 2..i + 6)) {
-                    return false;
-                }
-                // (a surrogate pair is decoded whole: the general decoder's rules)
-                let end = if raw.get(i + 6..i + 8) == Some(b"\\u") {
-                    if !hex(raw.get(i + 8..i + 12)) {
-                        return false;
-                    }
-                    i + 12
-                } else {
-                    i + 6
-                };
-                let s = Str {
-                    raw: &raw[i..end],
-                    escaped: true,
-                };
-                out.extend_from_slice(s.decode().as_bytes());
-                i = end;
+        };
+        match decoded {
+            Unescaped::Byte(c) => {
+                *newline |= c == b'\n';
+                out.push(c);
             }
-            Some(&c) => {
-                out.push(match c {
-                    b'"' | b'\\' | b'/' => c,
-                    b'n' => {
-                        *newline = true;
-                        b'\n'
-                    }
-                    b't' => b'\t',
-                    b'r' => b'\r',
-                    b'b' => 8,
-                    b'f' => 12,
-                    _ => return false,
-                });
-                i += 2;
-            }
-            None => return false,
+            Unescaped::Text(t) => out.extend_from_slice(t.as_bytes()),
         }
+        i = end;
     }
     out.extend_from_slice(&raw[i..]);
     true
+}
+
+/// What an escape decodes to: a byte, or the text of `\\u` escapes.
+enum Unescaped<'a> {
+    Byte(u8),
+    Text(Cow<'a, str>),
+}
+
+/// The escape at `raw[i]`, a quote or a backslash, decoded, and where it ends: `None` for a
+/// quote not escaped, or an escape JSON has not. (A surrogate pair is decoded whole: the
+/// general decoder's rules.)
+#[inline]
+fn unescape(raw: &[u8], i: usize) -> Option<(Unescaped<'_>, usize)> {
+    let hex = |r: Option<&[u8]>| r.is_some_and(|h| h.iter().all(u8::is_ascii_hexdigit));
+    if raw[i] == b'"' {
+        return None;
+    }
+    let c = match *raw.get(i + 1)? {
+        b'u' => {
+            if !hex(raw.get(i + 2..i + 6)) {
+                return None;
+            }
+            let end = if raw.get(i + 6..i + 8) == Some(b"\\u") {
+                if !hex(raw.get(i + 8..i + 12)) {
+                    return None;
+                }
+                i + 12
+            } else {
+                i + 6
+            };
+            let s = Str {
+                raw: &raw[i..end],
+                escaped: true,
+            };
+            return Some((Unescaped::Text(s.decode()), end));
+        }
+        c @ (b'"' | b'\\' | b'/') => c,
+        b'n' => b'\n',
+        b't' => b'\t',
+        b'r' => b'\r',
+        b'b' => 8,
+        b'f' => 12,
+        _ => return None,
+    };
+    Some((Unescaped::Byte(c), i + 2))
 }
 
 /// [`decode_line`] of `text[..len]`, reading (never using) 16 bytes past it.
@@ -219,7 +233,6 @@ fn decode_wide(text: &[u8], len: usize, out: &mut Vec<u8>) -> Option<bool> {
     use std::arch::x86_64::*;
     assert!(text.len() >= len + 16);
     let body = &text[..len];
-    let hex = |r: Option<&[u8]>| r.is_some_and(|h| h.iter().all(u8::is_ascii_hexdigit));
     // (the decoded text is never longer than the raw one: each store of 16 bytes at `o`,
     // never beyond `i`, stays within `len + 16` bytes of room)
     out.reserve(len + 16);
@@ -250,55 +263,24 @@ fn decode_wide(text: &[u8], len: usize, out: &mut Vec<u8>) -> Option<bool> {
             let k = m.trailing_zeros() as usize;
             i += k;
             o += k;
-            if body[i] == b'"' {
-                return None;
-            }
-            match body.get(i + 1) {
-                Some(b'u') => {
-                    if !hex(body.get(i + 2..i + 6)) {
-                        return None;
-                    }
-                    // (a surrogate pair is decoded whole: the general decoder's rules)
-                    let end = if body.get(i + 6..i + 8) == Some(b"\\u") {
-                        if !hex(body.get(i + 8..i + 12)) {
-                            return None;
-                        }
-                        i + 12
-                    } else {
-                        i + 6
-                    };
-                    let s = Str {
-                        raw: &body[i..end],
-                        escaped: true,
-                    };
-                    let decoded = s.decode();
-                    let d = decoded.as_bytes();
+            let (decoded, end) = unescape(body, i)?;
+            match decoded {
+                Unescaped::Byte(c) => {
+                    newline |= c == b'\n';
+                    *dst.add(o) = c;
+                    o += 1;
+                }
+                Unescaped::Text(t) => {
+                    let d = t.as_bytes();
                     if d.len() > end - i {
                         // (never: the room would not hold it; the general reading then does)
                         return None;
                     }
                     std::ptr::copy_nonoverlapping(d.as_ptr(), dst.add(o), d.len());
                     o += d.len();
-                    i = end;
                 }
-                Some(&c) => {
-                    *dst.add(o) = match c {
-                        b'"' | b'\\' | b'/' => c,
-                        b'n' => {
-                            newline = true;
-                            b'\n'
-                        }
-                        b't' => b'\t',
-                        b'r' => b'\r',
-                        b'b' => 8,
-                        b'f' => 12,
-                        _ => return None,
-                    };
-                    o += 1;
-                    i += 2;
-                }
-                None => return None,
             }
+            i = end;
         }
         out.set_len(base + o);
     }
