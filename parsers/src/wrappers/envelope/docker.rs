@@ -85,27 +85,18 @@ impl<'a> DockerRow<'a> {
 }
 
 fn docker_parts(raw: &[u8]) -> Option<DockerRow<'_>> {
-    const TIME: &[u8] = b"\",\"time\":\"";
-    let inner = raw.strip_prefix(b"{\"log\":\"")?.strip_suffix(b"\"}")?;
+    let inner = raw.strip_prefix(HEAD)?.strip_suffix(b"\"}")?;
     // (the stamp holds no quote: the last one opens it; a reverse substring search was a
     // quarter of the reading)
     let open = memchr::memrchr(b'"', inner)? + 1;
-    let t_at = open
-        .checked_sub(TIME.len())
-        .filter(|&at| &inner[at..open] == TIME)?;
+    let close = open.checked_sub(TAIL_STDERR.len())?;
+    let stream = stream_of(&inner[close..open])?;
     let stamp = &inner[open..];
     // (printable ASCII without escapes: a valid JSON string whatever the reading finds)
     if !rfc3339_shaped(stamp) || any_special(stamp) {
         return None;
     }
-    let before = &inner[..t_at];
-    let (stream, log) = if let Some(l) = before.strip_suffix(b"\",\"stream\":\"stderr") {
-        (Stream::Stderr, l)
-    } else if let Some(l) = before.strip_suffix(b"\",\"stream\":\"stdout") {
-        (Stream::Stdout, l)
-    } else {
-        return None;
-    };
+    let log = &inner[..close];
     let (body, newline) = split_newline(log);
     // one pass over the text for what needs a closer look (most lines have none: their text
     // is borrowed as it is), then, where something does, a fold for each kind: control bytes
@@ -347,6 +338,18 @@ const PASS_BYTES: usize = 1024;
 const HEAD: &[u8] = b"{\"log\":\"";
 const TAIL_STDERR: &[u8] = b"\",\"stream\":\"stderr\",\"time\":\"";
 const TAIL_STDOUT: &[u8] = b"\",\"stream\":\"stdout\",\"time\":\"";
+/// The stream a row's layout after its text names ([`TAIL_STDERR`], [`TAIL_STDOUT`]).
+#[inline]
+fn stream_of(tail: &[u8]) -> Option<Stream> {
+    if tail == TAIL_STDERR {
+        Some(Stream::Stderr)
+    } else if tail == TAIL_STDOUT {
+        Some(Stream::Stdout)
+    } else {
+        None
+    }
+}
+
 /// The quotes of [`HEAD`], as bits of a row's first block.
 const HEAD_QUOTES: u32 = 1 << 1 | 1 << 5 | 1 << 7;
 /// The longest stamp the one pass reads (the daemon's `RFC3339Nano` in UTC is at most 30
@@ -474,14 +477,7 @@ fn read_row(raw: &[u8], last: usize, window: u128, older: u32) -> Option<DockerR
     if close < HEAD.len() || e - 2 - (quote + 1) > PASS_STAMP {
         return None;
     }
-    let tail = &raw[close..=quote];
-    let stream = if tail == TAIL_STDERR {
-        Stream::Stderr
-    } else if tail == TAIL_STDOUT {
-        Stream::Stdout
-    } else {
-        return None;
-    };
+    let stream = stream_of(&raw[close..=quote])?;
     let stamp = &raw[quote + 1..e - 2];
     if !rfc3339_shaped(stamp) {
         return None;
