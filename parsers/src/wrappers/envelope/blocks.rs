@@ -10,6 +10,14 @@ pub trait Blocks: Copy {
 
     /// The newlines of `b`'s first 32 bytes, as a bit mask.
     fn newlines(self, b: &[u8]) -> u32;
+
+    /// Copies the 32 bytes at `src` to `dst`, and gives those of them that need a look
+    /// ([`special`]: quotes and backslashes among them) as a bit mask: the pass that decodes
+    /// a Docker text as it reads it ([`super::docker::fused_line`]).
+    ///
+    /// # Safety
+    /// `src` must be readable and `dst` writable for 32 bytes.
+    unsafe fn copy_block(self, src: *const u8, dst: *mut u8) -> u32;
 }
 
 /// The first line of `rest` (without its `\n`), `rest` moved on past it: 32 bytes a step
@@ -47,6 +55,41 @@ impl Blocks for Sse2 {
     #[inline(always)]
     fn masks(self, b: &[u8]) -> (u32, u32) {
         block_masks(b)
+    }
+
+    #[inline(always)]
+    unsafe fn copy_block(self, src: *const u8, dst: *mut u8) -> u32 {
+        #[cfg(target_arch = "x86_64")]
+        {
+            use std::arch::x86_64::*;
+            // SAFETY: SSE2 is part of x86_64; the caller vouches for the 32 bytes
+            unsafe {
+                let half = |at: usize| {
+                    let v = _mm_loadu_si128(src.add(at).cast());
+                    _mm_storeu_si128(dst.add(at).cast(), v);
+                    let hit = _mm_or_si128(
+                        _mm_cmplt_epi8(v, _mm_set1_epi8(0x20)),
+                        _mm_or_si128(
+                            _mm_cmpeq_epi8(v, _mm_set1_epi8(b'"' as i8)),
+                            _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\\' as i8)),
+                        ),
+                    );
+                    _mm_movemask_epi8(hit) as u32
+                };
+                half(0) | half(16) << 16
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            let mut m = 0u32;
+            for k in 0..32 {
+                // SAFETY: the caller vouches for the 32 bytes
+                let c = unsafe { *src.add(k) };
+                unsafe { *dst.add(k) = c };
+                m |= u32::from(special(c)) << k;
+            }
+            m
+        }
     }
 
     #[inline(always)]
@@ -101,6 +144,35 @@ impl Blocks for Avx2 {
         // SAFETY: an `Avx2` is only made where the processor has AVX2
         unsafe { newlines_avx2(b) }
     }
+
+    #[inline(always)]
+    unsafe fn copy_block(self, src: *const u8, dst: *mut u8) -> u32 {
+        // SAFETY: an `Avx2` is only made where the processor has AVX2; the caller vouches
+        // for the bytes
+        unsafe { copy_block_avx2(src, dst) }
+    }
+}
+
+/// [`Blocks::copy_block`] by one AVX2 vector.
+///
+/// # Safety
+/// The processor has AVX2; `src` is readable and `dst` writable for 32 bytes.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn copy_block_avx2(src: *const u8, dst: *mut u8) -> u32 {
+    use std::arch::x86_64::*;
+    // SAFETY: the caller vouches for the 32 bytes
+    let v = unsafe { _mm256_loadu_si256(src.cast()) };
+    unsafe { _mm256_storeu_si256(dst.cast(), v) };
+    let hit = _mm256_or_si256(
+        _mm256_cmpgt_epi8(_mm256_set1_epi8(0x20), v),
+        _mm256_or_si256(
+            _mm256_cmpeq_epi8(v, _mm256_set1_epi8(b'"' as i8)),
+            _mm256_cmpeq_epi8(v, _mm256_set1_epi8(b'\\' as i8)),
+        ),
+    );
+    _mm256_movemask_epi8(hit) as u32
 }
 
 /// [`Blocks::newlines`] by one AVX2 vector.

@@ -349,7 +349,25 @@ fn line_rows<B: Blocks>(r: RowsIn<'_, '_, '_>, blocks: B, each: &mut impl FnMut(
     let mut rest = rows;
     let mut i = 0u64;
     if collector == Collector::DockerJson {
-        while let Some((raw, read)) = docker::next_row(&mut rest, blocks) {
+        loop {
+            // a whole line of its stream with a stamp of its own, read and written at once
+            if all_mine && rest.len() >= docker::FUSED_ROOM {
+                let start = out.len();
+                if let Some((end, stream, _)) = docker::fused_line(rest, blocks, out) {
+                    if em.idle(stream) && !needs_stamp(&out[start..out.len() - 1]) {
+                        c.lines += 1;
+                        c.rows += 1;
+                        each(i);
+                        i += 1;
+                        rest = &rest[end + 1..];
+                        continue;
+                    }
+                    out.truncate(start);
+                }
+            }
+            let Some((raw, read)) = docker::next_row(&mut rest, blocks) else {
+                break;
+            };
             let row = match read {
                 Some(d) => {
                     if all_mine && d.newline && em.idle(d.stream) && em.docker_line(&d, out, c) {
