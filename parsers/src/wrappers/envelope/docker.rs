@@ -602,6 +602,26 @@ pub(super) fn fused_line<'a, B: Blocks>(
 mod tests {
     use super::*;
 
+    /// A made row of the tests: its text's pieces, stream, stamp, bytes cut off its end, and
+    /// whether its text ends with a newline.
+    type MadeRow = (Vec<&'static str>, &'static str, &'static str, usize, bool);
+
+    /// A Docker file of made rows, in the daemon's layout but for what the rows break.
+    fn docker_file(made: &[MadeRow]) -> Vec<u8> {
+        let mut file = Vec::new();
+        for (text, stream, stamp, cut, newline) in made {
+            let nl = if *newline { "\\n" } else { "" };
+            let row = format!(
+                "{{\"log\":\"{}{nl}\",\"stream\":\"{stream}\",\"time\":\"{stamp}\"}}",
+                text.concat()
+            );
+            let row = row.as_bytes();
+            file.extend_from_slice(&row[..row.len().saturating_sub(*cut)]);
+            file.push(b'\n');
+        }
+        file
+    }
+
     proptest::proptest! {
         /// The vector search finds what the byte-by-byte test finds, at any length and place,
         /// for every kind of byte that needs a look.
@@ -647,17 +667,7 @@ mod tests {
                 1..6,
             ),
         ) {
-            let mut file = Vec::new();
-            for (text, stream, stamp, cut, newline) in &made {
-                let nl = if *newline { "\\n" } else { "" };
-                let row = format!(
-                    "{{\"log\":\"{}{nl}\",\"stream\":\"{stream}\",\"time\":\"{stamp}\"}}",
-                    text.concat()
-                );
-                let row = row.as_bytes();
-                file.extend_from_slice(&row[..row.len().saturating_sub(*cut)]);
-                file.push(b'\n');
-            }
+            let file = docker_file(&made);
             let lines: Vec<&[u8]> = crate::scan::lines(&file).collect();
             let read: Vec<_> = rows(&file).collect();
             // the AVX2 blocks find what the SSE2 ones find
@@ -722,17 +732,7 @@ mod tests {
                 1..6,
             ),
         ) {
-            let mut file = Vec::new();
-            for (text, stream, stamp, cut, newline) in &made {
-                let nl = if *newline { "\\n" } else { "" };
-                let row = format!(
-                    "{{\"log\":\"{}{nl}\",\"stream\":\"{stream}\",\"time\":\"{stamp}\"}}",
-                    text.concat()
-                );
-                let row = row.as_bytes();
-                file.extend_from_slice(&row[..row.len().saturating_sub(*cut)]);
-                file.push(b'\n');
-            }
+            let mut file = docker_file(&made);
             let rows_end = file.len();
             file.resize(rows_end + FUSED_ROOM, b'.');
             let mut rest = &file[..];
