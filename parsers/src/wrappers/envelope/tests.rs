@@ -374,3 +374,28 @@ fn docker_at_fixed_places_reads_as_the_general_reading() {
         );
     }
 }
+
+/// A mapped collector's file gives the lines its bytes in memory give, though each cell's
+/// pages are dropped once made, and again when made a second time (a second identity's
+/// reading, a malformed row looked up).
+#[test]
+fn mapped_rows_dropped_as_made_read_the_same() {
+    let lines = crate::testing::fixture_lines(&["sglang", "vllm"]);
+    let plain: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    let file = wrap(Collector::DockerJson, &plain, &Wrapping::default());
+    let path = std::env::temp_dir().join(format!("tokstat-made-{}", std::process::id()));
+    std::fs::write(&path, &file).unwrap();
+    let map = unsafe { memmap2::Mmap::map(&std::fs::File::open(&path).unwrap()).unwrap() };
+    let _ = std::fs::remove_file(&path);
+    let plan = Plan {
+        collector: Collector::DockerJson,
+        who: None,
+        offset_ms: 0,
+        counts_unowned: true,
+    };
+    let in_memory = Unwrap::new(Arc::new(file.into_bytes()), plan.clone()).make_in_cells(7000);
+    let mapped = Unwrap::new(Arc::new(map), plan);
+    assert!(in_memory.len() > 3 * 4096, "{} bytes", in_memory.len());
+    assert_eq!(mapped.make_in_cells(3000), in_memory);
+    assert_eq!(mapped.make_in_cells(5000), in_memory);
+}
