@@ -1044,6 +1044,94 @@ mod tests {
         assert_eq!(read.load(Ordering::SeqCst), total);
     }
 
+    /// Lines made from rows, for the scan's tests: a row `~` holds no line, a row `a|b` holds
+    /// two, any other row is its line.
+    struct TestRows(Vec<u8>);
+
+    impl MadeLines for TestRows {
+        fn rows(&self) -> &[u8] {
+            &self.0
+        }
+        fn cut(&self, at: usize) -> usize {
+            let d = &self.0;
+            if at == 0 || at >= d.len() {
+                return at.min(d.len());
+            }
+            memchr::memchr(b'\n', &d[at - 1..]).map_or(d.len(), |i| at + i)
+        }
+        fn make(&self, from: usize, to: usize, out: &mut Vec<u8>) {
+            for row in lines(&self.0[from..to]).filter(|r| *r != b"~") {
+                out.extend(row.iter().map(|&c| if c == b'|' { b'\n' } else { c }));
+                out.push(b'\n');
+            }
+        }
+    }
+
+    use proptest::strategy::Strategy as _;
+
+    proptest::proptest! {
+        /// Made lines scanned in cells of any size give each line the stamp the lines read
+        /// in order give it, and (counted) its number: across midnights, empty cells and
+        /// rows of two lines.
+        #[test]
+        fn made_cells_see_the_calendar_of_the_lines_before(
+            rows in proptest::collection::vec(
+                proptest::prop_oneof![
+                    (0u32..24).prop_map(|h| format!("[{h:02}:00:00 TP0] Decode")),
+                    (0u32..24).prop_map(|h| format!("[{h:02}:30:00 TP0] a|[{h:02}:31:00] b")),
+                    proptest::strategy::Just("no stamp".to_string()),
+                    proptest::strategy::Just("~".to_string()),
+                ],
+                0..120,
+            ),
+            chunk in 8usize..400,
+            count in proptest::bool::ANY,
+        ) {
+            let file: String = rows.iter().map(|r| format!("{r}\n")).collect();
+            let made = TestRows(file.into_bytes());
+            let lines_made = made.make_all();
+            let calendar = Calendar::new(2024, days_from_civil(2024, 9, 1).unwrap());
+            let mut cal = calendar;
+            let mut scratch = String::new();
+            let want: Vec<(u64, String)> = lines(&lines_made)
+                .enumerate()
+                .map(|(i, l)| (i as u64, format!("{:?}", cal.resolve(stamp_of(l, &mut scratch)))))
+                .collect();
+            let mode = Mode { chunk, ..if count { Mode::LOG } else { Mode::LOG_RELATIVE } };
+            let mut got = Vec::new();
+            let n = scan(
+                Data::Made(std::sync::Arc::new(made)),
+                calendar,
+                mode,
+                |c: Chunk<'_>| {
+                    let mut cal = c.calendar;
+                    let mut scratch = String::new();
+                    let out: Vec<(u64, String)> = lines(c.bytes)
+                        .enumerate()
+                        .map(|(i, l)| {
+                            let s = cal.resolve(stamp_of(l, &mut scratch));
+                            (c.first_line + i as u64, format!("{s:?}"))
+                        })
+                        .collect();
+                    (out, cal)
+                },
+                |r| got.push(r),
+            )
+            .unwrap();
+            let mut before = 0;
+            let got: Vec<(u64, String)> = got
+                .into_iter()
+                .flat_map(|r| {
+                    let add = if count { 0 } else { before };
+                    before += r.len() as u64;
+                    r.into_iter().map(move |(i, s)| (i + add, s))
+                })
+                .collect();
+            proptest::prop_assert_eq!(n, if count { want.len() as u64 } else { 0 });
+            proptest::prop_assert_eq!(got, want);
+        }
+    }
+
     #[test]
     fn line_numbers_and_midnights_across_chunks() {
         // many time-only lines crossing midnight twice, in small chunks
