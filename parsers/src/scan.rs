@@ -1053,11 +1053,7 @@ mod tests {
             &self.0
         }
         fn cut(&self, at: usize) -> usize {
-            let d = &self.0;
-            if at == 0 || at >= d.len() {
-                return at.min(d.len());
-            }
-            memchr::memchr(b'\n', &d[at - 1..]).map_or(d.len(), |i| at + i)
+            ChunkGrid::new(&self.0, 1).line_start(at)
         }
         fn make(&self, from: usize, to: usize, out: &mut Vec<u8>) {
             for row in lines(&self.0[from..to]).filter(|r| *r != b"~") {

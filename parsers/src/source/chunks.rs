@@ -104,7 +104,7 @@ impl<'a> ChunkGrid<'a> {
     }
 
     /// The first line start at or after `x`, or the end of the data.
-    fn line_start(&self, x: usize) -> usize {
+    pub(crate) fn line_start(&self, x: usize) -> usize {
         let d = self.data;
         if x == 0 || x >= d.len() {
             return x.min(d.len());
