@@ -26,9 +26,8 @@ pub type Shared = Arc<dyn RowBytes>;
 
 /// A collector's file's bytes, and how rows read are let go of: a mapped file's pages are
 /// dropped once their cell's lines are made (see [`crate::source::release`]), so that the
-/// memory a file's reading holds stays bounded as for a plain log's map (made lines of the
-/// 1.7 GB Docker bench file held 1.7 GB of mapped pages to its end, and the exit tore the
-/// mapping down on one core); bytes in memory stay as they are.
+/// memory a file's reading holds stays bounded as for a plain log's map, whatever the
+/// file's size; bytes in memory stay as they are.
 pub trait RowBytes: AsRef<[u8]> + Send + Sync {
     /// `part` (of these bytes) has been read and will not be soon again.
     fn done_with(&self, _part: &[u8]) {}
